@@ -1,0 +1,412 @@
+"""Read and write llmcassette's JSONL cassette files (format version 1).
+
+A file is one JSON object per line::
+
+    {"format": "llmcassette", "format_version": 1, "recorded_by": ..., "created_at": ...}
+    {"type": "request", "method": "POST", "uri": ..., "headers": {...}, "body": {...}}
+    {"type": "response", "status": 200, "reason": "OK", "headers": {...}, "body": {...}}
+    {"type": "event", ...}            # one per streamed event, only for streamed bodies
+    {"type": "end", "events": 2, "recorded_at": ...}
+
+``docs/format.md`` is the user-facing specification of these lines. Reading validates the
+structure and reports problems with the file, line and field; writing is deterministic, so
+re-recording the same traffic gives the same lines.
+"""
+
+from __future__ import annotations
+
+import datetime
+import json
+import os
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..errors import CassetteFormatError, CassetteVersionError
+from . import bodies, events
+from .compression import decode_content
+from .migrations import FIRST_RELEASE_WITH_VERSION, FORMAT_VERSION, Line, migrate
+
+FORMAT_MARKER = "llmcassette"
+REWRITE_HINT = "fix the line by hand, or delete the cassette and record it again"
+
+Headers = dict[str, list[str]]
+
+
+@dataclass
+class Interaction:
+    """One request and its response, as bytes, with the metadata of its cassette lines."""
+
+    method: str
+    uri: str
+    request_headers: Headers
+    request_body: bytes | None
+    status: int
+    reason: str
+    response_headers: Headers
+    response_body: bytes
+    stream: str | None = None
+    # Seconds from the request to each event, when the recorder measured them.
+    event_times: list[float] | None = None
+    # Extra fields of the response line (e.g. time to headers) and of the end line.
+    response_extra: dict[str, Any] = field(default_factory=dict)
+    end_extra: dict[str, Any] = field(default_factory=dict)
+    line: int = 0
+
+
+@dataclass
+class Cassette:
+    """A whole cassette file: its header line and its interactions."""
+
+    header: dict[str, Any]
+    interactions: list[Interaction]
+
+
+def now_iso() -> str:
+    """The current UTC time as the cassettes write it."""
+    return datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def new_header(recorded_by: str, created_at: str | None = None) -> dict[str, Any]:
+    """The header line for a cassette written now."""
+    return {
+        "format": FORMAT_MARKER,
+        "format_version": FORMAT_VERSION,
+        "recorded_by": recorded_by,
+        "created_at": created_at or now_iso(),
+    }
+
+
+# ---------------------------------------------------------------- writing
+
+
+def _dump(record: Mapping[str, Any]) -> str:
+    line = json.dumps(record, ensure_ascii=False, allow_nan=False)
+    try:
+        line.encode("utf-8")
+    except UnicodeEncodeError:  # a lone surrogate from an escaped JSON body: keep it escaped
+        line = json.dumps(record, ensure_ascii=True, allow_nan=False)
+    return line
+
+
+def _headers_out(headers: Mapping[str, Iterable[str] | str]) -> dict[str, str | list[str]]:
+    out: dict[str, str | list[str]] = {}
+    for name in sorted(headers, key=str.lower):
+        value = headers[name]
+        values = [value] if isinstance(value, str) else list(value)
+        out[name] = values[0] if len(values) == 1 else values
+    return out
+
+
+def _content_type(headers: Mapping[str, Any]) -> str | None:
+    for name, value in headers.items():
+        if name.lower() == "content-type":
+            return value if isinstance(value, str) else (value[0] if value else None)
+    return None
+
+
+def interaction_lines(item: Interaction, *, with_timing: bool = True) -> list[str]:
+    """The cassette lines of one interaction (without line ends)."""
+    request: dict[str, Any] = {
+        "type": "request",
+        "method": item.method,
+        "uri": item.uri,
+        "headers": _headers_out(item.request_headers),
+        "body": bodies.encode(item.request_body, _content_type(item.request_headers)),
+    }
+    response_headers = item.response_headers
+    body_bytes = item.response_body
+    body_bytes, response_headers = decode_content(body_bytes, response_headers)
+    kind = events.stream_kind(_content_type(response_headers))
+    event_records = bodies.encode_stream(body_bytes, kind) if kind else None
+    response: dict[str, Any] = {
+        "type": "response",
+        "status": item.status,
+        "reason": item.reason,
+        "headers": _headers_out(response_headers),
+    }
+    if event_records is None:
+        response["body"] = bodies.encode(body_bytes, _content_type(response_headers))
+    else:
+        response["body"] = {"stream": kind}
+    if with_timing:
+        response.update(item.response_extra)
+    lines = [_dump(request), _dump(response)]
+    times = item.event_times if with_timing else None
+    if event_records is not None:
+        if times is not None and len(times) != len(event_records):
+            times = None  # the split changed (e.g. redaction merged events): drop stale timing
+        for index, fields in enumerate(event_records):
+            record: dict[str, Any] = {"type": "event"}
+            if times is not None:
+                record["t"] = times[index]
+            record.update(fields)
+            lines.append(_dump(record))
+    end: dict[str, Any] = {"type": "end", "events": len(event_records or ())}
+    end.update(item.end_extra if with_timing else {})
+    lines.append(_dump(end))
+    return lines
+
+
+def write(cassette: Cassette, previous: Cassette | None = None) -> str:
+    """The text of a cassette file.
+
+    When ``previous`` (the file being replaced) holds an interaction with the same content,
+    its lines are reused as they were, timing and timestamps included, so re-recording
+    unchanged traffic changes no line.
+    """
+    reusable: dict[tuple[str, ...], list[list[str]]] = {}
+    if previous is not None:
+        for old in previous.interactions:
+            key = tuple(interaction_lines(old, with_timing=False))
+            reusable.setdefault(key, []).append(interaction_lines(old))
+    out = [_dump(cassette.header)]
+    for item in cassette.interactions:
+        if reusable:
+            key = tuple(interaction_lines(item, with_timing=False))
+            candidates = reusable.get(key)
+            if candidates:
+                out.extend(candidates.pop(0))
+                continue
+        out.extend(interaction_lines(item))
+    return "\n".join(out) + "\n"
+
+
+# ---------------------------------------------------------------- reading
+
+
+def _fail(
+    path: str, line: int | None, problem: str, hint: str = REWRITE_HINT
+) -> CassetteFormatError:
+    return CassetteFormatError(path, line, problem, hint)
+
+
+def _decode_text(data: bytes, path: str) -> str:
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as error:
+        line = data.count(b"\n", 0, error.start) + 1
+        column = error.start - (data.rfind(b"\n", 0, error.start) + 1) + 1
+        raise _fail(
+            path,
+            line,
+            f"byte {data[error.start]:#04x} at column {column} is not valid UTF-8; "
+            "cassettes are UTF-8 text",
+            "restore the file from version control, or re-encode it as UTF-8",
+        ) from None
+
+
+def parse_lines(data: bytes, path: str | os.PathLike[str]) -> tuple[dict[str, Any], list[Line]]:
+    """Check the header and parse every line; older format versions are migrated."""
+    path = os.fspath(path)
+    text = _decode_text(data, path)
+    raw_lines = text.split("\n")
+    if raw_lines and raw_lines[-1] == "":
+        raw_lines.pop()
+    decode = json.JSONDecoder().decode
+    parsed: list[Line] = []
+    for number, raw in enumerate(raw_lines, start=1):
+        if not raw.strip():
+            continue  # blank lines are allowed, e.g. left by a hand edit
+        try:
+            record = decode(raw)
+        except json.JSONDecodeError as error:
+            problem = f"line is not valid JSON ({error.msg} at column {error.colno})"
+            raise _fail(path, number, problem) from None
+        if not isinstance(record, dict):
+            raise _fail(
+                path, number, f"each line must be a JSON object, found {type(record).__name__}"
+            )
+        parsed.append(Line(number, record))
+    if not parsed:
+        raise _fail(path, None, "the cassette has no lines", "delete the file to record it again")
+    header = parsed[0].record
+    if header.get("format") != FORMAT_MARKER:
+        raise _fail(
+            path,
+            parsed[0].number,
+            'the first line is not an llmcassette header (it needs "format": "llmcassette")',
+            "if this is a vcrpy cassette, convert it with `llmcassette convert`",
+        )
+    version = header.get("format_version")
+    if not isinstance(version, int) or isinstance(version, bool) or version < 0:
+        raise _fail(
+            path, parsed[0].number, f"format_version must be a whole number, found {version!r}"
+        )
+    lines = parsed[1:]
+    if version > FORMAT_VERSION:
+        raise CassetteVersionError(
+            path, version, FORMAT_VERSION, FIRST_RELEASE_WITH_VERSION.get(version)
+        )
+    if version < FORMAT_VERSION:
+        try:
+            lines = migrate(lines, version)
+        except KeyError:
+            raise _fail(
+                path,
+                parsed[0].number,
+                f"no migration from format_version {version} is known",
+                "record the cassette again",
+            ) from None
+        header = {**header, "format_version": FORMAT_VERSION}
+    return header, lines
+
+
+def _field(path: str, line: Line, name: str, kind: type | tuple[type, ...]) -> Any:
+    value = line.record.get(name)
+    if not isinstance(value, kind) or (isinstance(value, bool) and kind is int):
+        expected = (
+            kind.__name__ if isinstance(kind, type) else " or ".join(k.__name__ for k in kind)
+        )
+        found = "missing" if name not in line.record else f"a {type(value).__name__}"
+        raise _fail(
+            path,
+            line.number,
+            f"{line.record.get('type')} line: field {name!r} must be {expected}, it is {found}",
+        )
+    return value
+
+
+def _headers_in(path: str, line: Line, name: str) -> Headers:
+    raw = line.record.get(name, {})
+    if not isinstance(raw, dict):
+        raise _fail(path, line.number, f"field {name!r} must be an object of header names")
+    headers: Headers = {}
+    for key, value in raw.items():
+        if isinstance(value, str):
+            headers[key] = [value]
+        elif isinstance(value, list) and all(isinstance(v, str) for v in value):
+            headers[key] = value
+        else:
+            raise _fail(path, line.number, f"header {key!r} must be a string or a list of strings")
+    return headers
+
+
+def _body_bytes(path: str, line: Line) -> bytes | None:
+    body = line.record.get("body")
+    if body is not None and not isinstance(body, dict):
+        raise _fail(path, line.number, "field 'body' must be an object or null")
+    try:
+        return bodies.decode(body)
+    except bodies.DecodeErrors as error:
+        raise _fail(path, line.number, f"field 'body' is invalid: {error}") from None
+
+
+_KNOWN_TYPES = ("request", "response", "event", "end")
+
+
+def interactions_from_lines(path: str | os.PathLike[str], lines: list[Line]) -> list[Interaction]:
+    """Turn the parsed lines after the header into interactions, checking their order."""
+    path = os.fspath(path)
+    result: list[Interaction] = []
+    index = 0
+    count = len(lines)
+    while index < count:
+        request = lines[index]
+        kind = request.record.get("type")
+        if kind != "request":
+            raise _unexpected(path, request, "a request line")
+        if index + 1 >= count:
+            raise _fail(
+                path,
+                request.number,
+                "the interaction that starts here has no response line: the cassette is truncated",
+                "record the cassette again, or delete the incomplete interaction",
+            )
+        response = lines[index + 1]
+        if response.record.get("type") != "response":
+            raise _unexpected(path, response, "a response line")
+        item = _start_interaction(path, request, response)
+        index += 2
+        event_texts: list[bytes] = []
+        times: list[float] = []
+        while index < count and lines[index].record.get("type") == "event":
+            event = lines[index]
+            if item.stream is None:
+                raise _fail(
+                    path, event.number, "event line after a response whose body is not a stream"
+                )
+            raw = event.record.get("raw")
+            if raw is not None and not isinstance(raw, str):
+                raise _fail(path, event.number, "field 'raw' must be a string")
+            try:
+                event_texts.append(bodies.decode_event(item.stream, event.record))
+            except (TypeError, ValueError) as error:
+                raise _fail(path, event.number, f"event line is invalid: {error}") from None
+            t = event.record.get("t")
+            if isinstance(t, (int, float)) and not isinstance(t, bool):
+                times.append(float(t))
+            index += 1
+        if index >= count:
+            raise _fail(
+                path,
+                lines[index - 1].number,
+                f"the interaction that starts on line {request.number} has no end line: "
+                "the cassette is truncated",
+                "record the cassette again; a cut-off file cannot be trusted",
+            )
+        end = lines[index]
+        if end.record.get("type") != "end":
+            raise _unexpected(path, end, "an event or end line")
+        declared = _field(path, end, "events", int)
+        if declared != len(event_texts):
+            raise _fail(
+                path,
+                end.number,
+                f"the end line says {declared} events, but the interaction that starts on line "
+                f"{request.number} has {len(event_texts)}: lines are missing or were added",
+            )
+        index += 1
+        if item.stream is not None:
+            item.response_body = b"".join(event_texts)
+            item.event_times = times if len(times) == len(event_texts) else None
+        item.end_extra = {k: v for k, v in end.record.items() if k not in ("type", "events")}
+        result.append(item)
+    return result
+
+
+def _unexpected(path: str, line: Line, wanted: str) -> CassetteFormatError:
+    kind = line.record.get("type")
+    if kind not in _KNOWN_TYPES:
+        return _fail(
+            path,
+            line.number,
+            f"unknown line type {kind!r}; expected one of {', '.join(_KNOWN_TYPES)}",
+            "a newer llmcassette may have written it: upgrade, or fix the line",
+        )
+    return _fail(path, line.number, f"expected {wanted}, found a {kind} line")
+
+
+def _start_interaction(path: str, request: Line, response: Line) -> Interaction:
+    body = response.record.get("body")
+    stream = body.get("stream") if isinstance(body, dict) else None
+    if stream is not None and stream not in (events.SSE, events.NDJSON):
+        raise _fail(
+            path, response.number, f"unknown stream kind {stream!r}; expected 'sse' or 'ndjson'"
+        )
+    reason = response.record.get("reason", "")
+    if not isinstance(reason, str):
+        raise _fail(path, response.number, "field 'reason' must be a string")
+    return Interaction(
+        method=_field(path, request, "method", str),
+        uri=_field(path, request, "uri", str),
+        request_headers=_headers_in(path, request, "headers"),
+        request_body=_body_bytes(path, request),
+        status=_field(path, response, "status", int),
+        reason=reason,
+        response_headers=_headers_in(path, response, "headers"),
+        response_body=b"" if stream is not None else (_body_bytes(path, response) or b""),
+        stream=stream,
+        response_extra={
+            k: v
+            for k, v in response.record.items()
+            if k not in ("type", "status", "reason", "headers", "body")
+        },
+        line=request.number,
+    )
+
+
+def read(data: bytes, path: str | os.PathLike[str]) -> Cassette:
+    """Parse and validate a whole cassette file."""
+    header, lines = parse_lines(data, path)
+    return Cassette(header, interactions_from_lines(path, lines))

@@ -1,0 +1,93 @@
+"""Undo the content-encodings a server applied, so cassettes store readable bodies.
+
+gzip and deflate always work; brotli and zstd work when their optional packages
+(``llmcassette[brotli]``, ``llmcassette[zstd]``) are installed. An encoding that
+cannot be undone leaves the body and its headers untouched.
+"""
+
+from __future__ import annotations
+
+import zlib
+from collections.abc import Callable
+
+Decoder = Callable[[bytes], bytes]
+
+
+def _gunzip(data: bytes) -> bytes:
+    # Members may be concatenated (gzip allows it), so loop like `gzip.decompress` does.
+    out = bytearray()
+    while data:
+        decompressor = zlib.decompressobj(zlib.MAX_WBITS | 16)
+        out += decompressor.decompress(data)
+        out += decompressor.flush()
+        data = decompressor.unused_data
+        if not decompressor.eof:
+            raise zlib.error("truncated gzip stream")
+    return bytes(out)
+
+
+def _inflate(data: bytes) -> bytes:
+    # "deflate" is zlib-wrapped per RFC 9110, but some servers send raw deflate.
+    try:
+        return zlib.decompress(data)
+    except zlib.error:
+        return zlib.decompress(data, -zlib.MAX_WBITS)
+
+
+def _decoders() -> dict[str, Decoder]:
+    decoders: dict[str, Decoder] = {"gzip": _gunzip, "x-gzip": _gunzip, "deflate": _inflate}
+    try:
+        import brotli
+
+        decoders["br"] = brotli.decompress
+    except ImportError:
+        pass
+    try:
+        import zstandard
+
+        def _unzstd(data: bytes) -> bytes:
+            reader = zstandard.ZstdDecompressor().stream_reader(data)
+            return bytes(reader.read())
+
+        decoders["zstd"] = _unzstd
+    except ImportError:
+        pass
+    return decoders
+
+
+DECODERS = _decoders()
+
+
+def decode_content(
+    body: bytes, headers: dict[str, list[str]]
+) -> tuple[bytes, dict[str, list[str]]]:
+    """Return the body with its content-encodings undone and headers adjusted to match.
+
+    ``content-encoding`` is removed and ``content-length`` set to the decoded size.
+    When any encoding is unknown or the data does not decode, nothing changes.
+    """
+    name = _find(headers, "content-encoding")
+    if name is None:
+        return body, headers
+    codings = [c.strip().lower() for v in headers[name] for c in v.split(",") if c.strip()]
+    codings = [c for c in codings if c != "identity"]
+    if not all(c in DECODERS for c in codings):
+        return body, headers
+    decoded = body
+    try:
+        for coding in reversed(codings):  # the last one listed was applied last
+            decoded = DECODERS[coding](decoded)
+    except Exception:  # a lying header or a corrupt body: keep the bytes as received
+        return body, headers
+    new_headers = {k: v for k, v in headers.items() if k != name}
+    length = _find(new_headers, "content-length")
+    if length is not None:
+        new_headers[length] = [str(len(decoded))]
+    return decoded, new_headers
+
+
+def _find(headers: dict[str, list[str]], wanted: str) -> str | None:
+    for key in headers:
+        if key.lower() == wanted:
+            return key
+    return None

@@ -1,0 +1,135 @@
+"""Split streamed bodies into events and store each event as one readable record.
+
+Two stream kinds are understood:
+
+* ``sse`` (``text/event-stream``): an event is every line up to and including the blank
+  line that ends it. An event made only of ``event:``, ``id:``, ``retry:`` and ``data:``
+  fields written the usual way (``field: value`` and ``\\n`` line ends) is stored as
+  those fields, with a ``data`` that is JSON stored as JSON. Anything else (comments,
+  CRLF line ends, unusual spacing, a last event without its blank line) is kept as
+  ``raw`` text, so rebuilding the stream gives back the exact bytes.
+* ``ndjson`` (``application/x-ndjson`` and friends): an event is one line.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from . import jsontext
+
+SSE = "sse"
+NDJSON = "ndjson"
+
+_NDJSON_TYPES = frozenset(
+    {
+        "application/x-ndjson",
+        "application/ndjson",
+        "application/jsonl",
+        "application/x-jsonlines",
+        "application/jsonlines",
+        "application/json-lines",
+    }
+)
+
+_EOL = re.compile(r"\r\n|\r|\n")
+_SSE_FIELDS = ("event", "id", "retry")
+
+
+def stream_kind(content_type: str | None) -> str | None:
+    """Which stream kind a response ``content-type`` announces, if any."""
+    if not content_type:
+        return None
+    media = content_type.split(";", 1)[0].strip().lower()
+    if media == "text/event-stream":
+        return SSE
+    if media in _NDJSON_TYPES:
+        return NDJSON
+    return None
+
+
+def split_events(kind: str, text: str) -> list[str]:
+    """Cut a whole stream into event texts whose concatenation is ``text``."""
+    if kind == NDJSON:
+        # Only "\n" ends an NDJSON record; str.splitlines would also cut at U+2028 and friends.
+        lines = [line + "\n" for line in text.split("\n")]
+        lines[-1] = lines[-1][:-1]
+        return lines if lines[-1] else lines[:-1]
+    blocks: list[str] = []
+    block_start = line_start = 0
+    for match in _EOL.finditer(text):
+        if match.start() == line_start:  # an empty line ends the event
+            blocks.append(text[block_start : match.end()])
+            block_start = match.end()
+        line_start = match.end()
+    if block_start < len(text):
+        blocks.append(text[block_start:])
+    return blocks
+
+
+def encode_event(kind: str, text: str) -> dict[str, Any]:
+    """The cassette fields for one event (without ``type`` and timing)."""
+    fields = _parse_sse(text) if kind == SSE else _parse_ndjson(text)
+    if fields is None or render_event(kind, fields) != text:
+        return {"raw": text}
+    return fields
+
+
+def render_event(kind: str, fields: dict[str, Any]) -> str:
+    """Rebuild the exact text of one event from its cassette fields."""
+    raw = fields.get("raw")
+    if raw is not None:
+        return str(raw)
+    payload = _payload(fields)
+    if kind == NDJSON:
+        return (payload or "") + "\n"
+    out = [f"{name}: {fields[name]}\n" for name in _SSE_FIELDS if name in fields]
+    if payload is not None:
+        out.extend(f"data: {line}\n" for line in payload.split("\n"))
+    out.append("\n")
+    return "".join(out)
+
+
+def _payload(fields: dict[str, Any]) -> str | None:
+    if "data" in fields:
+        return jsontext.render(fields["data"], fields.get("layout", jsontext.DEFAULT_LAYOUT))
+    text = fields.get("text")
+    return None if text is None else str(text)
+
+
+def _structure_payload(payload: str) -> dict[str, Any]:
+    parsed = jsontext.parse_exact(payload)
+    if parsed is None:
+        return {"text": payload}
+    value, layout = parsed
+    if layout == jsontext.DEFAULT_LAYOUT:
+        return {"data": value}
+    return {"data": value, "layout": layout}
+
+
+def _parse_sse(text: str) -> dict[str, Any] | None:
+    if not text.endswith("\n\n") or "\r" in text:
+        return None
+    fields: dict[str, Any] = {}
+    data_lines: list[str] = []
+    for line in text[:-2].split("\n") if len(text) > 2 else []:
+        name, sep, value = line.partition(": ")
+        if not sep:
+            return None
+        if name == "data":
+            data_lines.append(value)
+        elif name in _SSE_FIELDS and name not in fields and not data_lines:
+            if name == "retry" and not value.isdigit():
+                return None
+            fields[name] = value
+        else:
+            return None
+    if data_lines:
+        fields.update(_structure_payload("\n".join(data_lines)))
+    return fields
+
+
+def _parse_ndjson(text: str) -> dict[str, Any] | None:
+    if not text.endswith("\n") or "\r" in text:
+        return None
+    return _structure_payload(text[:-1])

@@ -1,0 +1,86 @@
+"""Store JSON text as a JSON value, but only when the exact original bytes can be rebuilt.
+
+A body like ``{"a":1}`` is kept in the cassette as the object ``{"a": 1}`` plus the name of
+the *layout* that reproduces the original text (compact, spaced, indented, ASCII-escaped,
+trailing newline). If no known layout reproduces the text byte for byte, the caller keeps
+the text itself: a cassette never trades fidelity for readability.
+"""
+
+from __future__ import annotations
+
+import json
+from functools import cache
+from typing import Any
+
+DEFAULT_LAYOUT = "compact"
+
+# Tried in this order when recording; the first that reproduces the text wins.
+_LAYOUT_NAMES = (
+    "compact",
+    "compact+ascii",
+    "spaced",
+    "spaced+ascii",
+    "indent2",
+    "indent2+ascii",
+    "indent2+nl",
+    "indent2+ascii+nl",
+    "compact+nl",
+    "spaced+nl",
+    "spaced+ascii+nl",
+)
+
+_JSON_START = frozenset("{[")
+
+
+class _NoConstants(ValueError):
+    pass
+
+
+def _reject_constant(name: str) -> Any:
+    # NaN/Infinity are not JSON: a cassette line holding them could not be read elsewhere.
+    raise _NoConstants(name)
+
+
+_decoder = json.JSONDecoder(parse_constant=_reject_constant)
+
+
+@cache
+def _layout(name: str) -> tuple[dict[str, Any], str]:
+    parts = name.split("+")
+    base, flags = parts[0], set(parts[1:])
+    unknown = flags - {"ascii", "nl"}
+    if base not in {"compact", "spaced", "indent2"} or unknown:
+        raise ValueError(f"unknown JSON layout {name!r}")
+    kwargs: dict[str, Any] = {"ensure_ascii": "ascii" in flags}
+    if base == "compact":
+        kwargs["separators"] = (",", ":")
+    elif base == "indent2":
+        kwargs["indent"] = 2
+    return kwargs, "\n" if "nl" in flags else ""
+
+
+def render(value: Any, layout: str = DEFAULT_LAYOUT) -> str:
+    """Rebuild JSON text from a stored value and layout name."""
+    kwargs, suffix = _layout(layout)
+    return json.dumps(value, **kwargs) + suffix
+
+
+def parse_exact(text: str) -> tuple[Any, str] | None:
+    """Parse JSON text and name a layout that rebuilds it exactly, or return None."""
+    stripped = text.lstrip()
+    if not stripped or (stripped[0] not in _JSON_START and stripped[0] != '"'):
+        # Scalars like `1e5` or `true` rarely round-trip and are not worth structuring.
+        return None
+    try:
+        value = _decoder.decode(text)
+    except ValueError:
+        return None
+    for name in _LAYOUT_NAMES:
+        if render(value, name) == text:
+            return value, name
+    return None
+
+
+def loads_strict(text: str) -> Any:
+    """Parse JSON text, refusing NaN and Infinity."""
+    return _decoder.decode(text)

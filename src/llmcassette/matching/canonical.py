@@ -1,0 +1,47 @@
+"""The comparable form of a request body: parsed JSON, parsed form fields, or plain text."""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from typing import Any
+from urllib.parse import parse_qsl
+
+from ..format import jsontext
+
+
+@lru_cache(maxsize=8192)
+def _parse(raw: bytes, form: bool) -> Any:
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError:
+        return raw
+    if form:
+        fields: dict[str, list[str]] = {}
+        for key, value in parse_qsl(text, keep_blank_values=True):
+            fields.setdefault(key, []).append(value)
+        return fields
+    stripped = text.strip()
+    if stripped[:1] in ("{", "["):
+        try:
+            return jsontext.loads_strict(stripped)
+        except ValueError:
+            pass
+    return text
+
+
+def body_value(body: Any, content_type: str | None = None) -> Any:
+    """Parse a request body into the value that matching compares.
+
+    JSON becomes Python values (key order no longer matters), form bodies become a mapping
+    of field lists, other UTF-8 text stays text, anything else stays bytes.
+    """
+    if body is None:
+        return None
+    if isinstance(body, str):
+        body = body.encode("utf-8")
+    if not isinstance(body, bytes):
+        body = bytes(body) if isinstance(body, (bytearray, memoryview)) else str(body).encode()
+    if not body:
+        return None
+    form = bool(content_type) and "application/x-www-form-urlencoded" in str(content_type).lower()
+    return _parse(body, form)

@@ -1,0 +1,105 @@
+"""Compare two parsed values and name every place they differ with a JSON path."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any
+
+_IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_-]*$")
+
+
+@dataclass(frozen=True)
+class Difference:
+    """One differing place: its path and the recorded and incoming values there."""
+
+    path: str
+    recorded: Any
+    incoming: Any
+
+    def describe(self, width: int = 80) -> str:
+        """``path: recorded 'x', incoming 'y'`` with long values shortened around the change."""
+        recorded, incoming = shorten_pair(self.recorded, self.incoming, width)
+        return f"{self.path}: recorded {recorded}, incoming {incoming}"
+
+
+class Missing:
+    """Stands for a key or list item that one side does not have."""
+
+    def __repr__(self) -> str:
+        return "(absent)"
+
+
+MISSING = Missing()
+
+
+def child_path(parent: str, key: str | int) -> str:
+    """Append a dict key or list index to a path: ``a.b``, ``a[3]``, ``a["odd key"]``."""
+    if isinstance(key, int):
+        return f"{parent}[{key}]"
+    if _IDENTIFIER.match(key):
+        return f"{parent}.{key}" if parent else key
+    escaped = key.replace("\\", "\\\\").replace('"', '\\"')
+    return f'{parent}["{escaped}"]'
+
+
+def same_scalar(recorded: Any, incoming: Any) -> bool:
+    """Scalars are equal by value (1 == 1.0), but booleans never equal numbers."""
+    if isinstance(recorded, bool) or isinstance(incoming, bool):
+        return type(recorded) is type(incoming) and recorded == incoming
+    if isinstance(recorded, (int, float)) and isinstance(incoming, (int, float)):
+        return bool(recorded == incoming)
+    return type(recorded) is type(incoming) and bool(recorded == incoming)
+
+
+def differences(recorded: Any, incoming: Any, path: str = "") -> list[Difference]:
+    """Every place where ``incoming`` differs from ``recorded``, in a deterministic order."""
+    found: list[Difference] = []
+    _walk(recorded, incoming, path, found)
+    return found
+
+
+def _walk(recorded: Any, incoming: Any, path: str, found: list[Difference]) -> None:
+    if isinstance(recorded, dict) and isinstance(incoming, dict):
+        for key in sorted(set(recorded) | set(incoming), key=str):
+            _walk(
+                recorded.get(key, MISSING),
+                incoming.get(key, MISSING),
+                child_path(path, str(key)),
+                found,
+            )
+        return
+    if isinstance(recorded, list) and isinstance(incoming, list):
+        for index in range(max(len(recorded), len(incoming))):
+            _walk(
+                recorded[index] if index < len(recorded) else MISSING,
+                incoming[index] if index < len(incoming) else MISSING,
+                child_path(path, index),
+                found,
+            )
+        return
+    if not same_scalar(recorded, incoming):
+        found.append(Difference(path or "(root)", recorded, incoming))
+
+
+def shorten_pair(recorded: Any, incoming: Any, width: int) -> tuple[str, str]:
+    """``repr`` both values, cutting long strings to a window around their first difference."""
+    left, right = repr(recorded), repr(incoming)
+    if len(left) <= width and len(right) <= width:
+        return left, right
+    if not (isinstance(recorded, str) and isinstance(incoming, str)):
+        return _cut(left, 0, width), _cut(right, 0, width)
+    start = 0
+    while start < min(len(recorded), len(incoming)) and recorded[start] == incoming[start]:
+        start += 1
+    begin = max(0, start - width // 3)
+    return _window(recorded, begin, width), _window(incoming, begin, width)
+
+
+def _window(text: str, begin: int, width: int) -> str:
+    piece = repr(text[begin : begin + width])
+    return ("…" if begin else "") + piece + ("…" if begin + width < len(text) else "")
+
+
+def _cut(text: str, begin: int, width: int) -> str:
+    return text[begin : begin + width] + ("…" if len(text) > width else "")

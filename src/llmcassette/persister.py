@@ -1,0 +1,223 @@
+"""Where cassettes live on disk: loading, legacy fallback, and atomic, loss-free saving.
+
+``Persister`` is a vcrpy persister. For cassettes that use llmcassette's serializer it reads
+and writes the JSONL files itself; for any other serializer (a user who keeps YAML) it hands
+the call to the persister it wraps, so pytest-recording's extra-cassette support keeps working.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import os
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from vcr.persisters.filesystem import CassetteNotFoundError, FilesystemPersister
+from vcr.serialize import deserialize as vcr_deserialize
+from vcr.serializers import jsonserializer, yamlserializer
+
+from . import serializer as jsonl
+from . import vcr_bridge
+from .errors import CassetteFormatError
+from .format import cassette_file
+from .format.cassette_file import Cassette
+
+log = logging.getLogger(__name__)
+
+# vcrpy cassettes that replay as they are when no .jsonl cassette exists yet.
+LEGACY_SERIALIZERS: dict[str, Any] = {
+    ".yaml": yamlserializer,
+    ".yml": yamlserializer,
+    ".json": jsonserializer,
+}
+
+
+class Persister:
+    """Load and save llmcassette cassettes; delegate every other serializer to ``fallback``.
+
+    ``swap_suffix`` (used by the pytest plugin) maps the path pytest-recording computed for
+    its default YAML suffix onto the ``.jsonl`` file. ``rewrite`` ignores what the cassette
+    holds so everything is recorded again (the old file is still read, to keep the lines of
+    unchanged interactions identical).
+    """
+
+    def __init__(
+        self,
+        fallback: Any = FilesystemPersister,
+        *,
+        swap_suffix: str | None = None,
+        rewrite: bool = False,
+    ) -> None:
+        self.fallback = fallback
+        self.swap_suffix = swap_suffix
+        self.rewrite = rewrite
+        self._headers: dict[str, dict[str, Any]] = {}
+
+    def resolve(self, cassette_path: str | os.PathLike[str]) -> Path:
+        """The ``.jsonl`` file a cassette path stands for."""
+        path = Path(cassette_path)
+        if self.swap_suffix and path.name.endswith(self.swap_suffix):
+            path = path.with_name(path.name[: -len(self.swap_suffix)] + jsonl.SUFFIX)
+        return path
+
+    # vcrpy calls load_cassette(path, serializer=...) and save_cassette(path, dict, serializer=...)
+
+    def load_cassette(
+        self, cassette_path: str | os.PathLike[str], serializer: Any
+    ) -> tuple[Any, ...]:
+        """Return ``(requests, responses)`` or raise vcrpy's ``CassetteNotFoundError``."""
+        if serializer is not jsonl:
+            return tuple(self.fallback.load_cassette(cassette_path, serializer=serializer))
+        path = self.resolve(cassette_path)
+        requests: list[Any] = []
+        responses: list[Any] = []
+        metadata: dict[str, Any] = {}
+        found = False
+        if not self.rewrite:
+            loaded = self._load_one(path)
+            if loaded is not None:
+                found = True
+                requests, responses, metadata = loaded
+        for extra in getattr(self.fallback, "extra_paths", ()):
+            loaded = self._load_one(Path(extra))
+            if loaded is not None:
+                found = True
+                requests += loaded[0]
+                responses += loaded[1]
+        if not found:
+            raise CassetteNotFoundError()
+        return (requests, responses, metadata) if metadata else (requests, responses)
+
+    def _load_one(self, path: Path) -> tuple[list[Any], list[Any], dict[str, Any]] | None:
+        if path.suffix in LEGACY_SERIALIZERS:
+            return _load_legacy(path)
+        try:
+            data = path.read_bytes()
+        except (FileNotFoundError, IsADirectoryError):
+            return self._load_legacy_sibling(path)
+        if not data.strip():
+            return None  # an empty file is recorded again, as vcrpy does
+        cassette = cassette_file.read(data, path)
+        self._headers[os.fspath(path)] = cassette.header
+        requests: list[Any] = []
+        responses: list[Any] = []
+        for item in cassette.interactions:
+            request, response = vcr_bridge.to_vcr(item)
+            requests.append(request)
+            responses.append(response)
+        metadata = cassette.header.get("metadata")
+        return requests, responses, metadata if isinstance(metadata, dict) else {}
+
+    def _load_legacy_sibling(
+        self, path: Path
+    ) -> tuple[list[Any], list[Any], dict[str, Any]] | None:
+        if path.suffix != jsonl.SUFFIX:
+            return None
+        for suffix in LEGACY_SERIALIZERS:
+            legacy = path.with_suffix(suffix)
+            if legacy.is_file():
+                log.info(
+                    "llmcassette: %s does not exist; replaying vcrpy cassette %s", path, legacy
+                )
+                return _load_legacy(legacy)
+        return None
+
+    def save_cassette(
+        self, cassette_path: str | os.PathLike[str], cassette_dict: dict[str, Any], serializer: Any
+    ) -> None:
+        """Write the cassette atomically; refuse to replace a file that cannot be read."""
+        if serializer is not jsonl:
+            self.fallback.save_cassette(cassette_path, cassette_dict, serializer=serializer)
+            return
+        path = self.resolve(cassette_path)
+        items = [
+            vcr_bridge.from_vcr(request, response)
+            for request, response in zip(
+                cassette_dict["requests"], cassette_dict["responses"], strict=True
+            )
+        ]
+        previous, old_text = self._previous(path)
+        created_at = None
+        if previous is not None:
+            created_at = previous.header.get("created_at")
+        elif os.fspath(path) in self._headers:
+            created_at = self._headers[os.fspath(path)].get("created_at")
+        header = cassette_file.new_header(jsonl.RECORDED_BY, created_at)
+        if cassette_dict.get("metadata"):
+            header["metadata"] = cassette_dict["metadata"]
+        text = cassette_file.write(Cassette(header, jsonl.stamp(items)), previous)
+        if text == old_text:
+            return
+        atomic_write(path, text.encode("utf-8"))
+
+    def _previous(self, path: Path) -> tuple[Cassette | None, str | None]:
+        try:
+            data = path.read_bytes()
+        except FileNotFoundError:
+            return None, None
+        if not data.strip():
+            return None, None
+        try:
+            return cassette_file.read(data, path), data.decode("utf-8")
+        except CassetteFormatError as error:
+            if self.rewrite:
+                return None, None  # re-recording on purpose replaces a broken file
+            raise CassetteFormatError(
+                error.path,
+                error.line,
+                f"{error.problem}; refusing to overwrite a cassette that cannot be read",
+                "fix or delete the file, or re-record it with --record-mode=rewrite",
+            ) from error
+
+
+def _load_legacy(path: Path) -> tuple[list[Any], list[Any], dict[str, Any]] | None:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return None
+    except UnicodeDecodeError as error:
+        problem = f"vcrpy cassette is not UTF-8 text ({error})"
+        raise CassetteFormatError(path, None, problem) from None
+    if not text.strip():
+        return None
+    try:
+        requests, responses, *rest = vcr_deserialize(text, LEGACY_SERIALIZERS[path.suffix])
+    except Exception as error:
+        line = getattr(getattr(error, "problem_mark", None), "line", None)
+        raise CassetteFormatError(
+            path,
+            line + 1 if isinstance(line, int) else getattr(error, "lineno", None),
+            f"cannot read this vcrpy cassette: {type(error).__name__}: {error}",
+            "fix the file, or delete it to record the test again",
+        ) from None
+    return list(requests), list(responses), rest[0] if rest else {}
+
+
+def atomic_write(path: Path, data: bytes) -> None:
+    """Replace ``path`` with ``data`` so that readers see the old or the new file, never half."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        mode = path.stat().st_mode & 0o7777
+    except FileNotFoundError:
+        mode = 0o644  # mkstemp's 0o600 would surprise people who commit cassettes
+    fd, temp_name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+            handle.flush()
+            os.fsync(handle.fileno())
+        with contextlib.suppress(OSError):
+            os.chmod(temp_name, mode)
+        os.replace(temp_name, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(temp_name)
+        raise
+    with contextlib.suppress(OSError):  # make the rename itself durable where the OS allows
+        dir_fd = os.open(path.parent, os.O_RDONLY)
+        try:
+            os.fsync(dir_fd)
+        finally:
+            os.close(dir_fd)

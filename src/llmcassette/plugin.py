@@ -1,0 +1,60 @@
+"""The pytest plugin: makes ``@pytest.mark.vcr`` use llmcassette cassettes, with no config.
+
+It only extends pytest-recording through its ``pytest_recording_configure`` hook and
+registers no command-line option of its own. ``-p no:llmcassette`` turns it off.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Generator
+from typing import Any
+
+import pytest
+from pytest_recording.utils import merge_kwargs
+
+from .setup import configure
+
+# pytest-recording names cassettes with this suffix unless a serializer was chosen.
+_PYTEST_RECORDING_DEFAULT_SUFFIX = ".yaml"
+
+_current_item: pytest.Item | None = None
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_setup(item: pytest.Item) -> Generator[None, None, None]:
+    global _current_item
+    _current_item = item
+    try:
+        return (yield)
+    finally:
+        _current_item = None
+
+
+def _record_mode_of_current_test(config: pytest.Config) -> str | None:
+    """The record mode pytest-recording was asked for, before it turned "rewrite" into another."""
+    item = _current_item
+    if item is not None:
+        markers = list(item.iter_markers(name="vcr"))
+        try:
+            vcr_config = item._request.getfixturevalue("vcr_config")  # type: ignore[attr-defined]
+        except Exception:  # not a plain function item, or no such fixture
+            vcr_config = {}
+        merged = merge_kwargs(vcr_config, markers)
+        if "record_mode" in merged:
+            return str(merged["record_mode"])
+    option = config.getoption("--record-mode", default=None)
+    return None if option is None else str(option)
+
+
+@pytest.hookimpl(optionalhook=True, tryfirst=True)
+def pytest_recording_configure(config: pytest.Config, vcr: Any) -> None:
+    """Install llmcassette on the VCR pytest-recording made for this test.
+
+    ``tryfirst`` lets a user's own ``pytest_recording_configure`` run after this one and
+    override it; ``optionalhook`` keeps ``-p no:recording`` working.
+    """
+    configure(
+        vcr,
+        swap_suffix=_PYTEST_RECORDING_DEFAULT_SUFFIX,
+        rewrite=_record_mode_of_current_test(config) == "rewrite",
+    )

@@ -1,0 +1,55 @@
+"""Install llmcassette's serializer, persister and matchers on a ``vcr.VCR`` object."""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+import vcr as vcrpy
+
+from . import serializer
+from .matching import matchers
+from .persister import Persister
+
+# vcrpy's default match_on plus the semantic body matcher.
+DEFAULT_MATCH_ON = ("method", "scheme", "host", "port", "path", "query", "llm_body")
+
+
+def configure(
+    my_vcr: vcrpy.VCR,
+    *,
+    swap_suffix: str | None = None,
+    rewrite: bool = False,
+) -> vcrpy.VCR:
+    """Make ``my_vcr`` read and write llmcassette cassettes; returns it.
+
+    Registers the ``jsonl`` serializer and makes it the default, wraps the VCR's persister
+    (other serializers still go to it), registers the ``llm_body`` matcher and matches on
+    the body by default. Options passed to ``use_cassette`` still win over these defaults.
+    """
+    my_vcr.register_serializer(serializer.NAME, serializer)
+    my_vcr.serializer = serializer.NAME
+    current = my_vcr.persister
+    fallback = current.fallback if isinstance(current, Persister) else current
+    my_vcr.register_persister(Persister(fallback, swap_suffix=swap_suffix, rewrite=rewrite))
+    my_vcr.register_matcher("llm_body", matchers.body)
+    my_vcr.match_on = DEFAULT_MATCH_ON
+    return my_vcr
+
+
+def _ensure_jsonl_suffix(path: str | os.PathLike[str]) -> str:
+    path = os.fspath(path)
+    if os.path.splitext(path)[1]:
+        return path
+    return path + serializer.SUFFIX
+
+
+def use_cassette(path: Any = None, *, record_mode: str = "once", **options: Any) -> Any:
+    """Record to / replay from an llmcassette cassette, as a context manager or decorator.
+
+    ``path`` gets a ``.jsonl`` suffix when it has none. It works on sync and async
+    functions; used as a bare decorator the cassette is named after the function.
+    Other keyword arguments are vcrpy ``use_cassette`` options.
+    """
+    my_vcr = configure(vcrpy.VCR(path_transformer=_ensure_jsonl_suffix))
+    return my_vcr.use_cassette(path, record_mode=record_mode, **options)
