@@ -10,7 +10,6 @@ from collections.abc import Generator
 from typing import Any
 
 import pytest
-from pytest_recording.utils import merge_kwargs
 
 from .setup import configure
 
@@ -32,6 +31,8 @@ def pytest_runtest_setup(item: pytest.Item) -> Generator[None, None, None]:
 
 def _record_mode_of_current_test(config: pytest.Config) -> str | None:
     """The record mode pytest-recording was asked for, before it turned "rewrite" into another."""
+    from pytest_recording.utils import merge_kwargs
+
     item = _current_item
     if item is not None:
         markers = list(item.iter_markers(name="vcr"))

@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 import os
-from typing import Any
-
-import vcr as vcrpy
+from typing import TYPE_CHECKING, Any
 
 from . import serializer
-from .matching import matchers
-from .persister import Persister
+
+if TYPE_CHECKING:
+    import vcr as vcrpy
+
+# vcrpy is imported inside the functions: importing it while pytest loads plugins would stop
+# pytest-recording from registering vcr.matchers for assertion rewriting.
 
 # vcrpy's default match_on plus the semantic body matcher.
 DEFAULT_MATCH_ON = ("method", "scheme", "host", "port", "path", "query", "llm_body")
@@ -27,6 +29,9 @@ def configure(
     (other serializers still go to it), registers the ``llm_body`` matcher and matches on
     the body by default. Options passed to ``use_cassette`` still win over these defaults.
     """
+    from .matching import matchers
+    from .persister import Persister
+
     my_vcr.register_serializer(serializer.NAME, serializer)
     my_vcr.serializer = serializer.NAME
     current = my_vcr.persister
@@ -51,5 +56,7 @@ def use_cassette(path: Any = None, *, record_mode: str = "once", **options: Any)
     functions; used as a bare decorator the cassette is named after the function.
     Other keyword arguments are vcrpy ``use_cassette`` options.
     """
+    import vcr as vcrpy
+
     my_vcr = configure(vcrpy.VCR(path_transformer=_ensure_jsonl_suffix))
     return my_vcr.use_cassette(path, record_mode=record_mode, **options)

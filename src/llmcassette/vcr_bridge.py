@@ -9,11 +9,12 @@ metadata) under the response dict's ``"llmcassette"`` key, which vcrpy carries a
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
-
-from vcr.request import Request
+from typing import TYPE_CHECKING, Any
 
 from .format.cassette_file import Headers, Interaction
+
+if TYPE_CHECKING:
+    from vcr.request import Request
 
 META_KEY = "llmcassette"
 
@@ -66,6 +67,8 @@ def from_vcr(request: Any, response: Mapping[str, Any]) -> Interaction:
 
 def to_vcr(item: Interaction) -> tuple[Request, dict[str, Any]]:
     """The vcrpy request and response dict that replay an ``Interaction``."""
+    from vcr.request import Request  # late: see setup.py on importing vcrpy during plugin load
+
     request = Request(
         item.method,
         item.uri,
