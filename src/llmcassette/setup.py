@@ -37,7 +37,7 @@ def configure(
     current = my_vcr.persister
     fallback = current.fallback if isinstance(current, Persister) else current
     my_vcr.register_persister(Persister(fallback, swap_suffix=swap_suffix, rewrite=rewrite))
-    my_vcr.register_matcher("llm_body", matchers.body)
+    my_vcr.register_matcher("llm_body", matchers.llm_body)
     my_vcr.match_on = DEFAULT_MATCH_ON
     return my_vcr
 

@@ -14,22 +14,8 @@ from typing import Any
 
 DEFAULT_LAYOUT = "compact"
 
-# Tried in this order when recording; the first that reproduces the text wins.
-_LAYOUT_NAMES = (
-    "compact",
-    "compact+ascii",
-    "spaced",
-    "spaced+ascii",
-    "indent2",
-    "indent2+ascii",
-    "indent2+nl",
-    "indent2+ascii+nl",
-    "compact+nl",
-    "spaced+nl",
-    "spaced+ascii+nl",
-)
-
 _JSON_START = frozenset("{[")
+_MAX_INDENT = 8
 
 
 class _NoConstants(ValueError):
@@ -46,17 +32,36 @@ _decoder = json.JSONDecoder(parse_constant=_reject_constant)
 
 @cache
 def _layout(name: str) -> tuple[dict[str, Any], str]:
+    """Layout names are a base (``compact``, ``spaced``, ``indent<N>``) plus ``+ascii``/``+nl``."""
     parts = name.split("+")
     base, flags = parts[0], set(parts[1:])
-    unknown = flags - {"ascii", "nl"}
-    if base not in {"compact", "spaced", "indent2"} or unknown:
-        raise ValueError(f"unknown JSON layout {name!r}")
     kwargs: dict[str, Any] = {"ensure_ascii": "ascii" in flags}
     if base == "compact":
         kwargs["separators"] = (",", ":")
-    elif base == "indent2":
-        kwargs["indent"] = 2
+    elif base.startswith("indent") and base[6:].isdigit() and 0 < int(base[6:]) <= _MAX_INDENT:
+        kwargs["indent"] = int(base[6:])
+    elif base != "spaced":
+        raise ValueError(f"unknown JSON layout {name!r}")
+    if flags - {"ascii", "nl"}:
+        raise ValueError(f"unknown JSON layout {name!r}")
     return kwargs, "\n" if "nl" in flags else ""
+
+
+def _candidates(text: str) -> list[str]:
+    """The few layouts that could have produced ``text``, judged from its shape."""
+    body = text[:-1] if text.endswith("\n") else text
+    suffix = "+nl" if body is not text else ""
+    if "\n" in body:
+        first = body.split("\n", 2)[1]
+        indent = len(first) - len(first.lstrip(" "))
+        bases = [f"indent{indent}"] if 0 < indent <= _MAX_INDENT else []
+    else:
+        bases = ["compact", "spaced"]
+    names = []
+    for base in bases:
+        names.append(base + suffix)
+        names.append(base + "+ascii" + suffix)
+    return names
 
 
 def render(value: Any, layout: str = DEFAULT_LAYOUT) -> str:
@@ -75,7 +80,7 @@ def parse_exact(text: str) -> tuple[Any, str] | None:
         value = _decoder.decode(text)
     except ValueError:
         return None
-    for name in _LAYOUT_NAMES:
+    for name in _candidates(text):
         if render(value, name) == text:
             return value, name
     return None

@@ -1,6 +1,6 @@
 """Request matching: canonical forms, path-level differences, vcrpy matchers."""
 
 from .diff import Difference, differences
-from .matchers import body
+from .matchers import llm_body
 
-__all__ = ["Difference", "body", "differences"]
+__all__ = ["Difference", "differences", "llm_body"]

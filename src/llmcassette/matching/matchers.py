@@ -22,7 +22,7 @@ def _content_type(request: Any) -> str | None:
     return None
 
 
-def body(incoming: Any, recorded: Any) -> None:
+def llm_body(incoming: Any, recorded: Any) -> None:
     """Match request bodies semantically: JSON key order and number spelling do not count."""
     incoming_raw = getattr(incoming, "body_bytes", incoming.body)
     recorded_raw = getattr(recorded, "body_bytes", recorded.body)

@@ -1,0 +1,126 @@
+"""``llmcassette.use_cassette`` and ``llmcassette.configure`` outside pytest-recording."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx2
+import pytest
+import vcr
+
+import llmcassette
+from llmcassette.testing import LocalProvider
+
+PROMPT = {"model": "m", "messages": [{"role": "user", "content": "ping"}]}
+AUTH = {"authorization": "Bearer sk-test"}
+
+
+@pytest.fixture
+def provider() -> Iterator[LocalProvider]:
+    with LocalProvider() as running:
+        yield running
+
+
+def ask(url: str) -> str:
+    response = httpx2.post(f"{url}/v1/chat/completions", json=PROMPT, headers=AUTH)
+    return str(response.json()["choices"][0]["message"]["content"])
+
+
+def ask_and_stop(provider: LocalProvider) -> str:
+    answer = ask(provider.url)
+    provider.stop()
+    return answer
+
+
+def test_context_manager_adds_the_jsonl_suffix(tmp_path: Path, provider: LocalProvider) -> None:
+    with llmcassette.use_cassette(tmp_path / "chat", record_mode="once"):
+        live = ask_and_stop(provider)
+    assert (tmp_path / "chat.jsonl").exists()
+    with llmcassette.use_cassette(tmp_path / "chat", record_mode="none"):
+        assert ask(provider.url) == live
+
+
+def test_decorator_on_a_sync_function(tmp_path: Path, provider: LocalProvider) -> None:
+    @llmcassette.use_cassette(str(tmp_path / "sync.jsonl"), record_mode="once")
+    def call() -> str:
+        return ask(provider.url)
+
+    live = call()
+    provider.stop()
+    assert call() == live
+    assert len((tmp_path / "sync.jsonl").read_text().splitlines()) == 4
+
+
+async def test_decorator_on_an_async_function(tmp_path: Path, provider: LocalProvider) -> None:
+    @llmcassette.use_cassette(str(tmp_path / "async.jsonl"), record_mode="once")
+    async def call() -> str:
+        async with httpx2.AsyncClient() as client:
+            response = await client.post(
+                f"{provider.url}/v1/chat/completions", json=PROMPT, headers=AUTH
+            )
+        return str(response.json()["choices"][0]["message"]["content"])
+
+    live = await call()
+    provider.stop()
+    assert await call() == live
+
+
+def test_bare_decorator_names_the_cassette_after_the_function(provider: LocalProvider) -> None:
+    @llmcassette.use_cassette
+    def named_after_me() -> str:
+        return ask(provider.url)
+
+    named_after_me()
+    assert (Path(__file__).parent / "named_after_me.jsonl").exists()
+    (Path(__file__).parent / "named_after_me.jsonl").unlink()
+
+
+def test_configure_installs_llmcassette_on_a_users_vcr(
+    tmp_path: Path, provider: LocalProvider
+) -> None:
+    my_vcr = llmcassette.configure(vcr.VCR(cassette_library_dir=str(tmp_path)))
+    with my_vcr.use_cassette("mine.jsonl"):
+        live = ask_and_stop(provider)
+    header = json.loads((tmp_path / "mine.jsonl").read_text().splitlines()[0])
+    assert header["format"] == "llmcassette"
+    with my_vcr.use_cassette("mine.jsonl", record_mode="none"):
+        assert ask(provider.url) == live
+
+
+def test_configure_keeps_other_serializers_working(tmp_path: Path, provider: LocalProvider) -> None:
+    my_vcr = llmcassette.configure(vcr.VCR(cassette_library_dir=str(tmp_path)))
+    with my_vcr.use_cassette("plain.yaml", serializer="yaml"):
+        ask_and_stop(provider)
+    assert "interactions:" in (tmp_path / "plain.yaml").read_text()
+    with my_vcr.use_cassette("plain.yaml", serializer="yaml", record_mode="none"):
+        ask(provider.url)
+
+
+def test_a_changed_body_is_not_replayed(tmp_path: Path, provider: LocalProvider) -> None:
+    with llmcassette.use_cassette(tmp_path / "c", record_mode="once"):
+        ask_and_stop(provider)
+    changed = {**PROMPT, "temperature": 0.5}
+    with (
+        llmcassette.use_cassette(tmp_path / "c", record_mode="none"),
+        pytest.raises(vcr.errors.CannotOverwriteExistingCassetteException) as caught,
+    ):
+        httpx2.post(f"{provider.url}/v1/chat/completions", json=changed, headers=AUTH)
+    assert "body.temperature: recorded (absent), incoming 0.5" in str(caught.value)
+
+
+def test_json_key_order_and_number_spelling_do_not_matter(
+    tmp_path: Path, provider: LocalProvider
+) -> None:
+    body = b'{"model": "m", "temperature": 1, "messages": [{"role": "user", "content": "ping"}]}'
+    with llmcassette.use_cassette(tmp_path / "c", record_mode="once"):
+        url = f"{provider.url}/v1/chat/completions"
+        live = httpx2.post(url, content=body, headers={**AUTH, "content-type": "application/json"})
+        provider.stop()
+    reordered = b'{"messages":[{"content":"ping","role":"user"}],"temperature":1.0,"model":"m"}'
+    with llmcassette.use_cassette(tmp_path / "c", record_mode="none"):
+        replay = httpx2.post(
+            url, content=reordered, headers={**AUTH, "content-type": "application/json"}
+        )
+    assert replay.json() == live.json()
