@@ -29,20 +29,25 @@ def pytest_runtest_setup(item: pytest.Item) -> Generator[None, None, None]:
         _current_item = None
 
 
-def _record_mode_of_current_test(config: pytest.Config) -> str | None:
-    """The record mode pytest-recording was asked for, before it turned "rewrite" into another."""
+def _options_of_current_test() -> dict[str, Any]:
+    """The test's ``vcr_config`` merged with its ``vcr`` markers, as pytest-recording merges them."""
     from pytest_recording.utils import merge_kwargs
 
     item = _current_item
-    if item is not None:
-        markers = list(item.iter_markers(name="vcr"))
-        try:
-            vcr_config = item._request.getfixturevalue("vcr_config")  # type: ignore[attr-defined]
-        except Exception:  # not a plain function item, or no such fixture
-            vcr_config = {}
-        merged = merge_kwargs(vcr_config, markers)
-        if "record_mode" in merged:
-            return str(merged["record_mode"])
+    if item is None:
+        return {}
+    markers = list(item.iter_markers(name="vcr"))
+    try:
+        vcr_config = item._request.getfixturevalue("vcr_config")  # type: ignore[attr-defined]
+    except Exception:  # not a plain function item, or no such fixture
+        vcr_config = {}
+    return dict(merge_kwargs(vcr_config, markers))
+
+
+def _record_mode(config: pytest.Config, options: dict[str, Any]) -> str | None:
+    """The record mode pytest-recording was asked for, before it turned "rewrite" into another."""
+    if "record_mode" in options:
+        return str(options["record_mode"])
     option = config.getoption("--record-mode", default=None)
     return None if option is None else str(option)
 
@@ -54,8 +59,10 @@ def pytest_recording_configure(config: pytest.Config, vcr: Any) -> None:
     ``tryfirst`` lets a user's own ``pytest_recording_configure`` run after this one and
     override it; ``optionalhook`` keeps ``-p no:recording`` working.
     """
+    options = _options_of_current_test()
     configure(
         vcr,
         swap_suffix=_PYTEST_RECORDING_DEFAULT_SUFFIX,
-        rewrite=_record_mode_of_current_test(config) == "rewrite",
+        rewrite=_record_mode(config, options) == "rewrite",
+        pace=options.get("pace", "instant"),
     )

@@ -22,13 +22,17 @@ def configure(
     *,
     swap_suffix: str | None = None,
     rewrite: bool = False,
+    pace: object = "instant",
 ) -> vcrpy.VCR:
     """Make ``my_vcr`` read and write llmcassette cassettes; returns it.
 
     Registers the ``jsonl`` serializer and makes it the default, wraps the VCR's persister
     (other serializers still go to it), registers the ``llm_body`` matcher and matches on
-    the body by default. Options passed to ``use_cassette`` still win over these defaults.
+    the body by default, and replaces vcrpy's httpx/httpx2 stubs with stream-faithful ones
+    (``pace``: ``"instant"``, ``"recorded"`` or a scale of the recorded delays). Options
+    passed to ``use_cassette`` still win over these defaults.
     """
+    from . import stream
     from .matching import matchers
     from .persister import Persister
 
@@ -39,6 +43,9 @@ def configure(
     my_vcr.register_persister(Persister(fallback, swap_suffix=swap_suffix, rewrite=rewrite))
     my_vcr.register_matcher("llm_body", matchers.llm_body)
     my_vcr.match_on = DEFAULT_MATCH_ON
+    my_vcr.skip_patchers = tuple(dict.fromkeys((*my_vcr.skip_patchers, *stream.REPLACED_PATCHERS)))
+    others = tuple(p for p in my_vcr._custom_patches if not stream.is_ours(p))
+    my_vcr._custom_patches = others + tuple(stream.patches(stream.Pace.parse(pace)))
     return my_vcr
 
 
@@ -49,14 +56,18 @@ def _ensure_jsonl_suffix(path: str | os.PathLike[str]) -> str:
     return path + serializer.SUFFIX
 
 
-def use_cassette(path: Any = None, *, record_mode: str = "once", **options: Any) -> Any:
+def use_cassette(
+    path: Any = None, *, record_mode: str = "once", pace: object = "instant", **options: Any
+) -> Any:
     """Record to / replay from an llmcassette cassette, as a context manager or decorator.
 
     ``path`` gets a ``.jsonl`` suffix when it has none. It works on sync and async
     functions; used as a bare decorator the cassette is named after the function.
+    ``pace`` sets how fast replayed streams deliver their events: ``"instant"`` (default),
+    ``"recorded"``, or a number that scales the recorded delays (``0.1`` is ten times faster).
     Other keyword arguments are vcrpy ``use_cassette`` options.
     """
     import vcr as vcrpy
 
-    my_vcr = configure(vcrpy.VCR(path_transformer=_ensure_jsonl_suffix))
+    my_vcr = configure(vcrpy.VCR(path_transformer=_ensure_jsonl_suffix), pace=pace)
     return my_vcr.use_cassette(path, record_mode=record_mode, **options)

@@ -43,22 +43,28 @@ def _chain(error: BaseException) -> list[BaseException]:
 
 
 def _call(recorder: Recorder, mode: str, prompt: str, **extra: Any) -> Any:
-    """A zero-argument callable making one chat completion with a fresh client."""
+    """A zero-argument callable making one chat completion with a fresh client.
+
+    A stream is read to its end while its client is open: like without llmcassette,
+    closing the client first would close the connection under the stream.
+    """
     if mode == "sync":
 
         def run_sync() -> Any:
             with _client(recorder, mode) as client:
-                return client.chat.completions.create(
+                result = client.chat.completions.create(
                     model=MODEL, messages=_messages(prompt), **extra
                 )
+                return list(result) if extra.get("stream") else result
 
         return run_sync
 
     async def run_async() -> Any:
         async with _client(recorder, mode) as client:
-            return await client.chat.completions.create(
+            result = await client.chat.completions.create(
                 model=MODEL, messages=_messages(prompt), **extra
             )
+            return [chunk async for chunk in result] if extra.get("stream") else result
 
     return run_async
 
@@ -115,12 +121,7 @@ async def test_changed_prompt_on_replay_is_refused(
     extra = {"stream": True} if stream else {}
 
     async def consume(action: Any) -> Any:
-        result = await run_action(action)
-        if stream:
-            if hasattr(result, "__aiter__"):
-                return [chunk async for chunk in result]
-            return list(result)
-        return result
+        return await run_action(action)
 
     await recorder.record(lambda: consume(_call(recorder, mode, "the recorded prompt", **extra)))
 

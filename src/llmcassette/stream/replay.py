@@ -1,0 +1,149 @@
+"""Replay a recorded response as the stream it was: one chunk per event, at a chosen pace.
+
+A stream that broke while recording (the provider dropped the connection) breaks again
+at the same place on replay, with the client library's own exception.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import AsyncIterator, Iterator, Mapping
+from functools import cache
+from typing import Any
+
+from ..format import events
+from ..vcr_bridge import META_KEY
+from .pace import Pace
+
+
+def event_pieces(response: Mapping[str, Any]) -> tuple[list[bytes], list[float] | None]:
+    """The recorded body cut at event boundaries, with each event's recorded time if known."""
+    body = response["body"]["string"] or b""
+    if isinstance(body, str):
+        body = body.encode("utf-8")
+    meta = response.get(META_KEY) or {}
+    kind = meta.get("stream")
+    if kind is None:
+        return [body], None
+    try:
+        texts = events.split_events(kind, body.decode("utf-8"))
+    except UnicodeDecodeError:
+        return [body], None
+    times = meta.get("event_times")
+    if times is not None and len(times) != len(texts):
+        times = None
+    return [text.encode("utf-8") for text in texts], times
+
+
+class _Plan:
+    """What a replayed stream delivers and when."""
+
+    def __init__(
+        self,
+        pieces: list[bytes],
+        times: list[float] | None,
+        pace: Pace,
+        started: float,
+        failure: BaseException | None,
+    ) -> None:
+        self.pieces = pieces
+        self.times = times if times is not None and not pace.instant else None
+        self.factor = pace.factor
+        self.started = started
+        self.failure = failure
+
+    def delay_before(self, index: int) -> float:
+        if self.times is None:
+            return 0.0
+        return self.started + self.times[index] * self.factor - time.monotonic()
+
+
+@cache
+def _sync_class(base: type) -> type:
+    class ReplayStream(base):  # type: ignore[misc]
+        def __init__(self, plan: _Plan) -> None:
+            self._plan = plan
+
+        def __iter__(self) -> Iterator[bytes]:
+            plan = self._plan
+            for index, piece in enumerate(plan.pieces):
+                delay = plan.delay_before(index)
+                if delay > 0:
+                    time.sleep(delay)
+                yield piece
+            if plan.failure is not None:
+                raise plan.failure
+
+        def close(self) -> None:
+            pass
+
+    return ReplayStream
+
+
+@cache
+def _async_class(base: type) -> type:
+    class ReplayStream(base):  # type: ignore[misc]
+        def __init__(self, plan: _Plan) -> None:
+            self._plan = plan
+
+        async def __aiter__(self) -> AsyncIterator[bytes]:
+            plan = self._plan
+            for index, piece in enumerate(plan.pieces):
+                delay = plan.delay_before(index)
+                if delay > 0:
+                    import anyio  # httpx and httpx2 depend on it; works under asyncio and trio
+
+                    await anyio.sleep(delay)
+                yield piece
+            if plan.failure is not None:
+                raise plan.failure
+
+        async def aclose(self) -> None:
+            pass
+
+    return ReplayStream
+
+
+def _recorded_failure(
+    library: Any, response: Mapping[str, Any], request: Any
+) -> BaseException | None:
+    end = (response.get(META_KEY) or {}).get("end_extra") or {}
+    error = end.get("error")
+    if not error:
+        return None
+    exception_type = getattr(library, str(error), None)
+    if not (
+        isinstance(exception_type, type) and issubclass(exception_type, library.TransportError)
+    ):
+        exception_type = library.RemoteProtocolError
+    message = f"the stream broke here when it was recorded ({error}); replayed from the cassette"
+    failure: BaseException = exception_type(message, request=request)
+    return failure
+
+
+def replay_response(
+    library: Any, response: Mapping[str, Any], request: Any, pace: Pace, *, is_async: bool
+) -> Any:
+    """Build the ``library.Response`` (httpx or httpx2) that replays a recorded response."""
+    started = time.monotonic()
+    pieces, times = event_pieces(response)
+    plan = _Plan(pieces, times, pace, started, _recorded_failure(library, response, request))
+    stream_class = (
+        _async_class(library.AsyncByteStream) if is_async else _sync_class(library.SyncByteStream)
+    )
+    message = response["status"].get("message")
+    return library.Response(
+        response["status"]["code"],
+        headers=[(name, value) for name, values in response["headers"].items() for value in values],
+        stream=stream_class(plan),
+        extensions={"reason_phrase": message.encode("ascii", "replace")} if message else None,
+    )
+
+
+def headers_delay(response: Mapping[str, Any], pace: Pace) -> float:
+    """How long to wait before the response headers, under ``pace``."""
+    if pace.instant:
+        return 0.0
+    extra = (response.get(META_KEY) or {}).get("response_extra") or {}
+    seconds = extra.get("t")
+    return float(seconds) * pace.factor if isinstance(seconds, (int, float)) else 0.0

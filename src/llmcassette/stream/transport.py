@@ -1,0 +1,199 @@
+"""llmcassette's stand-ins for httpx and httpx2 transports while a cassette is in use.
+
+vcrpy's own httpx stubs read a whole response before the caller sees a byte. These
+replace them (vcrpy is told to skip its ``httpx`` and ``httpx2`` patchers and to apply
+these as ``custom_patches``) but keep vcrpy's cassette, matching and record-mode logic:
+the same ``can_play_response_for`` / ``play_response`` / ``append`` calls its stubs make.
+
+vcrpy gives a custom patch its cassette by subclassing any replacement that has a
+``cassette`` attribute. The replacements are therefore classes, and their metaclass makes
+them bind to the transport like a method does.
+"""
+
+from __future__ import annotations
+
+import functools
+import time
+from collections.abc import Iterator
+from typing import Any, ClassVar
+
+from ..format import events
+from ..vcr_bridge import META_KEY
+from .pace import Pace
+from .recording import Ending, recording_stream
+from .replay import headers_delay, replay_response
+from .timing import event_times
+
+# vcrpy patcher groups these replace.
+REPLACED_PATCHERS = ("httpx", "httpx2")
+
+
+class _BindsLikeAFunction(type):
+    """Makes a class stored on another class behave like a method of it."""
+
+    def __get__(cls, instance: Any, owner: type | None = None) -> Any:
+        if instance is None:
+            return cls
+        return functools.partial(cls.handle, instance)  # type: ignore[attr-defined]
+
+
+class InterceptedMethod(metaclass=_BindsLikeAFunction):
+    """A transport's ``handle_request``: replay from the cassette or record while passing through."""
+
+    cassette: Any = None  # set by vcrpy on a per-cassette subclass
+    library: ClassVar[Any]
+    original: ClassVar[Any]
+    pace: ClassVar[Pace] = Pace()
+
+    @classmethod
+    def _vcr_request(cls, request: Any, body: bytes) -> Any:
+        from vcr.request import Request
+
+        return Request(request.method, str(request.url), body, request.headers)
+
+    @classmethod
+    def _refuse(cls, vcr_request: Any) -> None:
+        from vcr.errors import CannotOverwriteExistingCassetteException
+
+        raise CannotOverwriteExistingCassetteException(
+            cassette=cls.cassette, failed_request=vcr_request
+        )
+
+    @classmethod
+    def _finisher(cls, vcr_request: Any, response: Any, headers_time: float) -> Any:
+        cassette = cls.cassette
+        headers: dict[str, list[str]] = {}
+        for name, value in response.headers.multi_items():
+            headers.setdefault(name, []).append(value)
+        kind = events.stream_kind(response.headers.get("content-type"))
+        encoded = response.headers.get("content-encoding", "identity").lower() != "identity"
+
+        def finish(chunks: list[tuple[float, bytes]], ending: Ending) -> None:
+            body = b"".join(chunk for _, chunk in chunks)
+            end_extra: dict[str, Any] = {}
+            if not ending.complete:
+                end_extra["cut_short"] = True
+                if ending.error_name:
+                    end_extra["error"] = ending.error_name
+            times = None
+            if kind is not None and not encoded:
+                times = event_times(kind, body, [(t, len(chunk)) for t, chunk in chunks])
+            recorded = {
+                "status": {"code": response.status_code, "message": response.reason_phrase},
+                "headers": headers,
+                "body": {"string": body},
+                META_KEY: {
+                    "stream": kind,
+                    "event_times": times,
+                    "response_extra": {"t": round(headers_time, 4)},
+                    "end_extra": end_extra,
+                },
+            }
+            cassette.append(vcr_request, recorded)
+
+        return finish
+
+    @classmethod
+    def handle(cls, transport: Any, request: Any) -> Any:
+        body = b"".join(request.stream)
+        request.stream = cls.library.ByteStream(body)
+        vcr_request = cls._vcr_request(request, body)
+        cassette = cls.cassette
+        if cassette.can_play_response_for(vcr_request):
+            recorded = cassette.play_response(vcr_request)
+            delay = headers_delay(recorded, cls.pace)
+            if delay > 0:
+                time.sleep(delay)
+            return replay_response(cls.library, recorded, request, cls.pace, is_async=False)
+        if cassette.write_protected and cassette.filter_request(vcr_request):
+            cls._refuse(vcr_request)
+        started = time.monotonic()
+        response = cls.original(transport, request)
+        finish = cls._finisher(vcr_request, response, time.monotonic() - started)
+        response.stream = recording_stream(
+            cls.library, response.stream, started, finish, is_async=False
+        )
+        return response
+
+
+class AsyncInterceptedMethod(InterceptedMethod):
+    """A transport's ``handle_async_request``, the async twin of ``InterceptedMethod``."""
+
+    @classmethod
+    async def handle(cls, transport: Any, request: Any) -> Any:
+        body = b"".join([part async for part in request.stream])
+        request.stream = cls.library.ByteStream(body)
+        vcr_request = cls._vcr_request(request, body)
+        cassette = cls.cassette
+        if cassette.can_play_response_for(vcr_request):
+            recorded = cassette.play_response(vcr_request)
+            delay = headers_delay(recorded, cls.pace)
+            if delay > 0:
+                import anyio
+
+                await anyio.sleep(delay)
+            return replay_response(cls.library, recorded, request, cls.pace, is_async=True)
+        if cassette.write_protected and cassette.filter_request(vcr_request):
+            cls._refuse(vcr_request)
+        started = time.monotonic()
+        response = await cls.original(transport, request)
+        finish = cls._finisher(vcr_request, response, time.monotonic() - started)
+        response.stream = recording_stream(
+            cls.library, response.stream, started, finish, is_async=True
+        )
+        return response
+
+
+# (library, transport class, method, is_async); vcrpy keeps the unpatched originals.
+_TARGETS = (
+    ("HTTPTransport", "handle_request", False),
+    ("AsyncHTTPTransport", "handle_async_request", True),
+    ("WSGITransport", "handle_request", False),
+    ("ASGITransport", "handle_async_request", True),
+    ("MockTransport", "handle_request", False),
+    ("MockTransport", "handle_async_request", True),
+)
+
+
+def _original(library_name: str, class_name: str, method: str) -> Any:
+    """The method as it was before any cassette patched it (vcrpy saved it at import)."""
+    import vcr.patch
+
+    prefix = "_Httpx2" if library_name == "httpx2" else "_Httpx"
+    short = class_name.replace("Transport", "").replace("HTTP", "Http").replace("WSGI", "Wsgi")
+    short = short.replace("ASGI", "Asgi")
+    saved = getattr(vcr.patch, f"{prefix}{short}Transport_{method}", None)
+    if saved is not None:
+        return saved
+    library = __import__(library_name)
+    current = getattr(getattr(library, class_name, None), method, None)
+    # Without vcrpy's saved copy, the current method will do unless a cassette patched it.
+    if isinstance(current, type) and issubclass(current, InterceptedMethod):
+        return None
+    return current
+
+
+def patches(pace: Pace) -> Iterator[tuple[Any, str, type]]:
+    """vcrpy ``custom_patches`` triples for every installed httpx flavour."""
+    for library_name in REPLACED_PATCHERS:
+        try:
+            library = __import__(library_name)
+        except ImportError:
+            continue
+        for class_name, method, is_async in _TARGETS:
+            target = getattr(library, class_name, None)
+            original = _original(library_name, class_name, method)
+            if target is None or original is None:
+                continue
+            base = AsyncInterceptedMethod if is_async else InterceptedMethod
+            replacement = type(
+                f"{library_name}.{class_name}.{method}",
+                (base,),
+                {"library": library, "original": staticmethod(original), "pace": pace},
+            )
+            yield target, method, replacement
+
+
+def is_ours(patch: tuple[Any, ...]) -> bool:
+    """Whether a ``custom_patches`` entry was installed by llmcassette."""
+    return isinstance(patch[2], type) and issubclass(patch[2], InterceptedMethod)

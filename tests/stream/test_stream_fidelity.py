@@ -1,0 +1,276 @@
+"""Streams pass through while recording, keep their timing, and replay event by event."""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import json
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import httpx2
+import openai
+import pytest
+
+import llmcassette
+from llmcassette.testing import LocalProvider
+
+LIBRARIES = {"httpx": httpx, "httpx2": httpx2}
+CHAT = {
+    "model": "gpt-4o-mini",
+    "stream": True,
+    "messages": [{"role": "user", "content": "count slowly"}],
+}
+AUTH = {"authorization": "Bearer sk-test"}
+
+
+@pytest.fixture
+def provider() -> Iterator[LocalProvider]:
+    with LocalProvider() as running:
+        yield running
+
+
+def lines_of(path: Path) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in path.read_text().splitlines()]
+
+
+def stream_events(path: Path) -> list[dict[str, Any]]:
+    return [line for line in lines_of(path) if line.get("type") == "event"]
+
+
+def end_line(path: Path) -> dict[str, Any]:
+    return [line for line in lines_of(path) if line.get("type") == "end"][-1]
+
+
+def timed_chunks(library: Any, url: str) -> list[tuple[float, bytes]]:
+    started = time.monotonic()
+    with (
+        library.Client() as client,
+        client.stream("POST", f"{url}/v1/chat/completions", json=CHAT, headers=AUTH) as response,
+    ):
+        return [(time.monotonic() - started, chunk) for chunk in response.iter_raw()]
+
+
+@pytest.mark.parametrize("name", LIBRARIES)
+def test_recording_passes_each_event_through_as_it_arrives(
+    tmp_path: Path, provider: LocalProvider, name: str
+) -> None:
+    provider.behaviour.events = 20
+    provider.behaviour.event_delay = 0.05
+    with llmcassette.use_cassette(tmp_path / "c", record_mode="once"):
+        chunks = timed_chunks(LIBRARIES[name], provider.url)
+    first, last = chunks[0][0], chunks[-1][0]
+    # vcrpy's own stubs deliver everything at the end (first == last); here the stream
+    # is about a second long and the first event arrives at its start.
+    assert last - first > 0.5
+    assert len(chunks) >= 20
+
+    times = [event["t"] for event in stream_events(tmp_path / "c.jsonl")]
+    assert times == sorted(times)
+    gaps = [b - a for a, b in itertools.pairwise(times)]
+    assert min(gaps) >= 0.03, gaps  # the provider's 50 ms, as the recorder saw them
+
+
+@pytest.mark.parametrize("name", LIBRARIES)
+def test_replay_yields_one_chunk_per_event(
+    tmp_path: Path, provider: LocalProvider, name: str
+) -> None:
+    with llmcassette.use_cassette(tmp_path / "c", record_mode="once"):
+        live = timed_chunks(LIBRARIES[name], provider.url)
+    provider.stop()
+    with llmcassette.use_cassette(tmp_path / "c", record_mode="none"):
+        replayed = timed_chunks(LIBRARIES[name], provider.url)
+    assert [chunk for _, chunk in replayed] == [chunk for _, chunk in live]
+    assert len(replayed) == len(stream_events(tmp_path / "c.jsonl"))
+
+
+def test_replay_at_the_recorded_pace(tmp_path: Path, provider: LocalProvider) -> None:
+    provider.behaviour.events = 10
+    provider.behaviour.event_delay = 0.05
+    with llmcassette.use_cassette(tmp_path / "c", record_mode="once"):
+        timed_chunks(httpx2, provider.url)
+    provider.stop()
+    recorded = [event["t"] for event in stream_events(tmp_path / "c.jsonl")]
+
+    with llmcassette.use_cassette(tmp_path / "c", record_mode="none", pace="recorded"):
+        paced = [t for t, _ in timed_chunks(httpx2, provider.url)]
+    with llmcassette.use_cassette(tmp_path / "c", record_mode="none"):
+        instant = [t for t, _ in timed_chunks(httpx2, provider.url)]
+    with llmcassette.use_cassette(tmp_path / "c", record_mode="none", pace=0.5):
+        halved = [t for t, _ in timed_chunks(httpx2, provider.url)]
+
+    # Paced events never come early; the generous upper bound only guards against a hang.
+    assert all(p >= r * 0.95 for p, r in zip(paced, recorded, strict=True))
+    assert paced[-1] < recorded[-1] * 2 + 0.5
+    assert instant[-1] < recorded[-1] / 2
+    assert halved[-1] >= recorded[-1] * 0.45
+    assert halved[-1] < paced[-1]
+
+
+def test_pace_is_validated() -> None:
+    with pytest.raises(ValueError, match="pace must be"):
+        llmcassette.use_cassette("x", pace="fast")
+
+
+@pytest.mark.parametrize("name", LIBRARIES)
+def test_a_stream_the_provider_cuts_is_recorded_as_cut_and_breaks_again_on_replay(
+    tmp_path: Path, provider: LocalProvider, name: str
+) -> None:
+    library = LIBRARIES[name]
+    provider.behaviour.cut_after = 3
+
+    def read() -> tuple[list[bytes], type[BaseException] | None]:
+        received: list[bytes] = []
+        try:
+            with (
+                library.Client() as client,
+                client.stream(
+                    "POST", f"{provider.url}/v1/chat/completions", json=CHAT, headers=AUTH
+                ) as response,
+            ):
+                received.extend(response.iter_raw())
+        except library.TransportError as error:
+            return received, type(error)
+        return received, None
+
+    with llmcassette.use_cassette(tmp_path / "c", record_mode="once"):
+        live, live_error = read()
+    provider.stop()
+    with llmcassette.use_cassette(tmp_path / "c", record_mode="none"):
+        replayed, replay_error = read()
+
+    assert live_error is not None
+    assert replay_error is live_error
+    assert b"".join(replayed) == b"".join(live)
+    assert len(stream_events(tmp_path / "c.jsonl")) == 3
+    end = end_line(tmp_path / "c.jsonl")
+    assert end["cut_short"] is True
+    assert end["error"] == live_error.__name__
+
+
+@pytest.mark.parametrize("name", LIBRARIES)
+def test_an_endless_stream_the_caller_stops_is_recorded_up_to_where_it_stopped(
+    tmp_path: Path, provider: LocalProvider, name: str
+) -> None:
+    library = LIBRARIES[name]
+    provider.behaviour.endless = True
+    provider.behaviour.event_delay = 0.01
+
+    def read_five() -> list[bytes]:
+        received: list[bytes] = []
+        with (
+            library.Client() as client,
+            client.stream(
+                "POST", f"{provider.url}/v1/chat/completions", json=CHAT, headers=AUTH
+            ) as response,
+        ):
+            for chunk in response.iter_raw():
+                received.append(chunk)
+                if len(received) == 5:
+                    break
+        return received
+
+    with llmcassette.use_cassette(tmp_path / "c", record_mode="once"):
+        live = read_five()
+    provider.stop()
+    end = end_line(tmp_path / "c.jsonl")
+    assert end["cut_short"] is True
+    assert "error" not in end
+    assert len(stream_events(tmp_path / "c.jsonl")) == 5
+    with llmcassette.use_cassette(tmp_path / "c", record_mode="none"):
+        assert read_five() == live
+
+
+@pytest.mark.parametrize("name", LIBRARIES)
+async def test_async_cancel_during_an_endless_stream(
+    tmp_path: Path, provider: LocalProvider, name: str
+) -> None:
+    library = LIBRARIES[name]
+    provider.behaviour.endless = True
+    provider.behaviour.event_delay = 0.01
+    received: list[bytes] = []
+    five = asyncio.Event()
+
+    async def read_forever() -> None:
+        async with (
+            library.AsyncClient() as client,
+            client.stream(
+                "POST", f"{provider.url}/v1/chat/completions", json=CHAT, headers=AUTH
+            ) as response,
+        ):
+            async for chunk in response.aiter_raw():
+                received.append(chunk)
+                if len(received) == 5:
+                    five.set()
+
+    with llmcassette.use_cassette(tmp_path / "c", record_mode="once"):
+        task = asyncio.create_task(read_forever())
+        await asyncio.wait_for(five.wait(), timeout=5)
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+    end = end_line(tmp_path / "c.jsonl")
+    assert end["cut_short"] is True
+    assert "error" not in end
+    assert len(stream_events(tmp_path / "c.jsonl")) >= 5
+
+
+async def test_cancelling_a_paced_replay_is_prompt(tmp_path: Path, provider: LocalProvider) -> None:
+    provider.behaviour.events = 5
+    provider.behaviour.event_delay = 0.5
+    with llmcassette.use_cassette(tmp_path / "c", record_mode="once"):
+        timed_chunks(httpx2, provider.url)
+    provider.stop()
+
+    async def replay() -> None:
+        async with (
+            httpx2.AsyncClient() as client,
+            client.stream(
+                "POST", f"{provider.url}/v1/chat/completions", json=CHAT, headers=AUTH
+            ) as response,
+        ):
+            async for _ in response.aiter_raw():
+                pass
+
+    with llmcassette.use_cassette(tmp_path / "c", record_mode="none", pace="recorded"):
+        task = asyncio.create_task(replay())
+        await asyncio.sleep(0.6)
+        cancelled_at = time.monotonic()
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+        assert time.monotonic() - cancelled_at < 0.1
+
+
+@pytest.mark.parametrize("is_async", [False, True], ids=["sync", "async"])
+async def test_openai_stream_objects_get_one_event_per_chunk(
+    tmp_path: Path, provider: LocalProvider, is_async: bool
+) -> None:
+    async def chunk_count() -> int:
+        messages: Any = [{"role": "user", "content": "count"}]
+        if is_async:
+            async with openai.AsyncOpenAI(
+                base_url=provider.openai_base_url, api_key="sk-test", max_retries=0
+            ) as client:
+                stream = await client.chat.completions.create(
+                    model="gpt-4o-mini", messages=messages, stream=True
+                )
+                return len([chunk async for chunk in stream])
+        with openai.OpenAI(
+            base_url=provider.openai_base_url, api_key="sk-test", max_retries=0
+        ) as client:
+            stream = client.chat.completions.create(
+                model="gpt-4o-mini", messages=messages, stream=True
+            )
+            return len(list(stream))
+
+    with llmcassette.use_cassette(tmp_path / "c", record_mode="once"):
+        live = await chunk_count()
+    provider.stop()
+    with llmcassette.use_cassette(tmp_path / "c", record_mode="none"):
+        replayed = await chunk_count()
+    # The SDK yields one chunk per event except the [DONE] terminator.
+    assert replayed == live == len(stream_events(tmp_path / "c.jsonl")) - 1
