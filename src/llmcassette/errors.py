@@ -44,16 +44,53 @@ class CassetteVersionError(CassetteFormatError):
         path: str | os.PathLike[str],
         found_version: int,
         supported_version: int,
-        needed_package: str | None,
+        needed_release: str | None,
     ) -> None:
         self.found_version = found_version
         self.supported_version = supported_version
-        self.needed_package = needed_package
-        needs = f"llmcassette>={needed_package}" if needed_package else "a newer llmcassette"
+        self.needed_release = needed_release
+        upgrade = (
+            f"pip install 'llmcassette>={needed_release}'"
+            if needed_release
+            else "pip install --upgrade llmcassette"
+        )
         super().__init__(
             path,
             1,
             f"cassette format_version {found_version} is newer than this llmcassette "
             f"understands (up to {supported_version})",
-            f"upgrade: pip install '{needs}'",
+            f"upgrade: {upgrade}",
         )
+
+
+class SecretLeakError(LlmCassetteError):
+    """A cassette about to be written still holds a secret; nothing was written.
+
+    ``path``, ``line`` and ``json_path`` say where, ``rule`` which rule matched; the secret
+    itself is never part of the error. ``findings`` holds every ``(line, json_path, rule)``.
+    """
+
+    def __init__(
+        self,
+        path: str | os.PathLike[str],
+        line: int | None,
+        json_path: str,
+        rule: str,
+        findings: list[tuple[int | None, str, str]] | None = None,
+    ) -> None:
+        self.path = os.fspath(path)
+        self.line = line
+        self.json_path = json_path
+        self.rule = rule
+        self.findings = findings or [(line, json_path, rule)]
+        where = f"{self.path}:{line}" if line is not None else self.path
+        more = len(self.findings) - 1
+        message = (
+            f"{where}: refusing to write the cassette: {json_path} still matches redaction "
+            f"rule {rule!r}" + (f" ({more} more finding(s))" if more > 0 else "")
+        )
+        message += (
+            "\n  how to fix: the file was not written; add a redaction rule for this value "
+            "(see docs/redaction.md), or report the missed secret as a bug"
+        )
+        super().__init__(message)

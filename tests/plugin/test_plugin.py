@@ -48,7 +48,9 @@ def test_records_jsonl_by_default_and_replays_offline(
 
     echo.stop()
     hits = echo.hits
-    pytester.runpytest_subprocess().assert_outcomes(passed=1)  # pytest-recording's default mode: none
+    pytester.runpytest_subprocess().assert_outcomes(
+        passed=1
+    )  # pytest-recording's default mode: none
     assert echo.hits == hits
 
 
@@ -92,7 +94,9 @@ def test_legacy_yaml_cassette_replays_and_recording_writes_jsonl(
 ) -> None:
     write_test(pytester)
     # Record with plain pytest-recording, as a project did before installing llmcassette.
-    pytester.runpytest_subprocess("-p", "no:llmcassette", "--record-mode=once").assert_outcomes(passed=1)
+    pytester.runpytest_subprocess("-p", "no:llmcassette", "--record-mode=once").assert_outcomes(
+        passed=1
+    )
     legacy = cassette_dir(pytester) / "test_echo.yaml"
     assert legacy.exists()
     assert not (cassette_dir(pytester) / "test_echo.jsonl").exists()
@@ -108,10 +112,14 @@ def test_legacy_yaml_cassette_replays_and_recording_writes_jsonl(
         + "\n\n@pytest.mark.vcr\ndef test_more():\n"
         "    assert httpx2.post(os.environ['ECHO_URL'], json={'prompt': 'more'}).status_code == 200\n"
     )
-    pytester.runpytest_subprocess("--record-mode=new_episodes", "-k", "test_echo").assert_outcomes(passed=1)
+    pytester.runpytest_subprocess("--record-mode=new_episodes", "-k", "test_echo").assert_outcomes(
+        passed=1
+    )
     pytester.makepyfile(
         test_mod=TEST_MODULE.format(prompt="hi", marker_args="").replace(
-            '{"prompt": "hi"})\n', '{"prompt": "hi"})\n    httpx2.post(os.environ["ECHO_URL"], json={"prompt": "two"})\n', 1
+            '{"prompt": "hi"})\n',
+            '{"prompt": "hi"})\n    httpx2.post(os.environ["ECHO_URL"], json={"prompt": "two"})\n',
+            1,
         )
     )
     pytester.runpytest_subprocess("--record-mode=new_episodes").assert_outcomes(passed=1)
@@ -152,7 +160,9 @@ def test_opting_out_restores_plain_pytest_recording(
     pytester: pytest.Pytester, echo: EchoServer
 ) -> None:
     write_test(pytester)
-    pytester.runpytest_subprocess("-p", "no:llmcassette", "--record-mode=once").assert_outcomes(passed=1)
+    pytester.runpytest_subprocess("-p", "no:llmcassette", "--record-mode=once").assert_outcomes(
+        passed=1
+    )
     assert sorted(p.name for p in cassette_dir(pytester).iterdir()) == ["test_echo.yaml"]
 
 

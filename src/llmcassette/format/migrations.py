@@ -2,8 +2,7 @@
 
 A migration takes the parsed lines of a version ``v`` cassette and returns the lines of
 version ``v + 1``. Loading applies every step from the file's version up to
-``FORMAT_VERSION``; the file on disk is rewritten only by ``llmcassette migrate`` or when
-the cassette is recorded again.
+``FORMAT_VERSION``; the file on disk is rewritten only when the cassette is recorded again.
 """
 
 from __future__ import annotations
@@ -32,12 +31,22 @@ Migration = Callable[[list[Line]], list[Line]]
 MIGRATIONS: dict[int, Migration] = {}
 
 
+class MissingMigrationError(KeyError):
+    """No step upgrades from the version in ``args[0]``.
+
+    A class of its own so that a ``KeyError`` raised inside a step is not mistaken for it.
+    """
+
+
 def migrate(lines: list[Line], version: int) -> list[Line]:
-    """Apply every step from ``version`` to ``FORMAT_VERSION``; KeyError names a missing step."""
+    """Apply every step from ``version`` to ``FORMAT_VERSION``.
+
+    ``MissingMigrationError`` (a ``KeyError``) names the version that has no step.
+    """
     while version < FORMAT_VERSION:
         step = MIGRATIONS.get(version)
         if step is None:
-            raise KeyError(version)
+            raise MissingMigrationError(version)
         lines = step(lines)
         version += 1
     return lines

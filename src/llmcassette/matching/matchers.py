@@ -37,5 +37,6 @@ def llm_body(incoming: Any, recorded: Any) -> None:
         return
     lines = [d.describe() for d in found[:MAX_SHOWN]]
     if len(found) > MAX_SHOWN:
-        lines.append(f"… and {len(found) - MAX_SHOWN} more differences")
+        more = len(found) - MAX_SHOWN
+        lines.append(f"… and {more} more difference{'s' if more > 1 else ''}")
     raise AssertionError("\n".join(lines))
