@@ -26,7 +26,7 @@ DOCS_DEPS = ["mkdocs>=1.6", "mkdocs-material>=9.6"]
 @nox.session
 def tests(session: nox.Session) -> None:
     """Run the whole test suite (replays the committed cassettes offline)."""
-    session.install("-e", ".", *TEST_DEPS)
+    session.install("-e", ".[brotli,zstd]", *TEST_DEPS)
     session.run("pytest", *session.posargs)
 
 
@@ -43,7 +43,9 @@ def lint(session: nox.Session) -> None:
 def docs(session: nox.Session) -> None:
     """Build the documentation site with warnings as errors."""
     session.install("-e", ".", *DOCS_DEPS)
-    session.run("mkdocs", "build", "--strict", "--site-dir", os.path.join(session.create_tmp(), "site"))
+    session.run(
+        "mkdocs", "build", "--strict", "--site-dir", os.path.join(session.create_tmp(), "site")
+    )
 
 
 @nox.session

@@ -5,6 +5,7 @@ replay of a 1000-event stream."""
 from __future__ import annotations
 
 import argparse
+import itertools
 import statistics
 import tempfile
 import time
@@ -49,28 +50,46 @@ def main() -> None:
             theirs.append(first_and_total(client, f"p{rep}"))
     med = lambda rows, i: statistics.median(r[i] for r in rows)  # noqa: E731
     print("time to first event while recording (20 events, 50 ms apart), median of", args.reps)
-    print(f"  live, no tool:          first {med(live, 0)*1000:7.1f} ms  total {med(live, 1)*1000:7.1f} ms")
-    print(f"  llmcassette recording:  first {med(ours, 0)*1000:7.1f} ms  total {med(ours, 1)*1000:7.1f} ms  ratio {med(ours, 0)/med(live, 0):.2f}")
-    print(f"  vcrpy 9 recording:      first {med(theirs, 0)*1000:7.1f} ms  total {med(theirs, 1)*1000:7.1f} ms  ratio {med(theirs, 0)/med(live, 0):.2f}")
+    print(
+        f"  live, no tool:          first {med(live, 0) * 1000:7.1f} ms  total {med(live, 1) * 1000:7.1f} ms"
+    )
+    print(
+        f"  llmcassette recording:  first {med(ours, 0) * 1000:7.1f} ms  total {med(ours, 1) * 1000:7.1f} ms  ratio {med(ours, 0) / med(live, 0):.2f}"
+    )
+    print(
+        f"  vcrpy 9 recording:      first {med(theirs, 0) * 1000:7.1f} ms  total {med(theirs, 1) * 1000:7.1f} ms  ratio {med(theirs, 0) / med(live, 0):.2f}"
+    )
 
     # Paced replay accuracy against the recorded event times.
     import json
 
-    recorded = [json.loads(line)["t"] for line in (work / "ours0.jsonl").read_text().splitlines() if '"type": "event"' in line]
-    gaps_recorded = [b - a for a, b in zip(recorded, recorded[1:])]
+    recorded = [
+        json.loads(line)["t"]
+        for line in (work / "ours0.jsonl").read_text().splitlines()
+        if '"type": "event"' in line
+    ]
+    gaps_recorded = [b - a for a, b in itertools.pairwise(recorded)]
     provider.stop()
-    for rep in range(1):
+    if True:
         with llmcassette.use_cassette(work / "ours0", record_mode="none", pace="recorded"):
             started = time.monotonic()
             stamps = []
-            for _ in client.chat.completions.create(model="gpt-4o-mini", messages=[{"role": "user", "content": "p0"}], stream=True):
+            for _ in client.chat.completions.create(
+                model="gpt-4o-mini", messages=[{"role": "user", "content": "p0"}], stream=True
+            ):
                 stamps.append(time.monotonic() - started)
-    gaps_replayed = [b - a for a, b in zip(stamps, stamps[1:])]
+    gaps_replayed = [b - a for a, b in itertools.pairwise(stamps)]
     total_rec = recorded[-2] - recorded[0]
     total_rep = stamps[-1] - stamps[0]
-    errors = [abs(r - p) / r for r, p in zip(gaps_recorded[:-1], gaps_replayed) if r > 0.01]
-    print(f"pace='recorded': recorded span {total_rec*1000:.1f} ms, replayed span {total_rep*1000:.1f} ms "
-          f"({total_rep/total_rec*100:.1f}%); per-gap error median {statistics.median(errors)*100:.1f}%, max {max(errors)*100:.1f}%")
+    errors = [
+        abs(r - p) / r
+        for r, p in zip(gaps_recorded[:-1], gaps_replayed[: len(gaps_recorded) - 1], strict=True)
+        if r > 0.01
+    ]
+    print(
+        f"pace='recorded': recorded span {total_rec * 1000:.1f} ms, replayed span {total_rep * 1000:.1f} ms "
+        f"({total_rep / total_rec * 100:.1f}%); per-gap error median {statistics.median(errors) * 100:.1f}%, max {max(errors) * 100:.1f}%"
+    )
 
     # 1000 events, instant replay vs the recorded duration.
     provider = LocalProvider().start()
@@ -82,8 +101,10 @@ def main() -> None:
     provider.stop()
     with llmcassette.use_cassette(work / "big", record_mode="none"):
         _, rep_total, n2 = first_and_total(client, "big")
-    print(f"1000-event stream: recorded in {rec_total*1000:.0f} ms, instant replay {rep_total*1000:.0f} ms "
-          f"({rep_total/rec_total*100:.1f}% of recorded), {n} vs {n2} chunks")
+    print(
+        f"1000-event stream: recorded in {rec_total * 1000:.0f} ms, instant replay {rep_total * 1000:.0f} ms "
+        f"({rep_total / rec_total * 100:.1f}% of recorded), {n} vs {n2} chunks"
+    )
 
 
 if __name__ == "__main__":

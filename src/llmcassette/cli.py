@@ -7,15 +7,84 @@ import sys
 from collections.abc import Sequence
 
 from ._version import __version__
+from .errors import LlmCassetteError
+
+
+def _scan(args: argparse.Namespace) -> int:
+    from .redact import Redactor, project_config
+    from .redact.files import cassette_paths, scan
+
+    redactor = Redactor(project_config())
+    total = files = 0
+    for path in cassette_paths(args.paths):
+        try:
+            findings = scan(redactor, path)
+        except (OSError, ValueError, LlmCassetteError) as error:
+            print(f"{path}: cannot scan: {type(error).__name__}", file=sys.stderr)
+            return 2
+        files += 1
+        for finding in findings:
+            print(finding.render())  # file:line: json path: rule -- never the value
+        total += len(findings)
+    if total:
+        print(
+            f"llmcassette scan: {total} secret-looking value(s) in {files} file(s); "
+            "run `llmcassette redact PATH...` to replace them",
+            file=sys.stderr,
+        )
+        return 1
+    if not args.quiet:
+        print(f"llmcassette scan: no secrets found in {files} file(s)", file=sys.stderr)
+    return 0
+
+
+def _redact(args: argparse.Namespace) -> int:
+    from .persister import atomic_write
+    from .redact import Redactor, project_config
+    from .redact.files import cassette_paths, redact_file
+
+    config = project_config()
+    for path in cassette_paths(args.paths):
+        redactor = Redactor(config)  # placeholders are numbered per cassette
+        try:
+            text, changed = redact_file(redactor, path)
+        except (OSError, ValueError, LlmCassetteError) as error:
+            print(f"{path}: cannot redact: {type(error).__name__}", file=sys.stderr)
+            return 2
+        if text is None:
+            print(f"{path}: unchanged")
+            continue
+        if not args.dry_run:
+            atomic_write(path, text.encode("utf-8"))
+        kinds = ", ".join(f"{kind} x{count}" for kind, count in sorted(redactor.counts.items()))
+        verb = "would redact" if args.dry_run else "redacted"
+        print(f"{path}: {verb} {changed} value(s)" + (f" ({kinds})" if kinds else ""))
+    return 0
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the ``llmcassette`` command line; returns the exit code."""
     parser = argparse.ArgumentParser(prog="llmcassette", description=__doc__)
     parser.add_argument("--version", action="version", version=f"llmcassette {__version__}")
-    parser.parse_args(argv)
-    parser.print_help()
-    return 0
+    commands = parser.add_subparsers(dest="command")
+    scan = commands.add_parser(
+        "scan", help="report secret-looking values in cassettes (exit 1 if any); never prints them"
+    )
+    scan.add_argument("paths", nargs="+", metavar="PATH", help="cassette files or folders")
+    scan.add_argument("-q", "--quiet", action="store_true", help="print findings only")
+    scan.set_defaults(run=_scan)
+    redact = commands.add_parser(
+        "redact", help="rewrite cassettes in place with the current redaction rules"
+    )
+    redact.add_argument("paths", nargs="+", metavar="PATH", help="cassette files or folders")
+    redact.add_argument("-n", "--dry-run", action="store_true", help="only say what would change")
+    redact.set_defaults(run=_redact)
+    args = parser.parse_args(argv)
+    if getattr(args, "run", None) is None:
+        parser.print_help()
+        return 0
+    code: int = args.run(args)
+    return code
 
 
 if __name__ == "__main__":

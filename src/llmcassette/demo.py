@@ -50,7 +50,9 @@ def _show_cassette(path: Path, width: int = 110) -> None:
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the demo; returns 0 when every step behaved as described."""
     parser = argparse.ArgumentParser(prog="python -m llmcassette.demo", description=__doc__)
-    parser.add_argument("--dir", type=Path, help="where to write the cassette (default: a temp dir)")
+    parser.add_argument(
+        "--dir", type=Path, help="where to write the cassette (default: a temp dir)"
+    )
     args = parser.parse_args(argv)
     try:
         import openai

@@ -18,6 +18,9 @@ NAME = "jsonl"
 SUFFIX = ".jsonl"
 RECORDED_BY = f"llmcassette {__version__}"
 
+#: Redaction used by ``serialize``: None = the project's settings, False = off, or a config.
+REDACTION: Any = None
+
 
 def stamp(items: list[Interaction]) -> list[Interaction]:
     """Give interactions recorded just now their ``recorded_at`` time."""
@@ -34,7 +37,19 @@ def serialize(cassette_dict: dict[str, Any]) -> str:
         for entry in cassette_dict.get("interactions", [])
     ]
     header = cassette_file.new_header(RECORDED_BY)
-    return cassette_file.write(Cassette(header, stamp(items)))
+    # llmcassette.redact: redact with the project's rules and refuse to return a leak
+    from .redact import Redactor, resolve
+    from .redact.scan import check_text
+
+    config = resolve(REDACTION)
+    if not config.enabled:
+        return cassette_file.write(Cassette(header, stamp(items)))
+    redactor = Redactor(config)
+    header["redaction"] = redactor.header_field()
+    text = cassette_file.write(Cassette(header, stamp(items)), redact=redactor.records)
+    if config.fail_closed:
+        check_text(redactor, text, "<cassette>")
+    return text
 
 
 def deserialize(cassette_string: str) -> dict[str, Any]:

@@ -23,6 +23,7 @@ def configure(
     swap_suffix: str | None = None,
     rewrite: bool = False,
     pace: object = "instant",
+    redaction: Any = None,
 ) -> vcrpy.VCR:
     """Make ``my_vcr`` read and write llmcassette cassettes; returns it.
 
@@ -30,7 +31,9 @@ def configure(
     (other serializers still go to it), registers the ``llm_body`` matcher and matches on
     the body by default, and replaces vcrpy's httpx/httpx2 stubs with stream-faithful ones
     (``pace``: ``"instant"``, ``"recorded"`` or a scale of the recorded delays). Options
-    passed to ``use_cassette`` still win over these defaults.
+    passed to ``use_cassette`` still win over these defaults. ``redaction`` (a
+    ``RedactionConfig``, a dict layered on ``[tool.llmcassette.redaction]``, or ``False``)
+    controls redaction, which is on by default (see docs/redaction.md).
     """
     from . import stream
     from .matching import matchers
@@ -40,13 +43,28 @@ def configure(
     my_vcr.serializer = serializer.NAME
     current = my_vcr.persister
     fallback = current.fallback if isinstance(current, Persister) else current
-    my_vcr.register_persister(Persister(fallback, swap_suffix=swap_suffix, rewrite=rewrite))
+    redactor = _redaction(my_vcr, redaction)  # llmcassette.redact
+    my_vcr.register_persister(
+        Persister(fallback, swap_suffix=swap_suffix, rewrite=rewrite, redactor=redactor)
+    )
     my_vcr.register_matcher("llm_body", matchers.llm_body)
     my_vcr.match_on = DEFAULT_MATCH_ON
     my_vcr.skip_patchers = tuple(dict.fromkeys((*my_vcr.skip_patchers, *stream.REPLACED_PATCHERS)))
     others = tuple(p for p in my_vcr._custom_patches if not stream.is_ours(p))
     my_vcr._custom_patches = others + tuple(stream.patches(stream.Pace.parse(pace)))
     return my_vcr
+
+
+def _redaction(my_vcr: vcrpy.VCR, redaction: Any) -> Any:
+    """Install redaction on the VCR (before_record_request); the redactor for the persister."""
+    from .redact import Redactor, resolve, vcr_hooks
+
+    config = resolve(redaction)
+    if not config.enabled:
+        return None
+    redactor = Redactor(config)
+    vcr_hooks.install(my_vcr, redactor)
+    return redactor
 
 
 def _ensure_jsonl_suffix(path: str | os.PathLike[str]) -> str:
@@ -57,7 +75,12 @@ def _ensure_jsonl_suffix(path: str | os.PathLike[str]) -> str:
 
 
 def use_cassette(
-    path: Any = None, *, record_mode: str = "once", pace: object = "instant", **options: Any
+    path: Any = None,
+    *,
+    record_mode: str = "once",
+    pace: object = "instant",
+    redaction: Any = None,
+    **options: Any,
 ) -> Any:
     """Record to / replay from an llmcassette cassette, as a context manager or decorator.
 
@@ -65,9 +88,12 @@ def use_cassette(
     functions; used as a bare decorator the cassette is named after the function.
     ``pace`` sets how fast replayed streams deliver their events: ``"instant"`` (default),
     ``"recorded"``, or a number that scales the recorded delays (``0.1`` is ten times faster).
-    Other keyword arguments are vcrpy ``use_cassette`` options.
+    ``redaction`` is as for :func:`configure`. Other keyword arguments are vcrpy
+    ``use_cassette`` options.
     """
     import vcr as vcrpy
 
-    my_vcr = configure(vcrpy.VCR(path_transformer=_ensure_jsonl_suffix), pace=pace)
+    my_vcr = configure(
+        vcrpy.VCR(path_transformer=_ensure_jsonl_suffix), pace=pace, redaction=redaction
+    )
     return my_vcr.use_cassette(path, record_mode=record_mode, **options)

@@ -8,10 +8,11 @@ metadata) under the response dict's ``"llmcassette"`` key, which vcrpy carries a
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
+from functools import cache
 from typing import TYPE_CHECKING, Any
 
-from .format.cassette_file import Headers, Interaction
+from .format.cassette_file import Headers, Interaction, LoadedInteraction
 
 if TYPE_CHECKING:
     from vcr.request import Request
@@ -65,25 +66,128 @@ def from_vcr(request: Any, response: Mapping[str, Any]) -> Interaction:
     )
 
 
+class LazyBody(dict[str, Any]):
+    """vcrpy's ``{"string": ...}`` body dict, whose bytes are built on first access.
+
+    A streamed body is rebuilt from its event lines only when a request replays it (or the
+    cassette is saved again), so loading a cassette does not pay for bodies never played.
+    """
+
+    def __init__(self, source: Callable[[], bytes]) -> None:
+        super().__init__()
+        self._source = source
+
+    def __missing__(self, key: str) -> Any:
+        if key != "string":
+            raise KeyError(key)
+        value = self["string"] = self._source()
+        return value
+
+    def get(self, key: str, default: Any = None) -> Any:
+        """Like ``dict.get``, building the body when ``"string"`` is asked for."""
+        try:
+            return self[key]
+        except KeyError:
+            return default
+
+    def __contains__(self, key: object) -> bool:
+        return key == "string" or super().__contains__(key)
+
+    def copy(self) -> LazyBody:
+        """A copy that is still lazy if the body was not built yet."""
+        duplicate = LazyBody(self._source)
+        duplicate.update(self)
+        return duplicate
+
+
+class StoredResponse(dict[str, Any]):
+    """A recorded response dict that vcrpy can deep-copy cheaply.
+
+    vcrpy deep-copies every response it loads (``Cassette.append``). Bodies are bytes and
+    llmcassette's metadata is never mutated, so only the containers hooks may change
+    (status, headers and their value lists, the body dict) are copied.
+    """
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> StoredResponse:
+        copy = StoredResponse(self)
+        copy["status"] = dict(self["status"])
+        copy["headers"] = {name: list(values) for name, values in self["headers"].items()}
+        body = self["body"]
+        copy["body"] = body.copy() if isinstance(body, LazyBody) else dict(body)
+        return copy
+
+
+@cache
+def _stored_request_class() -> type:
+    from vcr.request import HeadersDict, Request  # late: see setup.py
+
+    # HeadersDict keeps {lower-case name: (name, value)} in `_store`; filling it directly
+    # skips a Python-level __setitem__ per header, which loading thousands of requests feels.
+    direct = "_store" in vars(HeadersDict())
+
+    def headers_dict(pairs: Any) -> Any:
+        if not direct:
+            return HeadersDict(dict(pairs))
+        store: dict[str, tuple[str, str]] = {}
+        for name, value in pairs:
+            lower = name.lower()
+            kept = store.get(lower)
+            store[lower] = (kept[0] if kept else name, value)  # first spelling wins, as in vcrpy
+        headers = HeadersDict.__new__(HeadersDict)
+        headers._store = store
+        return headers
+
+    class StoredRequest(Request):  # type: ignore[misc]
+        """A ``vcr.request.Request`` whose deep copy shares the immutable parts.
+
+        vcrpy's ``before_record_request`` deep-copies each loaded request; the URI, body
+        bytes and parsed URL are immutable, so only the headers need a new mapping.
+        """
+
+        @classmethod
+        def build(cls, method: str, uri: str, body: bytes | None, headers: Headers) -> Any:
+            return cls(
+                method,
+                uri,
+                body,
+                headers_dict((name, values[0]) for name, values in headers.items() if values),
+            )
+
+        def __deepcopy__(self, memo: dict[int, Any]) -> Any:
+            copy = object.__new__(type(self))
+            copy.__dict__.update(self.__dict__)
+            copy._headers = (
+                headers_dict(self._headers._store.values())
+                if direct
+                else HeadersDict(self._headers)
+            )
+            return copy
+
+    return StoredRequest
+
+
+def _body_of(item: Interaction) -> dict[str, Any]:
+    source = item.body_source() if isinstance(item, LoadedInteraction) else None
+    if source is not None:
+        return LazyBody(source)
+    return {"string": item.response_body}
+
+
 def to_vcr(item: Interaction) -> tuple[Request, dict[str, Any]]:
     """The vcrpy request and response dict that replay an ``Interaction``."""
-    from vcr.request import Request  # late: see setup.py on importing vcrpy during plugin load
-
-    request = Request(
-        item.method,
-        item.uri,
-        item.request_body,
-        {name: values[0] for name, values in item.request_headers.items() if values},
+    request_class: Any = _stored_request_class()
+    request = request_class.build(item.method, item.uri, item.request_body, item.request_headers)
+    response = StoredResponse(
+        {
+            "status": {"code": item.status, "message": item.reason},
+            "headers": item.response_headers,
+            "body": _body_of(item),
+            META_KEY: {
+                "stream": item.stream,
+                "event_times": item.event_times,
+                "response_extra": item.response_extra,
+                "end_extra": item.end_extra,
+            },
+        }
     )
-    response: dict[str, Any] = {
-        "status": {"code": item.status, "message": item.reason},
-        "headers": item.response_headers,
-        "body": {"string": item.response_body},
-        META_KEY: {
-            "stream": item.stream,
-            "event_times": item.event_times,
-            "response_extra": item.response_extra,
-            "end_extra": item.end_extra,
-        },
-    }
     return request, response

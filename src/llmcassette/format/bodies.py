@@ -67,6 +67,8 @@ def decode(body: Body) -> bytes | None:
     if "json" in body:
         return jsontext.render(body["json"], body.get("layout", jsontext.DEFAULT_LAYOUT)).encode()
     if "text" in body:
+        if not isinstance(body["text"], str):
+            raise TypeError(f"'text' must be a string, not {type(body['text']).__name__}")
         return str(body["text"]).encode()
     if "base64" in body:
         return base64.b64decode(body["base64"], validate=True)

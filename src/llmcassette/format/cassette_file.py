@@ -16,21 +16,35 @@ re-recording the same traffic gives the same lines.
 from __future__ import annotations
 
 import datetime
+import functools
 import json
 import os
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from ..errors import CassetteFormatError, CassetteVersionError
 from . import bodies, events
 from .compression import decode_content
-from .migrations import FIRST_RELEASE_WITH_VERSION, FORMAT_VERSION, Line, migrate
+from .migrations import (
+    FIRST_RELEASE_WITH_VERSION,
+    FORMAT_VERSION,
+    Line,
+    MissingMigrationError,
+    migrate,
+)
 
 FORMAT_MARKER = "llmcassette"
 REWRITE_HINT = "fix the line by hand, or delete the cassette and record it again"
+NOT_A_HEADER = 'the first line is not an llmcassette header (it needs "format": "llmcassette")'
+CONVERT_HINT = (
+    "if this is a vcrpy cassette, give it its .yaml or .json name: those replay as they are"
+)
 
 Headers = dict[str, list[str]]
+
+#: A redaction pass over one interaction's records (request, response, event records), in place.
+RedactHook = Callable[[dict[str, Any], dict[str, Any], "list[dict[str, Any]] | None"], None]
 
 
 @dataclass
@@ -52,6 +66,70 @@ class Interaction:
     response_extra: dict[str, Any] = field(default_factory=dict)
     end_extra: dict[str, Any] = field(default_factory=dict)
     line: int = 0
+
+
+class LoadedInteraction(Interaction):
+    """An interaction read from a file: a streamed body is rebuilt from its event lines only
+    when something reads ``response_body`` (replaying it, or saving the cassette again).
+
+    Loading a cassette is then mostly parsing; an event line whose fields cannot be rendered
+    raises ``CassetteFormatError`` naming that line when the body is first needed.
+    """
+
+    _body: bytes
+    # (path, stream kind, [(line number, line text or None, record or None)])
+    _pending: tuple[str, str, list[tuple[int, str | None, dict[str, Any] | None]]] | None = None
+
+    @property
+    def response_body(self) -> bytes:
+        pending = self._pending
+        if pending is not None:
+            path, kind, event_lines = pending
+            self._body = _render_events(path, kind, event_lines)
+            self._pending = None
+        return self._body
+
+    @response_body.setter
+    def response_body(self, value: bytes) -> None:
+        self._body = value
+        self._pending = None
+
+    def defer_stream_body(self, path: str, event_lines: list[Line]) -> None:
+        """Rebuild the body from these event lines when it is first read.
+
+        Only the lines' text is kept where there is one: a string is one object the garbage
+        collector never visits, where a parsed event is a tree of dicts and lists.
+        """
+        assert self.stream is not None
+        kept = [
+            (line.number, line.raw, None if line.raw is not None else line.record)
+            for line in event_lines
+        ]
+        self._pending = (path, self.stream, kept)
+
+    def body_source(self) -> Callable[[], bytes] | None:
+        """A function that rebuilds the streamed body, or None once it is built.
+
+        It holds only the event lines, not this interaction, so everything else read from
+        the file can be freed once vcrpy has its own copy.
+        """
+        pending = self._pending
+        if pending is None:
+            return None
+        return functools.partial(_render_events, *pending)
+
+
+def _render_events(
+    path: str, kind: str, event_lines: list[tuple[int, str | None, dict[str, Any] | None]]
+) -> bytes:
+    pieces: list[bytes] = []
+    for number, text, record in event_lines:
+        try:
+            fields = record if record is not None else json.loads(text or "")
+            pieces.append(bodies.decode_event(kind, fields))
+        except (TypeError, ValueError) as error:
+            raise _fail(path, number, f"event line is invalid: {error}") from None
+    return b"".join(pieces)
 
 
 @dataclass
@@ -105,7 +183,9 @@ def _content_type(headers: Mapping[str, Any]) -> str | None:
     return None
 
 
-def interaction_lines(item: Interaction, *, with_timing: bool = True) -> list[str]:
+def interaction_lines(
+    item: Interaction, *, with_timing: bool = True, redact: RedactHook | None = None
+) -> list[str]:
     """The cassette lines of one interaction (without line ends)."""
     request: dict[str, Any] = {
         "type": "request",
@@ -129,6 +209,8 @@ def interaction_lines(item: Interaction, *, with_timing: bool = True) -> list[st
         response["body"] = bodies.encode(body_bytes, _content_type(response_headers))
     else:
         response["body"] = {"stream": kind}
+    if redact is not None:  # llmcassette.redact: secrets never reach the lines below
+        redact(request, response, event_records)
     if with_timing:
         response.update(item.response_extra)
     lines = [_dump(request), _dump(response)]
@@ -148,7 +230,9 @@ def interaction_lines(item: Interaction, *, with_timing: bool = True) -> list[st
     return lines
 
 
-def write(cassette: Cassette, previous: Cassette | None = None) -> str:
+def write(
+    cassette: Cassette, previous: Cassette | None = None, *, redact: RedactHook | None = None
+) -> str:
     """The text of a cassette file.
 
     When ``previous`` (the file being replaced) holds an interaction with the same content,
@@ -158,17 +242,17 @@ def write(cassette: Cassette, previous: Cassette | None = None) -> str:
     reusable: dict[tuple[str, ...], list[list[str]]] = {}
     if previous is not None:
         for old in previous.interactions:
-            key = tuple(interaction_lines(old, with_timing=False))
-            reusable.setdefault(key, []).append(interaction_lines(old))
+            key = tuple(interaction_lines(old, with_timing=False, redact=redact))
+            reusable.setdefault(key, []).append(interaction_lines(old, redact=redact))
     out = [_dump(cassette.header)]
     for item in cassette.interactions:
         if reusable:
-            key = tuple(interaction_lines(item, with_timing=False))
+            key = tuple(interaction_lines(item, with_timing=False, redact=redact))
             candidates = reusable.get(key)
             if candidates:
                 out.extend(candidates.pop(0))
                 continue
-        out.extend(interaction_lines(item))
+        out.extend(interaction_lines(item, redact=redact))
     return "\n".join(out) + "\n"
 
 
@@ -196,28 +280,55 @@ def _decode_text(data: bytes, path: str) -> str:
         ) from None
 
 
+def _parse_all_at_once(text: str) -> list[Line] | None:
+    """Parse every line with one ``json.loads`` call, or None to fall back to line by line.
+
+    One call over the whole file is several times faster than thousands of small ones. It
+    is tried only on files without blank lines (so line numbers are list positions); any
+    problem (a bad line, a line holding two values, a non-object) returns None, and the
+    line-by-line parse then finds and reports it.
+    """
+    body = text[:-1] if text.endswith("\n") else text
+    if not body or "\n\n" in body or "\r" in body:
+        return None
+    try:
+        records = json.loads("[" + body.replace("\n", ",") + "]")
+    except ValueError:
+        return None
+    texts = body.split("\n")
+    if len(records) != len(texts) or not all(type(r) is dict for r in records):
+        return None
+    return [
+        Line(number, record, text)
+        for number, (record, text) in enumerate(zip(records, texts, strict=True), start=1)
+    ]
+
+
 def parse_lines(data: bytes, path: str | os.PathLike[str]) -> tuple[dict[str, Any], list[Line]]:
     """Check the header and parse every line; older format versions are migrated."""
     path = os.fspath(path)
-    text = _decode_text(data, path)
-    raw_lines = text.split("\n")
+    text = _decode_text(data, path).removeprefix("\ufeff")  # a BOM some editors add on save
+    fast = _parse_all_at_once(text)
+    raw_lines = text.split("\n") if fast is None else []
     if raw_lines and raw_lines[-1] == "":
         raw_lines.pop()
     decode = json.JSONDecoder().decode
-    parsed: list[Line] = []
+    parsed: list[Line] = fast or []
     for number, raw in enumerate(raw_lines, start=1):
         if not raw.strip():
             continue  # blank lines are allowed, e.g. left by a hand edit
         try:
             record = decode(raw)
         except json.JSONDecodeError as error:
-            problem = f"line is not valid JSON ({error.msg} at column {error.colno})"
+            problem = f"line is not valid JSON (column {error.colno}: {error.msg})"
+            if not parsed:  # e.g. a vcrpy YAML or pretty-printed JSON cassette
+                raise _fail(path, number, f"{problem}; {NOT_A_HEADER}", CONVERT_HINT) from None
             raise _fail(path, number, problem) from None
         if not isinstance(record, dict):
             raise _fail(
                 path, number, f"each line must be a JSON object, found {type(record).__name__}"
             )
-        parsed.append(Line(number, record))
+        parsed.append(Line(number, record, raw))
     if not parsed:
         raise _fail(path, None, "the cassette has no lines", "delete the file to record it again")
     header = parsed[0].record
@@ -225,8 +336,8 @@ def parse_lines(data: bytes, path: str | os.PathLike[str]) -> tuple[dict[str, An
         raise _fail(
             path,
             parsed[0].number,
-            'the first line is not an llmcassette header (it needs "format": "llmcassette")',
-            "if this is a vcrpy cassette, convert it with `llmcassette convert`",
+            NOT_A_HEADER,
+            CONVERT_HINT,
         )
     version = header.get("format_version")
     if not isinstance(version, int) or isinstance(version, bool) or version < 0:
@@ -239,15 +350,27 @@ def parse_lines(data: bytes, path: str | os.PathLike[str]) -> tuple[dict[str, An
             path, version, FORMAT_VERSION, FIRST_RELEASE_WITH_VERSION.get(version)
         )
     if version < FORMAT_VERSION:
+        for line in lines:
+            line.raw = None  # the text describes the old version's record, not the migrated one
         try:
             lines = migrate(lines, version)
-        except KeyError:
+        except MissingMigrationError as missing:
             raise _fail(
                 path,
                 parsed[0].number,
-                f"no migration from format_version {version} is known",
+                f"no migration from format_version {missing.args[0]} is known",
                 "record the cassette again",
             ) from None
+        except CassetteFormatError:
+            raise
+        except (LookupError, TypeError, ValueError, AttributeError) as error:
+            # A step met a line it does not understand: the file was edited or damaged.
+            raise _fail(
+                path,
+                parsed[0].number,
+                f"cannot upgrade this cassette from format_version {version}: "
+                f"{type(error).__name__}: {error}",
+            ) from error
         header = {**header, "format_version": FORMAT_VERSION}
     return header, lines
 
@@ -318,7 +441,7 @@ def interactions_from_lines(path: str | os.PathLike[str], lines: list[Line]) -> 
             raise _unexpected(path, response, "a response line")
         item = _start_interaction(path, request, response)
         index += 2
-        event_texts: list[bytes] = []
+        event_lines: list[Line] = []
         times: list[float] = []
         while index < count and lines[index].record.get("type") == "event":
             event = lines[index]
@@ -330,9 +453,10 @@ def interactions_from_lines(path: str | os.PathLike[str], lines: list[Line]) -> 
             if raw is not None and not isinstance(raw, str):
                 raise _fail(path, event.number, "field 'raw' must be a string")
             try:
-                event_texts.append(bodies.decode_event(item.stream, event.record))
+                events.check_fields(item.stream, event.record)
             except (TypeError, ValueError) as error:
                 raise _fail(path, event.number, f"event line is invalid: {error}") from None
+            event_lines.append(event)
             t = event.record.get("t")
             if isinstance(t, (int, float)) and not isinstance(t, bool):
                 times.append(float(t))
@@ -349,17 +473,17 @@ def interactions_from_lines(path: str | os.PathLike[str], lines: list[Line]) -> 
         if end.record.get("type") != "end":
             raise _unexpected(path, end, "an event or end line")
         declared = _field(path, end, "events", int)
-        if declared != len(event_texts):
+        if declared != len(event_lines):
             raise _fail(
                 path,
                 end.number,
                 f"the end line says {declared} events, but the interaction that starts on line "
-                f"{request.number} has {len(event_texts)}: lines are missing or were added",
+                f"{request.number} has {len(event_lines)}: lines are missing or were added",
             )
         index += 1
         if item.stream is not None:
-            item.response_body = b"".join(event_texts)
-            item.event_times = times if len(times) == len(event_texts) else None
+            item.defer_stream_body(path, event_lines)
+            item.event_times = times if len(times) == len(event_lines) else None
         item.end_extra = {k: v for k, v in end.record.items() if k not in ("type", "events")}
         result.append(item)
     return result
@@ -374,10 +498,11 @@ def _unexpected(path: str, line: Line, wanted: str) -> CassetteFormatError:
             f"unknown line type {kind!r}; expected one of {', '.join(_KNOWN_TYPES)}",
             "a newer llmcassette may have written it: upgrade, or fix the line",
         )
-    return _fail(path, line.number, f"expected {wanted}, found a {kind} line")
+    article = "an" if str(kind)[:1] in "aeiou" else "a"
+    return _fail(path, line.number, f"expected {wanted}, found {article} {kind} line")
 
 
-def _start_interaction(path: str, request: Line, response: Line) -> Interaction:
+def _start_interaction(path: str, request: Line, response: Line) -> LoadedInteraction:
     body = response.record.get("body")
     stream = body.get("stream") if isinstance(body, dict) else None
     if stream is not None and stream not in (events.SSE, events.NDJSON):
@@ -387,7 +512,7 @@ def _start_interaction(path: str, request: Line, response: Line) -> Interaction:
     reason = response.record.get("reason", "")
     if not isinstance(reason, str):
         raise _fail(path, response.number, "field 'reason' must be a string")
-    return Interaction(
+    return LoadedInteraction(
         method=_field(path, request, "method", str),
         uri=_field(path, request, "uri", str),
         request_headers=_headers_in(path, request, "headers"),

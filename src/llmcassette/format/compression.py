@@ -46,8 +46,16 @@ def _decoders() -> dict[str, Decoder]:
         import zstandard
 
         def _unzstd(data: bytes) -> bytes:
-            reader = zstandard.ZstdDecompressor().stream_reader(data)
-            return bytes(reader.read())
+            # A stream reader returns what it got so far from a cut-off frame without an error;
+            # decode frame by frame and insist that each one ends, as `_gunzip` does.
+            out = bytearray()
+            while data:
+                decompressor = zstandard.ZstdDecompressor().decompressobj()
+                out += decompressor.decompress(data)
+                if not decompressor.eof:
+                    raise ValueError("truncated zstd stream")
+                data = decompressor.unused_data
+            return bytes(out)
 
         decoders["zstd"] = _unzstd
     except ImportError:
@@ -71,6 +79,9 @@ def decode_content(
         return body, headers
     codings = [c.strip().lower() for v in headers[name] for c in v.split(",") if c.strip()]
     codings = [c for c in codings if c != "identity"]
+    if not body or not codings:
+        # Nothing to undo (an empty HEAD/304 body, or only "identity"): keep the headers as sent.
+        return body, headers
     if not all(c in DECODERS for c in codings):
         return body, headers
     decoded = body

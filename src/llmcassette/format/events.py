@@ -83,18 +83,41 @@ def render_event(kind: str, fields: dict[str, Any]) -> str:
     payload = _payload(fields)
     if kind == NDJSON:
         return (payload or "") + "\n"
-    out = [f"{name}: {fields[name]}\n" for name in _SSE_FIELDS if name in fields]
+    out = [f"{name}: {_string(fields, name)}\n" for name in _SSE_FIELDS if name in fields]
     if payload is not None:
         out.extend(f"data: {line}\n" for line in payload.split("\n"))
     out.append("\n")
     return "".join(out)
 
 
+def check_fields(kind: str, fields: dict[str, Any]) -> None:
+    """Raise what ``render_event`` would raise for these fields, without rendering them.
+
+    Lets a cassette be validated at load while its events are rendered only when played.
+    """
+    if fields.get("raw") is not None:
+        return
+    if "data" in fields:
+        jsontext.check_layout(fields.get("layout", jsontext.DEFAULT_LAYOUT))
+    elif "text" in fields:
+        _string(fields, "text")
+    if kind != NDJSON:
+        for name in _SSE_FIELDS:
+            if name in fields:
+                _string(fields, name)
+
+
 def _payload(fields: dict[str, Any]) -> str | None:
     if "data" in fields:
         return jsontext.render(fields["data"], fields.get("layout", jsontext.DEFAULT_LAYOUT))
-    text = fields.get("text")
-    return None if text is None else str(text)
+    return _string(fields, "text") if "text" in fields else None
+
+
+def _string(fields: dict[str, Any], name: str) -> str:
+    value = fields[name]
+    if not isinstance(value, str):  # str() would write e.g. "None" into the replayed stream
+        raise TypeError(f"field {name!r} must be a string, not {type(value).__name__}")
+    return value
 
 
 def _structure_payload(payload: str) -> dict[str, Any]:

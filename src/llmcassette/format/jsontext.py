@@ -64,10 +64,27 @@ def _candidates(text: str) -> list[str]:
     return names
 
 
+def check_layout(layout: object) -> None:
+    """Raise ``ValueError`` unless ``layout`` names a known layout."""
+    if not isinstance(layout, str):
+        raise ValueError(f"unknown JSON layout {layout!r}")
+    _layout(layout)
+
+
 def render(value: Any, layout: str = DEFAULT_LAYOUT) -> str:
     """Rebuild JSON text from a stored value and layout name."""
+    if not isinstance(layout, str):  # a hand-edited cassette line: report, don't crash
+        raise ValueError(f"unknown JSON layout {layout!r}")
+    encode, suffix = _encoder(layout)
+    return str(encode(value)) + suffix
+
+
+@cache
+def _encoder(layout: str) -> tuple[Any, str]:
+    # One encoder per layout: json.dumps with options builds a new JSONEncoder on every call,
+    # which dominates the cost of rebuilding thousands of small stream events at load time.
     kwargs, suffix = _layout(layout)
-    return json.dumps(value, **kwargs) + suffix
+    return json.JSONEncoder(**kwargs).encode, suffix
 
 
 def parse_exact(text: str) -> tuple[Any, str] | None:

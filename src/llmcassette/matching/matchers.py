@@ -14,7 +14,8 @@ from .diff import differences
 MAX_SHOWN = 5
 
 
-def _content_type(request: Any) -> str | None:
+def content_type(request: Any) -> str | None:
+    """The request's ``content-type`` header, if any."""
     headers = getattr(request, "headers", None) or {}
     for name, value in headers.items():
         if name.lower() == "content-type":
@@ -29,8 +30,8 @@ def llm_body(incoming: Any, recorded: Any) -> None:
     if incoming_raw == recorded_raw:
         return
     found = differences(
-        body_value(recorded_raw, _content_type(recorded)),
-        body_value(incoming_raw, _content_type(incoming)),
+        body_value(recorded_raw, content_type(recorded)),
+        body_value(incoming_raw, content_type(incoming)),
         "body",
     )
     if not found:

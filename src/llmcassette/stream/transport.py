@@ -18,6 +18,7 @@ from collections.abc import Iterator
 from typing import Any, ClassVar
 
 from ..format import events
+from ..matching import lookup
 from ..vcr_bridge import META_KEY
 from .pace import Pace
 from .recording import Ending, recording_stream
@@ -60,6 +61,24 @@ class InterceptedMethod(metaclass=_BindsLikeAFunction):
         )
 
     @classmethod
+    def _recorded_response(cls, vcr_request: Any) -> Any:
+        """The recorded response to replay, or None to go to the network and record.
+
+        Raises vcrpy's error when the request is not in the cassette and may not be recorded.
+        """
+        cassette = cls.cassette
+        decision = lookup.decide(cassette, vcr_request)
+        if isinstance(decision, lookup.Replay):
+            return decision.response
+        if decision == lookup.RECORD:
+            return None
+        if cassette.can_play_response_for(vcr_request):
+            return cassette.play_response(vcr_request)
+        if cassette.write_protected and cassette.filter_request(vcr_request):
+            cls._refuse(vcr_request)
+        return None
+
+    @classmethod
     def _finisher(cls, vcr_request: Any, response: Any, headers_time: float) -> Any:
         cassette = cls.cassette
         headers: dict[str, list[str]] = {}
@@ -98,15 +117,12 @@ class InterceptedMethod(metaclass=_BindsLikeAFunction):
         body = b"".join(request.stream)
         request.stream = cls.library.ByteStream(body)
         vcr_request = cls._vcr_request(request, body)
-        cassette = cls.cassette
-        if cassette.can_play_response_for(vcr_request):
-            recorded = cassette.play_response(vcr_request)
+        recorded = cls._recorded_response(vcr_request)
+        if recorded is not None:
             delay = headers_delay(recorded, cls.pace)
             if delay > 0:
                 time.sleep(delay)
             return replay_response(cls.library, recorded, request, cls.pace, is_async=False)
-        if cassette.write_protected and cassette.filter_request(vcr_request):
-            cls._refuse(vcr_request)
         started = time.monotonic()
         response = cls.original(transport, request)
         finish = cls._finisher(vcr_request, response, time.monotonic() - started)
@@ -124,17 +140,14 @@ class AsyncInterceptedMethod(InterceptedMethod):
         body = b"".join([part async for part in request.stream])
         request.stream = cls.library.ByteStream(body)
         vcr_request = cls._vcr_request(request, body)
-        cassette = cls.cassette
-        if cassette.can_play_response_for(vcr_request):
-            recorded = cassette.play_response(vcr_request)
+        recorded = cls._recorded_response(vcr_request)
+        if recorded is not None:
             delay = headers_delay(recorded, cls.pace)
             if delay > 0:
                 import anyio
 
                 await anyio.sleep(delay)
             return replay_response(cls.library, recorded, request, cls.pace, is_async=True)
-        if cassette.write_protected and cassette.filter_request(vcr_request):
-            cls._refuse(vcr_request)
         started = time.monotonic()
         response = await cls.original(transport, request)
         finish = cls._finisher(vcr_request, response, time.monotonic() - started)

@@ -1,0 +1,47 @@
+"""llmcassette as a contender of the shared record/replay benchmark (``shared/bench``).
+
+``benchmarks/run.py`` copies this module into a scratch copy of the harness, as
+``contenders/llmcassette_contender.py``, so the relative import below resolves to the
+harness's ``contenders`` package. It is not importable from this repository on its own.
+
+llmcassette is driven through its public entry point, ``llmcassette.use_cassette``, with
+its defaults: the ``jsonl`` serializer and vcrpy's default ``match_on`` plus the semantic
+``llm_body`` matcher. The harness passes a path that already ends in ``.jsonl``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Iterator
+from typing import Any
+
+from . import Contender, register  # type: ignore[import-not-found]  # the harness's package
+
+
+class LlmCassette(Contender):  # type: ignore[misc]
+    id = "llmcassette"
+    title = "llmcassette (this checkout), jsonl, match_on + llm_body"
+    env = "llmcassette"
+    suffix = ".jsonl"
+    modules = ("llmcassette", "vcr")
+    notes = (
+        "llmcassette.use_cassette(path, record_mode=...): vcrpy 9.4.2 underneath, llmcassette's "
+        "JSONL persister and its semantic llm_body matcher on top of vcrpy's default match_on."
+    )
+
+    @contextlib.contextmanager
+    def recording(self, path: str, n: int, url: str) -> Iterator[Any]:
+        import llmcassette  # imported here: the worker loads the registry before its clock
+
+        with llmcassette.use_cassette(path, record_mode="once") as cassette:
+            yield cassette
+
+    @contextlib.contextmanager
+    def replaying(self, path: str, n: int, url: str) -> Iterator[Any]:
+        import llmcassette
+
+        with llmcassette.use_cassette(path, record_mode="none") as cassette:
+            yield cassette
+
+
+register(LlmCassette())

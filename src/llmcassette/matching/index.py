@@ -1,0 +1,62 @@
+"""Find a recorded interaction for a request in O(1), instead of vcrpy's scan of them all.
+
+vcrpy runs every matcher against every recorded request for each incoming request (and
+three times over), so replay is quadratic in the cassette size. With llmcassette's default
+``match_on``, two requests match exactly when their *canonical keys* are equal: method,
+scheme, host, port, path, the sorted query, and the body's canonical value. An index from
+key to interactions answers in one lookup; vcrpy's own path (and its "no match" report)
+still runs whenever the index has no answer, so behaviour is unchanged.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Hashable
+from typing import Any
+
+from .canonical import body_value
+from .matchers import content_type
+
+
+def _canonical(value: Any) -> Hashable:
+    # Tags keep True apart from 1 (Python treats them as equal), as the body matcher does.
+    if isinstance(value, bool):
+        return ("bool", value)
+    if isinstance(value, (int, float)):
+        return ("number", value)  # 1 == 1.0 and hash(1) == hash(1.0): numbers by value
+    if isinstance(value, dict):
+        return ("object", tuple(sorted((str(k), _canonical(v)) for k, v in value.items())))
+    if isinstance(value, list):
+        return ("array", tuple(_canonical(item) for item in value))
+    if value is None:
+        return ("null",)
+    return (type(value).__name__, value)
+
+
+def request_key(request: Any) -> Hashable:
+    """The key under which two requests match with llmcassette's default ``match_on``."""
+    body = getattr(request, "body_bytes", request.body)
+    return (
+        request.method,
+        request.scheme,
+        request.host,
+        request.port,
+        request.path,
+        tuple(request.query),
+        _canonical(body_value(body, content_type(request))),
+    )
+
+
+class RequestIndex:
+    """Recorded interactions of one cassette by request key, kept up to date as it grows."""
+
+    def __init__(self) -> None:
+        self._positions: dict[Hashable, list[int]] = {}
+        self._indexed = 0
+
+    def positions(self, cassette: Any, key: Hashable) -> list[int]:
+        """Indexes into ``cassette.data`` of the interactions recorded under ``key``."""
+        data = cassette.data
+        for position in range(self._indexed, len(data)):
+            self._positions.setdefault(request_key(data[position][0]), []).append(position)
+        self._indexed = len(data)
+        return self._positions.get(key, [])

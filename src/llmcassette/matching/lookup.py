@@ -1,0 +1,77 @@
+"""Decide, for one incoming request, whether to replay (and what) or to record.
+
+This is vcrpy's ``can_play_response_for`` / ``play_response`` / ``write_protected`` logic
+with the linear scan replaced by ``RequestIndex``. It answers only when it can answer
+exactly as vcrpy would: with a customised ``match_on``, or when nothing can be replayed and
+recording is not allowed (vcrpy then raises its "no match" error), it returns ``None`` and
+the caller takes vcrpy's own path.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from .index import RequestIndex, request_key
+
+_INDEX_ATTRIBUTE = "_llmcassette_index"
+_NEEDED = ("data", "play_counts", "_played_interactions", "_loaded_count", "_match_on")
+
+
+@dataclass(frozen=True)
+class Replay:
+    """Play this recorded response."""
+
+    response: Any
+
+
+RECORD = "record"
+
+
+def _default_matchers() -> tuple[Any, ...]:
+    from vcr import matchers as vcr_matchers
+
+    from .matchers import llm_body
+
+    return (
+        vcr_matchers.method,
+        vcr_matchers.scheme,
+        vcr_matchers.host,
+        vcr_matchers.port,
+        vcr_matchers.path,
+        vcr_matchers.query,
+        llm_body,
+    )
+
+
+def _indexable(cassette: Any) -> bool:
+    if not all(hasattr(cassette, name) for name in _NEEDED):
+        return False  # another vcrpy version: keep to its public behaviour
+    return tuple(cassette._match_on) == _default_matchers()
+
+
+def decide(cassette: Any, request: Any) -> Replay | str | None:
+    """``Replay(response)``, ``RECORD``, or ``None`` to let vcrpy decide."""
+    if not _indexable(cassette):
+        return None
+    filtered = cassette._before_record_request(request)
+    if filtered is None:
+        return None  # an ignored host: vcrpy lets it through
+    index = cassette.__dict__.get(_INDEX_ATTRIBUTE)
+    if index is None:
+        index = cassette.__dict__[_INDEX_ATTRIBUTE] = RequestIndex()
+    from vcr.record_mode import RecordMode
+
+    repeats = cassette.allow_playback_repeats
+    if cassette.record_mode != RecordMode.ALL and (cassette.rewound or repeats):
+        for position in index.positions(cassette, request_key(filtered)):
+            count = cassette.play_counts[position]
+            if count == 0 or repeats:
+                recorded_request, response = cassette.data[position]
+                if count == 0 and position < cassette._loaded_count:
+                    cassette._played_interactions.append((recorded_request, response))
+                cassette.play_counts[position] += 1
+                return Replay(response)
+    if cassette.write_protected:
+        return None  # vcrpy raises its error, with the closest recorded requests
+    return RECORD

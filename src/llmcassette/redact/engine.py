@@ -1,0 +1,586 @@
+"""The redactor: replaces secrets by typed, stable placeholders, everywhere in an interaction.
+
+One :class:`Redactor` serves one cassette: the same secret always gets the same placeholder
+(``<REDACTED:openai-api-key>``), and a second secret of the same kind a numbered one
+(``<REDACTED:openai-api-key:2>``). Redaction is idempotent: placeholders are skipped by
+every rule, so running it again (vcrpy does, on every stored and incoming request) changes
+nothing and is cheap.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import hashlib
+import json
+import os
+import re
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any
+from urllib.parse import quote, unquote, unquote_plus
+
+from ..format import jsontext
+from . import rules
+from .config import RedactionConfig, RedactionConfigError
+
+_KIND_CHARS = re.compile(r"[^A-Za-z0-9_.\-]+")
+_SCHEME = re.compile(r"([A-Za-z][A-Za-z0-9_\-]*)(\s+)(.+)", re.DOTALL)
+_JSON_ESCAPE = re.compile(r"\\u([0-9a-fA-F]{4})")
+_FORM_TYPE = "application/x-www-form-urlencoded"
+
+Headers = Mapping[str, Any]
+
+
+def _kind(name: str) -> str:
+    return _KIND_CHARS.sub("-", name).strip("-").lower() or "secret"
+
+
+def _is_placeholder(value: str) -> bool:
+    return rules.PLACEHOLDER_RE.fullmatch(value) is not None
+
+
+def _content_type(headers: Headers | None) -> str:
+    for name, value in (headers or {}).items():
+        if name.lower() == "content-type":
+            if isinstance(value, (list, tuple)):
+                value = value[0] if value else ""
+            return str(value).split(";", 1)[0].strip().lower()
+    return ""
+
+
+class Redactor:
+    """Redacts requests, responses and cassette records with one set of rules."""
+
+    def __init__(
+        self,
+        config: RedactionConfig | None = None,
+        environ: Mapping[str, str] | None = None,
+    ) -> None:
+        self.config = config = config or RedactionConfig()
+        disabled = set(config.disable)
+        unknown = disabled - set(rules.all_rule_names())
+        if unknown:
+            raise RedactionConfigError(
+                f"cannot disable unknown redaction rule(s) {sorted(unknown)}; "
+                f"known: {', '.join(rules.all_rule_names())}"
+            )
+        shape_rules = [rule for rule in rules.SHAPE_RULES if rule.name not in disabled]
+        for name, pattern in config.patterns:
+            try:
+                re.compile(pattern)
+            except re.error as error:
+                raise RedactionConfigError(f"redaction pattern {name!r}: {error}") from None
+            shape_rules.append(rules.ShapeRule(_kind(name), f"(?:{pattern})"))
+        self._rules = shape_rules
+        self._group_rule = {rules.group_name(i): rule for i, rule in enumerate(shape_rules)}
+
+        literals: dict[str, str] = {}
+        for value, name in config.literals:
+            _add_literal(literals, value, _kind(name), minimum=1)
+        environ = os.environ if environ is None else environ
+        if "env" not in disabled and config.env:
+            extra = set(config.env_vars)
+            for name, value in environ.items():
+                if name in extra or rules.ENV_NAME_RE.search(name):
+                    _add_literal(literals, value, "env-" + _kind(name).upper().replace(".", "_"))
+        self._literal_kinds = literals
+        self._regex = rules.compile_shapes(shape_rules, literals)
+
+        self._headers_on = "headers" not in disabled
+        self._keys_on = "json-keys" not in disabled
+        self._params_on = "params" not in disabled
+        keep = {name.lower() for name in config.keep_headers}
+        self._keep_headers = frozenset(keep)
+        self._drop_headers = (
+            rules.DROPPED_HEADERS | {h.lower() for h in config.drop_headers}
+        ) - keep
+        self._extra_headers = frozenset(h.lower() for h in config.headers)
+        self._secret_keys = rules.SECRET_KEYS | {
+            _norm_key(k) for k in config.json_keys if "." not in k
+        }
+        self._secret_paths = tuple(_norm_key(k) for k in config.json_keys if "." in k)
+        self._secret_params = rules.SECRET_PARAMS | {p.lower() for p in config.query_params}
+
+        # Cheap tests for "could anything here need redacting": trigger substrings of the
+        # shape rules and literals (plain ``in`` checks), then key and parameter names.
+        triggers = [t for rule in shape_rules for t in rule.triggers] + list(literals)
+        always = any(not rule.triggers for rule in shape_rules)  # a custom pattern
+        self._triggers = None if always else tuple(dict.fromkeys(triggers))
+        # One alternation of the literal triggers: a single C-level scan per string instead
+        # of one `in` test per trigger (this runs on every stored request at load time).
+        self._trigger_re = (
+            None
+            if self._triggers is None
+            else re.compile("|".join(re.escape(t) for t in sorted(self._triggers, key=len)))
+        )
+        names = sorted(self._secret_keys | {p.rsplit(".", 1)[-1] for p in self._secret_paths})
+        self._key_re = (
+            re.compile(r'"(?i:' + "|".join(_key_variants(names)) + r')"\s*:')
+            if self._keys_on
+            else None
+        )
+        self._param_re = (
+            re.compile(
+                r"(?i:(?:^|[?&])(?:"
+                + "|".join(re.escape(p) for p in sorted(self._secret_params))
+                + r")=)"
+            )
+            if self._params_on
+            else None
+        )
+        self._key_cache: dict[str, bool] = {}
+
+        self._placeholders: dict[str, str] = {}
+        self.counts: dict[str, int] = {}
+        #: Number of values replaced and headers dropped (for ``llmcassette redact``).
+        self.changes = 0
+
+    # ------------------------------------------------------------------ state
+
+    def header_field(self) -> dict[str, Any]:
+        """The ``redaction`` field of the cassette header."""
+        field: dict[str, Any] = {"rules": self.config.name, "version": rules.RULES_VERSION}
+        if self.config.is_custom():
+            field["custom"] = True
+            # Tells apart two custom rule sets, so a cassette redacted by other rules is
+            # redacted again at load (see ``already_applied``). A hash: literals are secrets.
+            digest = hashlib.sha256(repr(self.config).encode("utf-8")).hexdigest()
+            field["fingerprint"] = digest[:16]
+        return field
+
+    def already_applied(self, header: Mapping[str, Any]) -> bool:
+        """Whether a cassette with this header was redacted by exactly these rules."""
+        return header.get("redaction") == self.header_field()
+
+    def scratch(self) -> Redactor:
+        """A redactor with the same rules and a fresh placeholder numbering."""
+        clone = object.__new__(Redactor)
+        clone.__dict__.update(self.__dict__)
+        clone._placeholders = {}
+        clone.counts = {}
+        clone.changes = 0
+        return clone
+
+    def placeholder(self, kind: str, secret: str) -> str:
+        """The placeholder of ``secret``; the first of a kind is unnumbered."""
+        self.changes += 1
+        found = self._placeholders.get(secret)
+        if found is not None:
+            return found
+        number = self.counts.get(kind, 0) + 1
+        self.counts[kind] = number
+        found = f"<REDACTED:{kind}>" if number == 1 else f"<REDACTED:{kind}:{number}>"
+        self._placeholders[secret] = found
+        return found
+
+    # ------------------------------------------------------------------ strings
+
+    def _replacement(self, match: re.Match[str]) -> str:
+        group = match.lastgroup
+        value = match.group()
+        if group == "placeholder" or not value:
+            return value
+        if group == "literal":
+            return self.placeholder(self._literal_kinds[value], value)
+        rule = self._group_rule.get(group or "")
+        if rule is None:
+            return value
+        if rule.validate is not None and not rule.validate(value):
+            return value
+        return self.placeholder(rule.name, value)
+
+    def _possible(self, text: str) -> bool:
+        """Cheap test: could a shape rule or a literal match in ``text``?"""
+        trigger_re = self._trigger_re
+        if trigger_re is None:
+            return True
+        return trigger_re.search(text) is not None
+
+    def might_contain(self, text: str) -> bool:
+        """Cheap test: could ``text`` hold something a rule redacts (shape, key, parameter)?"""
+        if self._possible(text):
+            return True
+        if self._key_re is not None and '"' in text and self._key_re.search(text):
+            return True
+        return self._param_re is not None and "=" in text and bool(self._param_re.search(text))
+
+    def text(self, value: str) -> str:
+        """``value`` with every secret-shaped substring replaced (also URL / JSON escaped)."""
+        result = self._regex.sub(self._replacement, value) if self._possible(value) else value
+        if "%" in result:
+            decoded = unquote(result)
+            if decoded != result and self._possible(decoded):
+                new = self._regex.sub(self._replacement, decoded)
+                if new != decoded:
+                    result = new
+        if "\\u" in result:
+            decoded = _JSON_ESCAPE.sub(lambda m: chr(int(m.group(1), 16)), result)
+            if self._possible(decoded):
+                new = self._regex.sub(self._replacement, decoded)
+                if new != decoded:
+                    result = new
+        return result
+
+    def secret(self, value: str, kind: str) -> str:
+        """Replace the whole of ``value`` (a known credential) by a placeholder."""
+        if not value or _is_placeholder(value):
+            return value
+        shaped = self._regex.sub(self._replacement, value)
+        if _is_placeholder(shaped):
+            return shaped
+        return self.placeholder(_kind(kind), value)
+
+    # ------------------------------------------------------------------ headers
+
+    def header_action(self, name: str) -> str:
+        """What happens to a header: keep, drop, credential, cookie, identifying or scan."""
+        lower = name.lower()
+        if lower in self._keep_headers:
+            return "keep"
+        if lower in self._drop_headers:
+            return "drop"
+        if not self._headers_on:
+            return "scan"
+        if lower in rules.COOKIE_HEADERS:
+            return "cookie"
+        if lower in rules.IDENTIFYING_HEADERS:
+            return "identifying"
+        if lower in self._extra_headers or lower in rules.CREDENTIAL_HEADERS:
+            return "credential"
+        if lower in rules.NOT_CREDENTIAL_HEADERS:
+            return "scan"
+        if lower.endswith(rules.CREDENTIAL_HEADER_SUFFIXES) or any(
+            fragment in lower for fragment in rules.CREDENTIAL_HEADER_FRAGMENTS
+        ):
+            return "credential"
+        return "scan"
+
+    def header_value(self, name: str, value: str, action: str | None = None) -> str:
+        """One header value, redacted according to the header's name."""
+        action = action or self.header_action(name)
+        if action == "keep":
+            return value
+        if action == "cookie":
+            return self._cookie(name.lower(), value)
+        if action == "identifying":
+            return self.secret(value, name)
+        if action == "credential":
+            return self._credential(name, value)
+        return self.text(value)
+
+    def _credential(self, name: str, value: str) -> str:
+        match = _SCHEME.fullmatch(value)
+        if match is None:
+            return self.secret(value, name)
+        scheme, space, rest = match.groups()
+        lower = scheme.lower()
+        if lower.startswith("aws4-") or lower == "digest":
+            redacted = self.text(rest)
+            if redacted == rest and not rules.PLACEHOLDER_RE.search(rest):
+                redacted = self.secret(rest, name)
+            return f"{scheme}{space}{redacted}"
+        kind = {"bearer": "bearer-token", "basic": "basic-auth"}.get(lower, name)
+        return f"{scheme}{space}{self.secret(rest, kind)}"
+
+    def _cookie(self, lower: str, value: str) -> str:
+        pieces = value.split(";")
+        limit = 1 if lower == "set-cookie" else len(pieces)
+        for index in range(min(limit, len(pieces))):
+            cookie_name, sep, cookie_value = pieces[index].partition("=")
+            if sep and cookie_value.strip():
+                pieces[index] = f"{cookie_name}={self.secret(cookie_value, 'cookie')}"
+            elif not sep and cookie_name.strip():
+                pieces[index] = self.secret(cookie_name, "cookie")
+        return ";".join(pieces)
+
+    def headers(self, headers: Headers) -> dict[str, Any]:
+        """A redacted copy of a header mapping (values: strings or lists of strings)."""
+        out: dict[str, Any] = {}
+        for name, value in headers.items():
+            action = self.header_action(name)
+            if action == "drop":
+                self.changes += 1
+                continue
+            if isinstance(value, str):
+                out[name] = self.header_value(name, value, action)
+            else:
+                out[name] = [self.header_value(name, str(v), action) for v in value]
+        return out
+
+    # ------------------------------------------------------------------ URLs and forms
+
+    def params(self, query: str) -> str:
+        """A query string or form body with secret parameters replaced, order kept."""
+        if not self._params_on or "=" not in query:
+            return self.text(query)
+        pieces = query.split("&")
+        for index, piece in enumerate(pieces):
+            name, sep, value = piece.partition("=")
+            if sep and unquote_plus(name).lower() in self._secret_params and value:
+                pieces[index] = f"{name}={self.secret(unquote_plus(value), unquote_plus(name))}"
+            else:
+                pieces[index] = self.text(piece)
+        return "&".join(pieces)
+
+    def uri(self, uri: str) -> str:
+        """A URL with userinfo, secret query parameters and secret shapes replaced."""
+        base, hash_sign, fragment = uri.partition("#")
+        path, question, query = base.partition("?")
+        out = self.text(path)
+        if question:
+            out += "?" + self.params(query)
+        if hash_sign:
+            out += "#" + self.text(fragment)
+        return out
+
+    # ------------------------------------------------------------------ JSON
+
+    def _secret_key(self, key: str, path: tuple[str, ...]) -> bool:
+        if not self._keys_on:
+            return False
+        if not self._secret_paths:
+            cached = self._key_cache.get(key)
+            if cached is None:
+                cached = self._key_cache[key] = _norm_key(key) in self._secret_keys
+            return cached
+        norm = _norm_key(key)
+        if norm in self._secret_keys:
+            return True
+        dotted = ".".join((*path, norm))
+        return any(dotted == p or dotted.endswith("." + p) for p in self._secret_paths)
+
+    def json(self, value: Any, path: tuple[str, ...] = ()) -> Any:
+        """A redacted copy of a JSON value: secret keys at any depth, every string by shape."""
+        if isinstance(value, str):
+            return self.text(value)
+        if isinstance(value, dict):
+            out: dict[str, Any] = {}
+            for key, item in value.items():
+                if isinstance(item, str) and self._secret_key(key, path):
+                    out[key] = self.secret(item, key)
+                else:
+                    out[key] = self.json(item, (*path, _norm_key(key)))
+            return out
+        if isinstance(value, list):
+            return [self.json(item, path) for item in value]
+        return value
+
+    # ------------------------------------------------------------------ bodies
+
+    def body_text(self, text: str, content_type: str) -> str:
+        """A textual body: JSON (layout kept), form, or plain text."""
+        if not self.might_contain(text) and "%" not in text and "\\u" not in text:
+            return text
+        if content_type == _FORM_TYPE:
+            return self.params(text)
+        stripped = text.lstrip()
+        if stripped[:1] in ("{", "["):
+            exact = jsontext.parse_exact(text)
+            if exact is not None:
+                value, layout = exact
+                return jsontext.render(self.json(value), layout)
+            try:
+                value = json.loads(text)
+            except ValueError:
+                pass
+            else:
+                return json.dumps(self.json(value), ensure_ascii=False)
+        return self.text(text)
+
+    def body_bytes(self, body: bytes, content_type: str) -> bytes:
+        """A raw body; bytes that are not UTF-8 are scanned as Latin-1 (ASCII secrets)."""
+        try:
+            text = body.decode("utf-8")
+        except UnicodeDecodeError:
+            latin = body.decode("latin-1")
+            if not self._possible(latin):
+                return body
+            return self.text(latin).encode("latin-1")
+        redacted = self.body_text(text, content_type)
+        return body if redacted == text else redacted.encode("utf-8")
+
+    def body_record(self, body: dict[str, Any] | None, content_type: str) -> dict[str, Any] | None:
+        """A cassette body field (``json`` / ``text`` / ``base64``), redacted."""
+        if not body:
+            return body
+        if "json" in body:
+            return {**body, "json": self.json(body["json"])}
+        if "text" in body:
+            return {**body, "text": self.body_text(str(body["text"]), content_type)}
+        if "base64" in body:
+            try:
+                raw = base64.b64decode(body["base64"], validate=True)
+            except (binascii.Error, ValueError):
+                return body
+            new = self.body_bytes(raw, content_type)
+            return body if new == raw else {**body, "base64": base64.b64encode(new).decode()}
+        return body
+
+    # ------------------------------------------------------------------ streams
+
+    def events(self, records: list[dict[str, Any]]) -> None:
+        """Redact stream event records in place, also secrets split across events.
+
+        String leaves at the same JSON path in successive events (``choices[0].delta.content``)
+        are joined and searched once, so a key streamed in pieces is found; its first piece
+        gets the placeholder and the other pieces lose their part of it.
+        """
+        groups: dict[tuple[Any, ...], list[tuple[Any, Any]]] = {}
+        for record in records:
+            for field in ("data", "text", "raw", "event", "id"):
+                if field in record:
+                    self._collect(record, field, (field,), groups)
+        for refs in groups.values():
+            pieces = [container[key] for container, key in refs]
+            joined = pieces[0] if len(pieces) == 1 else "".join(pieces)
+            if not self._possible(joined):
+                if "%" in joined or "\\u" in joined:
+                    for container, key in refs:
+                        container[key] = self.text(container[key])
+                continue
+            spans = []
+            for match in self._regex.finditer(joined):
+                replacement = self._replacement(match)
+                if replacement != match.group():
+                    spans.append((match.start(), match.end(), replacement))
+            if spans:
+                for (container, key), new in zip(
+                    refs, _apply_spans(joined, pieces, spans), strict=True
+                ):
+                    container[key] = new
+            for container, key in refs:  # escaped forms, per piece
+                value = container[key]
+                if "%" in value or "\\u" in value:
+                    container[key] = self.text(value)
+
+    def _collect(
+        self,
+        container: Any,
+        key: Any,
+        path: tuple[Any, ...],
+        groups: dict[tuple[Any, ...], list[tuple[Any, Any]]],
+    ) -> None:
+        value = container[key]
+        if isinstance(value, str):
+            groups.setdefault(path, []).append((container, key))
+        elif isinstance(value, dict):
+            names: tuple[str, ...] = ()
+            if self._secret_paths:
+                names = tuple(_norm_key(p) for p in path[1:] if isinstance(p, str))
+            for name, item in value.items():
+                if isinstance(item, str):
+                    if self._secret_key(name, names):
+                        value[name] = self.secret(item, name)
+                    else:
+                        groups.setdefault((*path, name), []).append((value, name))
+                elif isinstance(item, (dict, list)):
+                    self._collect(value, name, (*path, name), groups)
+        elif isinstance(value, list):
+            for index, item in enumerate(value):
+                if isinstance(item, str):
+                    groups.setdefault((*path, index), []).append((value, index))
+                elif isinstance(item, (dict, list)):
+                    self._collect(value, index, (*path, index), groups)
+
+    # ------------------------------------------------------------------ whole interactions
+
+    def records(
+        self,
+        request: dict[str, Any],
+        response: dict[str, Any],
+        events: list[dict[str, Any]] | None,
+    ) -> None:
+        """Redact the cassette records of one interaction in place (the write-time pass)."""
+        if not self.config.enabled:
+            return
+        request["uri"] = self.uri(request["uri"])
+        request["headers"] = self.headers(request.get("headers") or {})
+        request["body"] = self.body_record(request.get("body"), _content_type(request["headers"]))
+        response["headers"] = self.headers(response.get("headers") or {})
+        body = response.get("body")
+        if body and "stream" not in body:
+            response["body"] = self.body_record(body, _content_type(response["headers"]))
+        if response.get("reason"):
+            response["reason"] = self.text(response["reason"])
+        if events:
+            self.events(events)
+
+    def vcr_request(self, request: Any) -> Any:
+        """vcrpy ``before_record_request``: redact a (copied) ``vcr.request.Request``."""
+        if not self.config.enabled or request is None:
+            return request
+        request.uri = self.uri(request.uri)
+        headers = dict(request.headers)
+        redacted = self.headers(headers)
+        if redacted != headers:
+            request.headers = redacted
+        body = request.body
+        if isinstance(body, (bytes, str)) and body:
+            content_type = _content_type(redacted)
+            if isinstance(body, str):
+                new: bytes | str = self.body_text(body, content_type)
+            else:
+                new = self.body_bytes(body, content_type)
+            if new != body:
+                request.body = new
+        return request
+
+
+def _apply_spans(joined: str, pieces: list[str], spans: list[tuple[int, int, str]]) -> list[str]:
+    """Cut ``joined`` back into ``pieces`` with each span replaced in the piece it starts in."""
+    out: list[str] = []
+    position = 0
+    index = 0
+    for piece in pieces:
+        start, end = position, position + len(piece)
+        buffer: list[str] = []
+        current = start
+        while current < end:
+            while index < len(spans) and spans[index][1] <= current:
+                index += 1
+            if index < len(spans) and spans[index][0] < end:
+                span_start, span_end, replacement = spans[index]
+                if span_start > current:
+                    buffer.append(joined[current:span_start])
+                    current = span_start
+                if span_start >= start:
+                    buffer.append(replacement)
+                current = min(span_end, end)
+                if span_end <= end:
+                    index += 1
+            else:
+                buffer.append(joined[current:end])
+                current = end
+        if not piece:
+            buffer = []
+        out.append("".join(buffer))
+        position = end
+    return out
+
+
+def _norm_key(key: str) -> str:
+    return key.lower().replace("-", "_")
+
+
+def _key_variants(names: Iterable[str]) -> list[str]:
+    out = set()
+    for name in names:
+        out.add(re.escape(name))
+        out.add(re.escape(name.replace("_", "-")))
+    return sorted(out)
+
+
+def _add_literal(literals: dict[str, str], value: str, kind: str, minimum: int = 0) -> None:
+    value = value.strip()
+    if len(value) < max(minimum, rules.ENV_MIN_LENGTH if minimum == 0 else minimum):
+        return
+    if value.startswith(("/", "~", "./")) or value.lower() in ("true", "false", "none", "null"):
+        return  # a path or a flag, not a credential
+    if rules.PLACEHOLDER_RE.search(value) or value in "<REDACTED:>":
+        return
+    variants = {value, quote(value, safe=""), json.dumps(value)[1:-1]}
+    for variant in variants:
+        literals.setdefault(variant, kind)
+
+
+ReplaceFn = Callable[[re.Match[str]], str]

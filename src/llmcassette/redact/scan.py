@@ -1,0 +1,199 @@
+"""Find values that a redaction rule still matches, without ever exposing them.
+
+Used by the fail-closed check before a cassette is written and by ``llmcassette scan``.
+A finding names the file, the line, the JSON path and the rule, never the value.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ..errors import SecretLeakError
+from . import rules
+from .engine import Redactor
+
+
+@dataclass(frozen=True)
+class Finding:
+    """A value that a rule still matches: where, and which rule (never the value)."""
+
+    path: str
+    line: int | None
+    json_path: str
+    rule: str
+
+    def render(self) -> str:
+        where = f"{self.path}:{self.line}" if self.line is not None else self.path
+        return f"{where}: {self.json_path}: {self.rule}"
+
+
+def _new_kinds(old: str, new: str) -> list[str]:
+    before = set(rules.PLACEHOLDER_RE.findall(old))
+    kinds = []
+    for placeholder in rules.PLACEHOLDER_RE.findall(new):
+        if placeholder not in before:
+            kinds.append(placeholder[len("<REDACTED:") : -1].split(":", 1)[0])
+    return kinds or ["dropped"]
+
+
+def _child(path: str, key: Any) -> str:
+    if isinstance(key, int):
+        return f"{path}[{key}]"
+    return f"{path}.{key}" if path else str(key)
+
+
+def find_in_value(redactor: Redactor, value: Any, path: str = "") -> Iterator[tuple[str, str]]:
+    """``(json_path, rule)`` for every value in a cassette record that redaction would change."""
+    if isinstance(value, dict):
+        for key, item in value.items():
+            where = _child(path, key)
+            if key == "headers" and isinstance(item, dict):
+                yield from _headers(redactor, item, where)
+            elif isinstance(item, str) and redactor._secret_key(str(key), ()):
+                new = redactor.secret(item, str(key))
+                if new != item:
+                    yield where, _new_kinds(item, new)[0]
+            elif key == "uri" and isinstance(item, str):
+                new = redactor.uri(item)
+                if new != item:
+                    yield where, _new_kinds(item, new)[0]
+            else:
+                yield from find_in_value(redactor, item, where)
+    elif isinstance(value, list):
+        for index, item in enumerate(value):
+            yield from find_in_value(redactor, item, _child(path, index))
+    elif isinstance(value, (bytes, bytearray)):
+        try:
+            text = bytes(value).decode("utf-8")
+        except UnicodeDecodeError:
+            text = bytes(value).decode("latin-1")
+        yield from find_in_value(redactor, text, path)
+    elif isinstance(value, str):
+        if value[:1] in ("{", "[") and redactor.might_contain(value):
+            try:
+                parsed = json.loads(value)
+            except ValueError:
+                parsed = None
+            if isinstance(parsed, (dict, list)):
+                yield from find_in_value(redactor, parsed, path + "<json>")
+                return
+        new = redactor.text(value)
+        if new != value:
+            yield path, _new_kinds(value, new)[0]
+
+
+def _headers(redactor: Redactor, headers: dict[str, Any], path: str) -> Iterator[tuple[str, str]]:
+    for name, value in headers.items():
+        action = redactor.header_action(name)
+        if action in ("keep", "drop"):
+            continue  # identifiers: not secret, ``redact`` drops them
+        values = [value] if isinstance(value, str) else value
+        for index, item in enumerate(values if isinstance(values, list) else []):
+            if not isinstance(item, str):
+                continue
+            new = redactor.header_value(name, item, action)
+            if new != item:
+                where = _child(path, name)
+                if not isinstance(value, str):
+                    where = _child(where, index)
+                yield where, _new_kinds(item, new)[0]
+
+
+def find_in_jsonl(redactor: Redactor, text: str, path: str) -> list[Finding]:
+    """Findings in the text of an llmcassette JSONL cassette."""
+    redactor = redactor.scratch()
+    findings: list[Finding] = []
+    for number, line in enumerate(text.split("\n"), start=1):
+        if not line.strip():
+            continue
+        if '"headers"' not in line and not redactor.might_contain(line):
+            continue
+        try:
+            record = json.loads(line)
+        except ValueError:
+            if redactor.text(line) != line:
+                findings.append(Finding(path, number, "<line>", "unparsed-line"))
+            continue
+        for json_path, rule in find_in_value(redactor, record):
+            findings.append(Finding(path, number, json_path, rule))
+    return findings
+
+
+def check_text(redactor: Redactor, text: str, path: str | os.PathLike[str]) -> None:
+    """Fail closed: raise ``SecretLeakError`` if a rule still matches ``text``."""
+    findings = find_in_jsonl(redactor, text, os.fspath(path))
+    if findings:
+        first = findings[0]
+        raise SecretLeakError(
+            path,
+            first.line,
+            first.json_path,
+            first.rule,
+            [(f.line, f.json_path, f.rule) for f in findings],
+        )
+
+
+def _line_of(text: str, interaction: int) -> int | None:
+    """Best-effort line of the n-th interaction in a YAML/JSON vcrpy cassette."""
+    needle = "- request:" if "- request:" in text else '"request"'
+    position = -1
+    for _ in range(interaction + 1):
+        position = text.find(needle, position + 1)
+        if position < 0:
+            return None
+    return text.count("\n", 0, position) + 1
+
+
+def find_in_file(redactor: Redactor, path: Path) -> list[Finding]:
+    """Findings in one cassette file: llmcassette JSONL, or vcrpy YAML / JSON."""
+    text = path.read_text(encoding="utf-8", errors="replace")
+    name = os.fspath(path)
+    if path.suffix == ".jsonl":
+        return find_in_jsonl(redactor, text, name)
+    data = load_vcrpy(path, text)
+    redactor = redactor.scratch()
+    findings: list[Finding] = []
+    for index, entry in enumerate(data.get("interactions") or []):
+        line = _line_of(text, index)
+        response = _decoded_response(entry.get("response") or {})
+        for json_path, rule in find_in_value(
+            redactor, {"request": entry.get("request"), "response": response}
+        ):
+            findings.append(Finding(name, line, f"interactions[{index}].{json_path}", rule))
+    return findings
+
+
+def load_vcrpy(path: Path, text: str) -> dict[str, Any]:
+    """A vcrpy cassette file as its dict (YAML, or JSON for ``.json``)."""
+    if path.suffix == ".json":
+        loaded = json.loads(text)
+    else:
+        import yaml
+
+        try:
+            from yaml import CSafeLoader as Loader
+        except ImportError:  # pragma: no cover
+            from yaml import SafeLoader as Loader  # type: ignore[assignment]
+        loaded = yaml.load(text, Loader=Loader)  # a safe loader
+    return loaded if isinstance(loaded, dict) else {}
+
+
+def _decoded_response(response: dict[str, Any]) -> dict[str, Any]:
+    body = response.get("body")
+    raw = body.get("string") if isinstance(body, dict) else None
+    headers = response.get("headers")
+    if isinstance(raw, bytes) and isinstance(headers, dict) and isinstance(body, dict):
+        from ..format.compression import decode_content
+
+        listed = {k: v if isinstance(v, list) else [v] for k, v in headers.items()}
+        try:
+            decoded, _ = decode_content(raw, listed)
+        except Exception:
+            return response
+        return {**response, "body": {**body, "string": decoded}}
+    return response

@@ -1,0 +1,190 @@
+"""``events``: splitting streams into events and storing each event losslessly."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from llmcassette.format import events
+
+SETTINGS = settings(max_examples=200, derandomize=True, deadline=None, database=None)
+
+# Text heavy in the characters that matter to the splitters.
+TOKENS = ["\n", "\r", "\r\n", ":", " ", "data", "event", "id", "retry", "{", "}", '"', "a", "é"]
+TOKENS += ["\u2028", "\u2029", "\x85", "\x0b", "\x0c", "\x1c", "1", "[DONE]", ": ", "data: "]
+stream_text = st.lists(st.sampled_from(TOKENS), max_size=40).map("".join) | st.text(max_size=60)
+
+
+@SETTINGS
+@given(kind=st.sampled_from([events.SSE, events.NDJSON]), text=stream_text)
+def test_split_concatenates_to_input(kind: str, text: str) -> None:
+    parts = events.split_events(kind, text)
+    assert "".join(parts) == text
+    assert all(parts), "no empty event"
+
+
+@SETTINGS
+@given(kind=st.sampled_from([events.SSE, events.NDJSON]), text=stream_text)
+def test_every_event_renders_back_exactly(kind: str, text: str) -> None:
+    for part in events.split_events(kind, text):
+        fields = events.encode_event(kind, part)
+        assert events.render_event(kind, fields) == part
+
+
+_LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+")
+
+
+def _sse_lines(part: str) -> list[str]:
+    return _LINE.findall(part)
+
+
+@SETTINGS
+@given(text=stream_text)
+def test_sse_events_end_at_blank_lines_only(text: str) -> None:
+    parts = events.split_events(events.SSE, text)
+    for index, part in enumerate(parts):
+        lines = _sse_lines(part)
+        assert "".join(lines) == part
+        is_last = index == len(parts) - 1
+        # Only the event's last line may be blank, and every event but the last ends with one.
+        blank = [line.rstrip("\r\n") == "" and line != "" for line in lines]
+        assert not any(blank[:-1]), part
+        if not is_last:
+            assert blank[-1], part
+            # a CRLF pair is never cut in two
+            assert not (part.endswith("\r") and parts[index + 1].startswith("\n"))
+
+
+@SETTINGS
+@given(text=stream_text)
+def test_ndjson_events_are_lines(text: str) -> None:
+    parts = events.split_events(events.NDJSON, text)
+    for part in parts[:-1]:
+        assert part.endswith("\n")
+        assert part.count("\n") == 1
+    if parts:
+        assert parts[-1].count("\n") <= 1
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("", []),
+        ("data: 1\n\n", ["data: 1\n\n"]),
+        ("data: 1\n\ndata: 2\n\n", ["data: 1\n\n", "data: 2\n\n"]),
+        ("data: 1\r\n\r\ndata: 2\r\n\r\n", ["data: 1\r\n\r\n", "data: 2\r\n\r\n"]),
+        ("data: 1\r\rdata: 2\r\r", ["data: 1\r\r", "data: 2\r\r"]),
+        ("data: 1\n\ndata: 2", ["data: 1\n\n", "data: 2"]),  # last event without blank line
+        ("data: 1\ndata: 2\n\n", ["data: 1\ndata: 2\n\n"]),  # multi-line data
+        ("\n\ndata: 1\n\n", ["\n", "\n", "data: 1\n\n"]),  # stray blank lines
+        (": ping\n\n", [": ping\n\n"]),
+        # U+2028 and friends are not SSE line ends
+        ("data: a\u2028b\n\n", ["data: a\u2028b\n\n"]),
+    ],
+)
+def test_split_sse_examples(text: str, expected: list[str]) -> None:
+    assert events.split_events(events.SSE, text) == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("", []),
+        ("{}\n", ["{}\n"]),
+        ("{}\n[]\n", ["{}\n", "[]\n"]),
+        ("{}\n[]", ["{}\n", "[]"]),  # no final newline
+        ("{}\r\n[]\r\n", ["{}\r\n", "[]\r\n"]),
+        ("{}\n\n[]\n", ["{}\n", "\n", "[]\n"]),  # blank line
+        ('{"a":"\u2028"}\n', ['{"a":"\u2028"}\n']),  # only \n ends a record
+        ("\n", ["\n"]),
+    ],
+)
+def test_split_ndjson_examples(text: str, expected: list[str]) -> None:
+    assert events.split_events(events.NDJSON, text) == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "fields"),
+    [
+        ('data: {"a":1}\n\n', {"data": {"a": 1}}),
+        ("data: [DONE]\n\n", {"text": "[DONE]"}),
+        (
+            'event: message_start\ndata: {"type":"message_start"}\n\n',
+            {"event": "message_start", "data": {"type": "message_start"}},
+        ),
+        ("id: 7\nevent: x\nretry: 100\n\n", None),  # order differs from render order: raw
+        ("event: x\nid: 7\nretry: 100\n\n", {"event": "x", "id": "7", "retry": "100"}),
+        ('data: {"a": 1}\n\n', {"data": {"a": 1}, "layout": "spaced"}),
+        ('data: {\ndata:   "a": 1\ndata: }\n\n', {"data": {"a": 1}, "layout": "indent2"}),
+        ("data: line1\ndata: line2\n\n", {"text": "line1\nline2"}),
+        ("data: \n\n", {"text": ""}),
+        ('data: "hi"\n\n', {"data": "hi"}),  # a JSON string is stored as JSON
+        ("data:  {}\n\n", {"text": " {}"}),  # the second space belongs to the value
+    ],
+)
+def test_encode_sse_event(text: str, fields: dict[str, object] | None) -> None:
+    encoded = events.encode_event(events.SSE, text)
+    assert encoded == (fields if fields is not None else {"raw": text})
+    assert events.render_event(events.SSE, encoded) == text
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "data:{}\n\n",  # no space after the colon
+        "data:\n\n",  # empty data without a space
+        ": ping\n\n",  # comment
+        'data: {"a":1}\r\n\r\n',  # CRLF
+        'data: {"a":1}\r\r',  # CR
+        'data: {"a":1}\n',  # last event without its blank line
+        'data: {"a":1}',
+        "retry: soon\n\n",  # retry must be digits to be structured
+        "event: a\nevent: b\n\n",  # repeated field
+        "data: 1\nevent: a\n\n",  # field after data
+        "foo: bar\n\n",  # unknown field
+        "\n",  # a lone blank line
+        "event\n\n",  # field without a colon
+    ],
+)
+def test_unusual_sse_events_are_raw(text: str) -> None:
+    encoded = events.encode_event(events.SSE, text)
+    assert encoded == {"raw": text}
+    assert events.render_event(events.SSE, encoded) == text
+
+
+@pytest.mark.parametrize(
+    ("text", "fields"),
+    [
+        ('{"a":1}\n', {"data": {"a": 1}}),
+        ('{"a": 1}\n', {"data": {"a": 1}, "layout": "spaced"}),
+        ("hello\n", {"text": "hello"}),
+        ("\n", {"text": ""}),
+        ('{"a":1}', {"raw": '{"a":1}'}),  # no final newline
+        ('{"a":1}\r\n', {"raw": '{"a":1}\r\n'}),
+    ],
+)
+def test_encode_ndjson_event(text: str, fields: dict[str, object]) -> None:
+    encoded = events.encode_event(events.NDJSON, text)
+    assert encoded == fields
+    assert events.render_event(events.NDJSON, encoded) == text
+
+
+@pytest.mark.parametrize(
+    ("content_type", "kind"),
+    [
+        ("text/event-stream", events.SSE),
+        ("text/event-stream; charset=utf-8", events.SSE),
+        ("Text/Event-Stream", events.SSE),
+        ("application/x-ndjson", events.NDJSON),
+        ("application/jsonl; charset=utf-8", events.NDJSON),
+        ("application/json", None),
+        ("text/plain", None),
+        ("", None),
+        (None, None),
+    ],
+)
+def test_stream_kind(content_type: str | None, kind: str | None) -> None:
+    assert events.stream_kind(content_type) == kind

@@ -1,0 +1,256 @@
+"""Record real clients through llmcassette and check no planted secret reaches the file."""
+
+from __future__ import annotations
+
+import gzip
+import json
+import threading
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+
+import httpx
+import openai
+import pytest
+
+import llmcassette
+from llmcassette.errors import SecretLeakError
+from llmcassette.redact import RedactionConfig
+from llmcassette.testing import LocalProvider
+
+from .test_rules import ANTHROPIC, OPENAI, OPENAI_2
+
+GOOGLE = "AIza" + "Sy" + "Q" * 33
+GITHUB = "ghp_" + "R" * 36
+COOKIE = "cookievalue0123456789"
+ORG = "org-PlantedOrganization42"
+SECRETS = [OPENAI, OPENAI_2, ANTHROPIC, GOOGLE, GITHUB, COOKIE, ORG, "s3cr3t-pa55word"]
+
+
+class _Planted(BaseHTTPRequestHandler):
+    def log_message(self, *args: object) -> None:
+        pass
+
+    def do_GET(self) -> None:
+        self._answer()
+
+    def do_POST(self) -> None:
+        self.rfile.read(int(self.headers.get("content-length") or 0))
+        self._answer()
+
+    def _answer(self) -> None:
+        path = self.path.split("?", 1)[0]
+        headers = {
+            "set-cookie": f"__cf_bm={COOKIE}; path=/; HttpOnly",
+            "openai-organization": ORG,
+            "x-echo-key": GITHUB,
+            "cf-ray": "8abcdef-CDG",
+        }
+        if path == "/json":
+            body = json.dumps(
+                {"a": {"b": [{"api_key": "s3cr3t-pa55word", "note": f"key {OPENAI}"}]}}
+            ).encode()
+            headers["content-type"] = "application/json"
+        elif path == "/sse":
+            parts = ["Here: ", OPENAI_2[:20], OPENAI_2[20:], " done"]
+            events = [
+                "data: " + json.dumps({"choices": [{"delta": {"content": p}}]}) + "\n\n"
+                for p in parts
+            ]
+            body = ("".join(events) + "data: [DONE]\n\n").encode()
+            headers["content-type"] = "text/event-stream"
+        elif path == "/ndjson":
+            lines = [json.dumps({"message": {"content": ANTHROPIC}}), json.dumps({"done": True})]
+            body = ("\n".join(lines) + "\n").encode()
+            headers["content-type"] = "application/x-ndjson"
+        else:  # gzip
+            body = gzip.compress(json.dumps({"token_info": GOOGLE}).encode())
+            headers["content-type"] = "application/json"
+            headers["content-encoding"] = "gzip"
+        self.send_response(200)
+        for name, value in headers.items():
+            self.send_header(name, value)
+        self.send_header("content-length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+
+@pytest.fixture
+def planted() -> Iterator[str]:
+    server = ThreadingHTTPServer(("127.0.0.1", 0), _Planted)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}"
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def _traffic(base: str) -> list[object]:
+    seen: list[object] = []
+    with httpx.Client() as client:
+        auth = {
+            "authorization": f"Bearer {OPENAI}",
+            "x-api-key": ANTHROPIC,
+            "cookie": "a=" + COOKIE,
+        }
+        seen.append(client.get(f"{base}/json?key={GOOGLE}", headers=auth).json())
+        seen.append(client.get(f"{base}/sse", headers=auth).text)
+        seen.append(client.get(f"{base}/ndjson", headers=auth).text)
+        seen.append(client.get(f"{base}/gzip", headers=auth).json())
+        form = {"client_secret": "s3cr3t-pa55word", "grant_type": "x"}
+        seen.append(client.post(f"{base}/json", data=form, headers=auth).status_code)
+        seen.append(
+            client.post(f"{base}/json", json={"password": "s3cr3t-pa55word", "q": GITHUB}).json()
+        )
+    return seen
+
+
+def _assert_clean(path: Path) -> None:
+    text = path.read_text(encoding="utf-8")
+    for secret in SECRETS:
+        assert secret not in text
+    assert "T3BlbkFJ" not in text
+    assert json.loads(text.split("\n", 1)[0])["redaction"]["rules"] == "llmcassette-default"
+
+
+def test_planted_secrets_never_reach_the_cassette_and_it_replays(
+    planted: str, tmp_path: Path
+) -> None:
+    path = tmp_path / "planted.jsonl"
+    with llmcassette.use_cassette(path, record_mode="once"):
+        recorded = _traffic(planted)
+    _assert_clean(path)
+    text = path.read_text()
+    assert "cf-ray" not in text
+    assert "<REDACTED:openai-api-key:2>" in text  # the key split across two SSE events
+    with llmcassette.use_cassette(path, record_mode="none"):
+        replayed = _traffic(planted)
+    assert len(replayed) == len(recorded)
+    assert replayed[4] == recorded[4] == 200
+
+
+@pytest.mark.parametrize("stream", [False, True])
+def test_openai_sdk_with_a_real_looking_key(tmp_path: Path, stream: bool) -> None:
+    path = tmp_path / "openai.jsonl"
+    messages = [{"role": "user", "content": f"Is {GITHUB} a token?"}]
+
+    def call(key: str, base_url: str) -> str:
+        client = openai.OpenAI(base_url=base_url, api_key=key, max_retries=0)
+        with client:
+            if stream:
+                chunks = client.chat.completions.create(
+                    model="gpt-4o-mini",
+                    messages=messages,
+                    stream=True,  # type: ignore[arg-type]
+                )
+                return "".join(c.choices[0].delta.content or "" for c in chunks if c.choices)
+            done = client.chat.completions.create(model="gpt-4o-mini", messages=messages)  # type: ignore[arg-type]
+            return done.choices[0].message.content or ""
+
+    with LocalProvider() as provider, llmcassette.use_cassette(path):
+        recorded = call(OPENAI, provider.openai_base_url)
+        base_url = provider.openai_base_url
+    _assert_clean(path)
+    # Replay with another real key: the redacted request matches (symmetric redaction), and the
+    # prompt holding a redacted token still matches itself.
+    with llmcassette.use_cassette(path, record_mode="none"):
+        replayed = call(OPENAI_2, base_url)
+    # The provider echoed the token: the response is stored (and replayed) redacted.
+    assert replayed == recorded.replace(GITHUB, "<REDACTED:github-token>")
+    assert GITHUB in recorded
+
+
+def test_mismatch_error_shows_no_key(planted: str, tmp_path: Path) -> None:
+    path = tmp_path / "mismatch.jsonl"
+    with llmcassette.use_cassette(path), httpx.Client() as client:
+        client.post(f"{planted}/json", json={"q": "first"})
+    with (
+        llmcassette.use_cassette(path, record_mode="none"),
+        httpx.Client() as client,
+        pytest.raises(Exception, match="play back") as caught,
+    ):
+        client.post(
+            f"{planted}/json?key={GOOGLE}",
+            json={"q": f"second {OPENAI}", "api_key": "s3cr3t-pa55word"},
+            headers={"authorization": f"Bearer {OPENAI}"},
+        )
+    rendered = "".join(
+        str(e) for e in (caught.value, caught.value.__cause__, caught.value.__context__) if e
+    )
+    assert "Can't play back" in rendered or "no recorded" in rendered.lower()
+    for secret in (GOOGLE, OPENAI, "s3cr3t-pa55word"):
+        assert secret not in rendered
+
+
+def test_fail_closed_when_a_secret_slips_through(
+    planted: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = tmp_path / "leak.jsonl"
+    with llmcassette.use_cassette(path), httpx.Client() as client:
+        client.get(f"{planted}/json")
+    before = path.read_bytes()
+    from llmcassette.redact.engine import Redactor
+
+    monkeypatch.setattr(Redactor, "records", lambda self, *records: None)  # a redactor bug
+    with (
+        pytest.raises(SecretLeakError) as caught,
+        llmcassette.use_cassette(path, record_mode="all"),
+        httpx.Client() as client,
+    ):
+        client.get(f"{planted}/json", headers={"x-api-key": ANTHROPIC})
+    error = caught.value
+    assert path.read_bytes() == before
+    assert error.path == str(path)
+    assert error.line is not None
+    assert error.line >= 2
+    assert error.json_path.startswith("headers.")
+    assert error.rule
+    for secret in SECRETS:
+        assert secret not in str(error)
+
+
+def test_fail_closed_with_a_literal_rule_only_the_scanner_knows(
+    planted: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from llmcassette.redact import scan
+
+    path = tmp_path / "leak2.jsonl"
+    strict = llmcassette.redact.Redactor(
+        RedactionConfig(literals=(("first-prompt", "prompt"),)), environ={}
+    )
+    real_check = scan.check_text
+    monkeypatch.setattr(scan, "check_text", lambda _r, text, p: real_check(strict, text, p))
+    with (
+        pytest.raises(SecretLeakError, match="prompt"),
+        llmcassette.use_cassette(path),
+        httpx.Client() as client,
+    ):
+        client.post(f"{planted}/json", json={"q": "first-prompt"})
+    assert not path.exists()
+
+
+def test_user_before_record_request_is_composed(planted: str, tmp_path: Path) -> None:
+    import vcr
+
+    calls: list[str] = []
+
+    def mine(request: object) -> object:
+        calls.append("mine")
+        return request
+
+    my_vcr = llmcassette.configure(vcr.VCR(before_record_request=mine))
+    path = tmp_path / "composed.jsonl"
+    with my_vcr.use_cassette(str(path)), httpx.Client() as client:
+        client.get(f"{planted}/json", headers={"authorization": f"Bearer {OPENAI}"})
+    assert calls
+    _assert_clean(path)
+
+
+def test_redaction_can_be_turned_off(planted: str, tmp_path: Path) -> None:
+    path = tmp_path / "off.jsonl"
+    with llmcassette.use_cassette(path, redaction=False), httpx.Client() as client:
+        client.get(f"{planted}/json", headers={"x-custom": "sk-visible-on-purpose"})
+    assert "sk-visible-on-purpose" in path.read_text()
+    assert "redaction" not in json.loads(path.read_text().split("\n", 1)[0])

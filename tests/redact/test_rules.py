@@ -1,0 +1,274 @@
+"""Unit tests of the redactor: each rule, each location, placeholders, idempotence."""
+
+from __future__ import annotations
+
+import base64
+import json
+from urllib.parse import quote
+
+import pytest
+
+from llmcassette.redact import RedactionConfig, Redactor
+
+OPENAI = "sk-proj-" + "A1b2C3d4E5" * 3 + "T3BlbkFJ" + "z9Y8x7W6v5" * 3
+OPENAI_2 = "sk-proj-" + "Q1w2E3r4T5" * 3 + "T3BlbkFJ" + "m9N8b7V6c5" * 3
+ANTHROPIC = "sk-ant-api03-" + "aB3_dE6-gH9" * 8 + "kLmNo" + "AA"
+
+SHAPES = {
+    "openai-api-key": [
+        OPENAI,
+        "sk-" + "a1B2c3D4" * 6,
+        "sk-svcacct-" + "x" * 20 + "T3BlbkFJ" + "y" * 20,
+    ],
+    "anthropic-api-key": [ANTHROPIC, "sk-ant-admin01-" + "Z" * 40],
+    "google-api-key": ["AIza" + "Sy" + "b" * 33],
+    "google-oauth-token": ["ya29." + "a0AfH6SM" * 4],
+    "aws-access-key-id": ["AKIA" + "IOSFODNN7EXAMPLE"],
+    "aws-bedrock-api-key": ["ABSK" + "QmVkcm9ja0FQSUtleS1" * 3],
+    "github-token": ["ghp_" + "a" * 36, "github_pat_" + "b" * 82],
+    "huggingface-token": ["hf_" + "abcdefghij" * 3 + "abcd"],
+    "groq-api-key": ["gsk_" + "c" * 52],
+    "openrouter-api-key": ["sk-or-v1-" + "0123456789abcdef" * 4],
+    "xai-api-key": ["xai-" + "d" * 80],
+    "perplexity-api-key": ["pplx-" + "e" * 48],
+    "replicate-api-token": ["r8_" + "f" * 37],
+    "langsmith-api-key": ["lsv2_pt_" + "0" * 32 + "_" + "1" * 10],
+    "slack-token": ["xoxb-1234567890-abcdefghij"],
+    "stripe-key": ["sk_live_" + "g" * 24],
+    "jwt": [
+        "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U"
+    ],
+    "private-key": ["-----BEGIN RSA PRIVATE KEY-----\nMIIEow\n-----END RSA PRIVATE KEY-----"],
+}
+
+
+@pytest.fixture
+def redactor() -> Redactor:
+    return Redactor(environ={})
+
+
+@pytest.mark.parametrize(
+    ("kind", "secret"), [(kind, s) for kind, values in SHAPES.items() for s in values]
+)
+def test_each_shape_is_redacted_in_prose(redactor: Redactor, kind: str, secret: str) -> None:
+    out = redactor.text(f"my key: {secret} (keep it safe)")
+    assert secret not in out
+    assert out == f"my key: <REDACTED:{kind}> (keep it safe)"
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Hello! How can I help you today?",
+        "chatcmpl-AbC123dEf456GhI789jKl012mNo345",
+        "msg_01XFDUDYJgAACzvnptvVoYEL",
+        "resp_67ccd2bed1ec8190b14f964abc0542670bb6a6b452d3795b",
+        "call_abc123DEF456ghi789JKL012",
+        "data:image/png;base64," + base64.b64encode(bytes(range(256)) * 4).decode(),
+        "def f(task_key):\n    return basic_auth(user)  # Basic information",
+        "Use `Authorization: Bearer <your key>` with https://api.example.com/v1?x=1",
+        "sk-test",
+        "The skeleton key is ask-me-later",
+        "toolu_01A09q90qw90lq917835lq9",
+    ],
+)
+def test_ordinary_content_is_not_redacted(redactor: Redactor, text: str) -> None:
+    assert redactor.text(text) == text
+
+
+def test_placeholders_are_stable_typed_and_numbered(redactor: Redactor) -> None:
+    out = redactor.text(f"{OPENAI} {OPENAI_2} {OPENAI}")
+    assert out == "<REDACTED:openai-api-key> <REDACTED:openai-api-key:2> <REDACTED:openai-api-key>"
+    assert redactor.text(out) == out  # idempotent: placeholders match no rule
+
+
+def test_encoded_copies(redactor: Redactor) -> None:
+    assert OPENAI not in redactor.text(quote(f"key={OPENAI}+x", safe=""))
+    escaped = json.dumps(OPENAI, ensure_ascii=True).strip('"').replace("s", "\\u0073")
+    assert "T3BlbkFJ" not in redactor.text(f"payload {escaped}")
+    basic = base64.b64encode(b"user:hunter2pass").decode()
+    assert redactor.text(f"Basic {basic}") == "Basic <REDACTED:basic-auth>"
+
+
+def test_headers(redactor: Redactor) -> None:
+    headers = {
+        "Authorization": f"Bearer {OPENAI}",
+        "x-api-key": "plain-mistral-like-key-0123456789",
+        "api-key": "0123456789abcdef0123456789abcdef",
+        "x-goog-api-key": "whatever-value-here",
+        "x-custom-token": "tok-123456789",
+        "proxy-authorization": "Basic " + base64.b64encode(b"u:p4ssword").decode(),
+        "Cookie": "__cf_bm=abc123; _cfuvid=def456",
+        "set-cookie": ["__cf_bm=xyz789; path=/; HttpOnly"],
+        "openai-organization": "org-123abc",
+        "openai-project": "proj_abc",
+        "anthropic-organization-id": "1234-5678",
+        "cf-ray": "8abc-CDG",
+        "x-request-id": "req_123",
+        "x-stainless-os": "Linux",
+        "user-agent": "OpenAI/Python 3.57.0",
+        "content-type": "application/json",
+        "anthropic-ratelimit-tokens-limit": "1000",
+    }
+    out = redactor.headers(headers)
+    assert out["Authorization"] == "Bearer <REDACTED:openai-api-key>"
+    assert out["x-api-key"] == "<REDACTED:x-api-key>"
+    assert out["api-key"] == "<REDACTED:api-key>"
+    assert out["x-goog-api-key"] == "<REDACTED:x-goog-api-key>"
+    assert out["x-custom-token"] == "<REDACTED:x-custom-token>"
+    assert out["proxy-authorization"] == "Basic <REDACTED:basic-auth>"
+    assert out["Cookie"] == "__cf_bm=<REDACTED:cookie>; _cfuvid=<REDACTED:cookie:2>"
+    assert out["set-cookie"] == ["__cf_bm=<REDACTED:cookie:3>; path=/; HttpOnly"]
+    assert out["openai-organization"] == "<REDACTED:openai-organization>"
+    assert out["openai-project"] == "<REDACTED:openai-project>"
+    assert out["anthropic-organization-id"] == "<REDACTED:anthropic-organization-id>"
+    assert "cf-ray" not in out
+    for kept in ("x-request-id", "x-stainless-os", "user-agent", "content-type"):
+        assert out[kept] == headers[kept]
+    assert out["anthropic-ratelimit-tokens-limit"] == "1000"
+    assert redactor.headers(out) == out
+
+
+def test_aws_sigv4(redactor: Redactor) -> None:
+    value = (
+        "AWS4-HMAC-SHA256 Credential=AKIAIOSFODNN7EXAMPLE/20260101/us-east-1/bedrock/aws4_request, "
+        "SignedHeaders=host;x-amz-date, Signature=" + "ab12" * 16
+    )
+    out = redactor.headers({"Authorization": value})["Authorization"]
+    assert "AKIAIOSFODNN7EXAMPLE" not in out
+    assert "ab12ab12" not in out
+    assert out.startswith("AWS4-HMAC-SHA256 Credential=<REDACTED:aws-access-key-id>/20260101")
+
+
+def test_uri(redactor: Redactor) -> None:
+    google = SHAPES["google-api-key"][0]
+    uri = f"https://user:pa55@host.example/v1beta/models/x:generate?alt=sse&key={google}&token=abc123xyz"
+    out = redactor.uri(uri)
+    assert out == (
+        "https://<REDACTED:url-userinfo>@host.example/v1beta/models/x:generate"
+        "?alt=sse&key=<REDACTED:google-api-key>&token=<REDACTED:token>"
+    )
+    assert redactor.uri(out) == out
+
+
+def test_json_keys_at_any_depth_and_layout_kept(redactor: Redactor) -> None:
+    body = {
+        "model": "m",
+        "auth": {"api_key": "abc-123-secret-value", "nested": [{"client_secret": "cs-999"}]},
+        "logprobs": [{"token": "Hello", "logprob": -0.1}],
+        "password": "hunter2hunter2",
+        "messages": [{"role": "user", "content": f"use {OPENAI}"}],
+    }
+    text = json.dumps(body, indent=2)
+    out = redactor.body_text(text, "application/json")
+    parsed = json.loads(out)
+    assert parsed["auth"]["api_key"] == "<REDACTED:api_key>"
+    assert parsed["auth"]["nested"][0]["client_secret"] == "<REDACTED:client_secret>"
+    assert parsed["password"] == "<REDACTED:password>"
+    assert parsed["logprobs"][0]["token"] == "Hello"
+    assert parsed["messages"][0]["content"] == "use <REDACTED:openai-api-key>"
+    assert out == json.dumps(parsed, indent=2)  # same layout
+
+
+def test_form_body(redactor: Redactor) -> None:
+    out = redactor.body_text(
+        "grant_type=refresh&client_secret=abc%2F123&refresh_token=rt-1",
+        "application/x-www-form-urlencoded",
+    )
+    assert out == (
+        "grant_type=refresh&client_secret=<REDACTED:client_secret>"
+        "&refresh_token=<REDACTED:refresh_token>"
+    )
+
+
+def test_stream_events_and_a_secret_split_across_events(redactor: Redactor) -> None:
+    pieces = ["Your key is sk-proj-", OPENAI[8:40], OPENAI[40:], " ok"]
+    records = [{"data": {"choices": [{"delta": {"content": p}}]}} for p in pieces]
+    records.append({"data": {"access_token": "ya-token-123456"}})
+    records.append({"raw": f": comment {ANTHROPIC}\n\n"})
+    redactor.events(records)
+    contents = [r["data"]["choices"][0]["delta"]["content"] for r in records[:4]]
+    assert "".join(contents) == "Your key is <REDACTED:openai-api-key> ok"
+    assert records[4]["data"]["access_token"] == "<REDACTED:access_token>"
+    assert records[5]["raw"] == ": comment <REDACTED:anthropic-api-key>\n\n"
+
+
+def test_environment_values_are_redacted_even_without_a_shape() -> None:
+    redactor = Redactor(
+        environ={"MISTRAL_API_KEY": "m1stralPlainKey0123", "SHORT_TOKEN": "abc", "HOME": "/root"}
+    )
+    out = redactor.text("k=m1stralPlainKey0123 and " + quote("m1stralPlainKey0123") + " abc")
+    assert out == "k=<REDACTED:env-MISTRAL_API_KEY> and <REDACTED:env-MISTRAL_API_KEY> abc"
+
+
+def test_configuration() -> None:
+    config = RedactionConfig(
+        headers=("x-tenant",),
+        drop_headers=("x-stainless-os",),
+        keep_headers=("cf-ray", "openai-organization"),
+        json_keys=("user_id", "metadata.team"),
+        query_params=("session",),
+        patterns=(("internal-id", r"INT-[0-9]{6}"),),
+        literals=(("my-literal-secret", "mine"),),
+        disable=("jwt",),
+    )
+    redactor = Redactor(config, environ={})
+    jwt = SHAPES["jwt"][0]
+    assert redactor.text(f"INT-123456 my-literal-secret {jwt}") == (
+        f"<REDACTED:internal-id> <REDACTED:mine> {jwt}"
+    )
+    out = redactor.headers(
+        {"x-tenant": "t1", "x-stainless-os": "Linux", "cf-ray": "r", "openai-organization": "o"}
+    )
+    assert out == {"x-tenant": "<REDACTED:x-tenant>", "cf-ray": "r", "openai-organization": "o"}
+    body = redactor.json({"user_id": "u1", "metadata": {"team": "t", "other": "x"}, "team": "y"})
+    assert body == {
+        "user_id": "<REDACTED:user_id>",
+        "metadata": {"team": "<REDACTED:team>", "other": "x"},
+        "team": "y",
+    }
+    assert redactor.uri("http://h/?session=s1") == "http://h/?session=<REDACTED:session>"
+    field = redactor.header_field()
+    assert {k: field[k] for k in ("rules", "version", "custom")} == {
+        "rules": "llmcassette-default",
+        "version": 1,
+        "custom": True,
+    }
+    # Two different custom rule sets are told apart (the fingerprint is a hash, not the rules).
+    assert len(field["fingerprint"]) == 16
+    other = Redactor(RedactionConfig(json_keys=("something_else",)))
+    assert other.header_field()["fingerprint"] != field["fingerprint"]
+    assert not other.already_applied({"redaction": field})
+    assert redactor.already_applied({"redaction": field})
+    assert Redactor(environ={}).header_field() == {"rules": "llmcassette-default", "version": 1}
+
+
+def test_unknown_rule_and_bad_pattern_are_errors() -> None:
+    from llmcassette.redact import RedactionConfigError
+
+    with pytest.raises(RedactionConfigError, match="unknown"):
+        Redactor(RedactionConfig(disable=("nope",)), environ={})
+    with pytest.raises(RedactionConfigError, match="bad"):
+        Redactor(RedactionConfig(patterns=(("bad", "("),)), environ={})
+
+
+def test_pyproject_table(tmp_path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    from llmcassette.redact import project_config, resolve
+
+    (tmp_path / "pyproject.toml").write_text(
+        "[tool.llmcassette.redaction]\n"
+        'headers = ["x-tenant"]\n'
+        'keep-headers = ["cf-ray"]\n'
+        'patterns = { internal-id = "INT-[0-9]{6}" }\n'
+        "env = false\n"
+    )
+    (tmp_path / "sub").mkdir()
+    config = project_config(tmp_path / "sub")
+    assert config.headers == ("x-tenant",)
+    assert config.keep_headers == ("cf-ray",)
+    assert config.patterns == (("internal-id", "INT-[0-9]{6}"),)
+    assert config.env is False
+    monkeypatch.chdir(tmp_path)
+    merged = resolve({"headers": ["x-other"]})
+    assert merged.headers == ("x-tenant", "x-other")
+    assert resolve(False).enabled is False
