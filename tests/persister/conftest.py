@@ -77,3 +77,23 @@ def local_server() -> Iterator[LocalServer]:
         server.shutdown()
         server.server_close()
         thread.join(5)
+
+
+@pytest.fixture(autouse=True)
+def _no_http_patch_left_behind() -> Iterator[None]:
+    """Fail a test that leaves vcrpy's httpx2 patch installed once it is over.
+
+    When a cassette's save raises inside vcrpy's ``__exit__`` (llmcassette refuses to
+    overwrite an unreadable file there), vcrpy skips undoing its patches; they are undone
+    only when the garbage collector frees the context manager, which pytest's exception
+    info keeps alive in a reference cycle. Collect it here so later tests start clean.
+    """
+    import gc
+
+    import httpx2
+
+    original = httpx2.HTTPTransport.handle_request
+    yield
+    if httpx2.HTTPTransport.handle_request is not original:
+        gc.collect()
+    assert httpx2.HTTPTransport.handle_request is original, "vcrpy's patch was left installed"

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import functools
 import hashlib
 import json
 import os
@@ -84,7 +85,6 @@ class Redactor:
                 if name in extra or rules.ENV_NAME_RE.search(name):
                     _add_literal(literals, value, "env-" + _kind(name).upper().replace(".", "_"))
         self._literal_kinds = literals
-        self._regex = rules.compile_shapes(shape_rules, literals)
 
         self._headers_on = "headers" not in disabled
         self._keys_on = "json-keys" not in disabled
@@ -134,6 +134,12 @@ class Redactor:
         self.counts: dict[str, int] = {}
         #: Number of values replaced and headers dropped (for ``llmcassette redact``).
         self.changes = 0
+
+    @functools.cached_property
+    def _regex(self) -> re.Pattern[str]:
+        # Compiled on first use: a cassette that these rules already redacted loads without
+        # it, and compiling the alternation of every rule costs tens of milliseconds.
+        return rules.compile_shapes(self._rules, self._literal_kinds)
 
     # ------------------------------------------------------------------ state
 
