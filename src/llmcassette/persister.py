@@ -112,7 +112,7 @@ class Persister:
             return self._load_legacy_sibling(path)
         if not data.strip():
             return None  # an empty file is recorded again, as vcrpy does
-        return self._to_vcr(path, cassette_file.read(data, path))
+        return self._to_vcr(path, cassette_file.read(data, path, defer_events=True))
 
     def _to_vcr(
         self, path: Path, cassette: Cassette

@@ -60,7 +60,7 @@ def from_vcr(request: Any, response: Mapping[str, Any]) -> Interaction:
         response_headers=_headers(response.get("headers") or {}),
         response_body=_as_bytes(response.get("body", {}).get("string")) or b"",
         stream=meta.get("stream"),
-        event_times=meta.get("event_times"),
+        event_times=event_times_of(meta),
         response_extra=dict(meta.get("response_extra") or {}),
         end_extra=dict(meta.get("end_extra") or {}),
     )
@@ -167,10 +167,21 @@ def _stored_request_class() -> type:
 
 
 def _body_of(item: Interaction) -> dict[str, Any]:
-    source = item.body_source() if isinstance(item, LoadedInteraction) else None
-    if source is not None:
-        return LazyBody(source)
+    events = item.deferred if isinstance(item, LoadedInteraction) else None
+    if events is not None:
+        return LazyBody(events.body)
     return {"string": item.response_body}
+
+
+def _times_of(item: Interaction) -> Any:
+    events = item.deferred if isinstance(item, LoadedInteraction) else None
+    return events.times if events is not None else item.event_times
+
+
+def event_times_of(meta: Mapping[str, Any]) -> list[float] | None:
+    """The event times kept in a response's llmcassette metadata (built on first use)."""
+    times = meta.get("event_times")
+    return times() if callable(times) else times
 
 
 def to_vcr(item: Interaction) -> tuple[Request, dict[str, Any]]:
@@ -184,7 +195,7 @@ def to_vcr(item: Interaction) -> tuple[Request, dict[str, Any]]:
             "body": _body_of(item),
             META_KEY: {
                 "stream": item.stream,
-                "event_times": item.event_times,
+                "event_times": _times_of(item),
                 "response_extra": item.response_extra,
                 "end_extra": item.end_extra,
             },

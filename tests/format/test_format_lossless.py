@@ -299,6 +299,8 @@ def _round_trip(items: list[Interaction]) -> tuple[str, Cassette]:
 def _check_lines(text: str) -> list[dict[str, Any]]:
     assert text.endswith("\n")
     lines = text.split("\n")[:-1]
+    # one record per line for any reader, including str.splitlines() (U+2028, U+0085...)
+    assert text.splitlines() == lines
     records = []
     for line in lines:
         assert line, "no blank lines are written"
@@ -696,3 +698,20 @@ def test_write_with_previous_reuses_old_lines_and_stays_lossless(
         return sorted(json.dumps(item.end_extra, sort_keys=True) for item in items)
 
     assert stamps(back.interactions[: len(again)]) == stamps(previous.interactions)
+
+
+def test_unicode_line_separators_are_escaped_in_the_file() -> None:
+    body = '{"a":"x\u2028y\u2029z\x85"}'.encode()
+    headers = {"content-type": ["application/json"]}
+    sse = 'data: {"t":"\u2028"}\n\ndata: \u2029\n\n'.encode()
+    items = [
+        Interaction("POST", "http://h/\u2028", headers, body, 200, "O\x85K", headers, body),
+        Interaction(
+            "GET", "http://h/", {}, None, 200, "OK", {"content-type": ["text/event-stream"]}, sse
+        ),
+    ]
+    text, cassette = _round_trip(items)
+    records = _check_lines(text)
+    assert not any(ch in text for ch in "\u2028\u2029\x85")
+    assert records[2]["body"] == {"json": {"a": "x\u2028y\u2029z\x85"}}  # still stored as JSON
+    assert [_wire(item) for item in cassette.interactions] == [_wire(item) for item in items]

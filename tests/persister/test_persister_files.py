@@ -14,7 +14,7 @@ from vcr.persisters.filesystem import CassetteNotFoundError, FilesystemPersister
 from vcr.request import Request
 from vcr.serializers import jsonserializer, yamlserializer
 
-from llmcassette import CassetteFormatError, serializer
+from llmcassette import CassetteFormatError, serializer, vcr_bridge
 from llmcassette.format import cassette_file
 from llmcassette.persister import Persister, atomic_write
 
@@ -570,7 +570,7 @@ def test_timing_survives_load_and_save(tmp_path: Path, fixed_time: list[str]) ->
     loaded = load(Persister(), path)
     assert loaded[1][0]["body"]["string"] == b'data: {"a":1}\n\ndata: [DONE]\n\n'
     meta = loaded[1][0]["llmcassette"]
-    assert meta["event_times"] == [0.5, 0.75]
+    assert vcr_bridge.event_times_of(meta) == [0.5, 0.75]
     assert meta["response_extra"] == {"t_headers": 0.01}
     assert meta["end_extra"] == {"recorded_at": OLD_TIME, "note": "kept"}
     # saving (e.g. after appending a new episode) keeps every line of the old interaction

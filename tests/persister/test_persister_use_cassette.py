@@ -368,10 +368,13 @@ def test_a_refused_save_does_not_leave_http_patched(tmp_path: Path, local_server
 
     original = httpx2.HTTPTransport.handle_request
     path = tmp_path / "c.jsonl"
-    with pytest.raises(CassetteFormatError) as info:  # noqa: PT012
-        with llmcassette.use_cassette(path, record_mode="new_episodes"), httpx2.Client() as client:
-            client.get(local_server.url + "/json")
-            path.write_text("garbage\n")  # the save at exit refuses to overwrite this
+    with (  # noqa: PT012 - the error comes from the cassette's exit, after the block
+        pytest.raises(CassetteFormatError) as info,
+        llmcassette.use_cassette(path, record_mode="new_episodes"),
+        httpx2.Client() as client,
+    ):
+        client.get(local_server.url + "/json")
+        path.write_text("garbage\n")  # the save at exit refuses to overwrite this
     assert "refusing to overwrite" in str(info.value)
     assert path.read_text() == "garbage\n"
     leaked = httpx2.HTTPTransport.handle_request is not original

@@ -16,7 +16,6 @@ re-recording the same traffic gives the same lines.
 from __future__ import annotations
 
 import datetime
-import functools
 import json
 import os
 from collections.abc import Callable, Iterable, Mapping
@@ -68,68 +67,102 @@ class Interaction:
     line: int = 0
 
 
-class LoadedInteraction(Interaction):
-    """An interaction read from a file: a streamed body is rebuilt from its event lines only
-    when something reads ``response_body`` (replaying it, or saving the cassette again).
+EventEntry = tuple[int, str | None, dict[str, Any] | None]
 
-    Loading a cassette is then mostly parsing; an event line whose fields cannot be rendered
-    raises ``CassetteFormatError`` naming that line when the body is first needed.
+
+class EventLines:
+    """The event lines of one streamed response, turned into bytes and times on demand.
+
+    Each entry is ``(line number, line text, record)``. The text alone is kept where it
+    exists: a string is one object the garbage collector never visits, where a parsed event
+    is a tree of dicts. Lines that were not parsed at load (see ``parse_lines``) are parsed
+    and checked here, and a bad one raises ``CassetteFormatError`` naming its line.
+    """
+
+    def __init__(self, path: str, kind: str, entries: list[EventEntry]) -> None:
+        self._path = path
+        self._kind = kind
+        self._entries: list[EventEntry] | None = entries
+        self._body = b""
+        self._times: list[float] | None = None
+
+    def _build(self) -> None:
+        entries = self._entries
+        if entries is None:
+            return
+        pieces: list[bytes] = []
+        times: list[float] = []
+        for number, text, record in entries:
+            fields = record if record is not None else self._parse(number, text or "")
+            try:
+                pieces.append(bodies.decode_event(self._kind, fields))
+            except (TypeError, ValueError) as error:
+                raise _fail(self._path, number, f"event line is invalid: {error}") from None
+            t = fields.get("t")
+            if isinstance(t, (int, float)) and not isinstance(t, bool):
+                times.append(float(t))
+        self._body = b"".join(pieces)
+        self._times = times if len(times) == len(entries) else None
+        self._entries = None
+
+    def _parse(self, number: int, text: str) -> dict[str, Any]:
+        try:
+            record = json.loads(text)
+        except json.JSONDecodeError as error:
+            problem = f"line is not valid JSON (column {error.colno}: {error.msg})"
+            raise _fail(self._path, number, problem) from None
+        if not isinstance(record, dict) or record.get("type") != "event":
+            raise _fail(self._path, number, "expected an event line")
+        raw = record.get("raw")
+        if raw is not None and not isinstance(raw, str):
+            raise _fail(self._path, number, "field 'raw' must be a string")
+        return record
+
+    def body(self) -> bytes:
+        """The exact bytes of the stream."""
+        self._build()
+        return self._body
+
+    def times(self) -> list[float] | None:
+        """Seconds from the request to each event, when every event has them."""
+        self._build()
+        return self._times
+
+
+class LoadedInteraction(Interaction):
+    """An interaction read from a file, whose streamed body and event times are rebuilt from
+    its event lines only when something reads them (replaying it, or saving the cassette).
     """
 
     _body: bytes
-    # (path, stream kind, [(line number, line text or None, record or None)])
-    _pending: tuple[str, str, list[tuple[int, str | None, dict[str, Any] | None]]] | None = None
+    _times: list[float] | None
+    _events: EventLines | None = None
 
     @property
     def response_body(self) -> bytes:
-        pending = self._pending
-        if pending is not None:
-            path, kind, event_lines = pending
-            self._body = _render_events(path, kind, event_lines)
-            self._pending = None
-        return self._body
+        return self._events.body() if self._events is not None else self._body
 
     @response_body.setter
     def response_body(self, value: bytes) -> None:
         self._body = value
-        self._pending = None
+        self._events = None
 
-    def defer_stream_body(self, path: str, event_lines: list[Line]) -> None:
-        """Rebuild the body from these event lines when it is first read.
+    @property
+    def event_times(self) -> list[float] | None:
+        return self._events.times() if self._events is not None else self._times
 
-        Only the lines' text is kept where there is one: a string is one object the garbage
-        collector never visits, where a parsed event is a tree of dicts and lists.
-        """
-        assert self.stream is not None
-        kept = [
-            (line.number, line.raw, None if line.raw is not None else line.record)
-            for line in event_lines
-        ]
-        self._pending = (path, self.stream, kept)
+    @event_times.setter
+    def event_times(self, value: list[float] | None) -> None:
+        self._times = value
 
-    def body_source(self) -> Callable[[], bytes] | None:
-        """A function that rebuilds the streamed body, or None once it is built.
+    def defer_stream(self, events: EventLines) -> None:
+        """Take the body and event times from these event lines, when first asked for."""
+        self._events = events
 
-        It holds only the event lines, not this interaction, so everything else read from
-        the file can be freed once vcrpy has its own copy.
-        """
-        pending = self._pending
-        if pending is None:
-            return None
-        return functools.partial(_render_events, *pending)
-
-
-def _render_events(
-    path: str, kind: str, event_lines: list[tuple[int, str | None, dict[str, Any] | None]]
-) -> bytes:
-    pieces: list[bytes] = []
-    for number, text, record in event_lines:
-        try:
-            fields = record if record is not None else json.loads(text or "")
-            pieces.append(bodies.decode_event(kind, fields))
-        except (TypeError, ValueError) as error:
-            raise _fail(path, number, f"event line is invalid: {error}") from None
-    return b"".join(pieces)
+    @property
+    def deferred(self) -> EventLines | None:
+        """The event lines not turned into a body yet, if any (they hold no reference back)."""
+        return self._events
 
 
 @dataclass
@@ -164,7 +197,15 @@ def _dump(record: Mapping[str, Any]) -> str:
         line.encode("utf-8")
     except UnicodeEncodeError:  # a lone surrogate from an escaped JSON body: keep it escaped
         line = json.dumps(record, ensure_ascii=True, allow_nan=False)
+    # str.splitlines() and many editors also end lines at these; JSON strings are the only
+    # place they can occur, so escaping them keeps one record per line for every reader.
+    if any(separator in line for separator in _LINE_SEPARATORS):
+        for separator, escaped in _LINE_SEPARATORS.items():
+            line = line.replace(separator, escaped)
     return line
+
+
+_LINE_SEPARATORS = {"\x85": "\\u0085", "\u2028": "\\u2028", "\u2029": "\\u2029"}
 
 
 def _headers_out(headers: Mapping[str, Iterable[str] | str]) -> dict[str, str | list[str]]:
@@ -280,35 +321,54 @@ def _decode_text(data: bytes, path: str) -> str:
         ) from None
 
 
-def _parse_all_at_once(text: str) -> list[Line] | None:
+# Stands for an event line left unparsed at load (``parse_lines(..., defer_events=True)``).
+DEFERRED_EVENT: dict[str, Any] = {"type": "event"}
+# How llmcassette itself writes an event line; lines written otherwise are parsed at load.
+_EVENT_PREFIX = '{"type": "event"'
+
+
+def _parse_all_at_once(text: str, defer_events: bool) -> list[Line] | None:
     """Parse every line with one ``json.loads`` call, or None to fall back to line by line.
 
     One call over the whole file is several times faster than thousands of small ones. It
     is tried only on files without blank lines (so line numbers are list positions); any
     problem (a bad line, a line holding two values, a non-object) returns None, and the
-    line-by-line parse then finds and reports it.
+    line-by-line parse then finds and reports it. With ``defer_events``, event lines that
+    llmcassette wrote are not parsed here at all: ``EventLines`` parses them when the
+    interaction is first replayed.
     """
     body = text[:-1] if text.endswith("\n") else text
     if not body or "\n\n" in body or "\r" in body:
         return None
+    texts = body.split("\n")
+    if defer_events:
+        eager = [(n, t) for n, t in enumerate(texts, start=1) if not t.startswith(_EVENT_PREFIX)]
+    else:
+        eager = list(enumerate(texts, start=1))
     try:
-        records = json.loads("[" + body.replace("\n", ",") + "]")
+        records = json.loads("[" + ",".join(t for _, t in eager) + "]")
     except ValueError:
         return None
-    texts = body.split("\n")
-    if len(records) != len(texts) or not all(type(r) is dict for r in records):
+    if len(records) != len(eager) or not all(type(r) is dict for r in records):
         return None
-    return [
-        Line(number, record, text)
-        for number, (record, text) in enumerate(zip(records, texts, strict=True), start=1)
-    ]
+    lines = [Line(number, DEFERRED_EVENT, text) for number, text in enumerate(texts, start=1)]
+    for (number, text), record in zip(eager, records, strict=True):
+        lines[number - 1] = Line(number, record, text)
+    return lines
 
 
-def parse_lines(data: bytes, path: str | os.PathLike[str]) -> tuple[dict[str, Any], list[Line]]:
-    """Check the header and parse every line; older format versions are migrated."""
+def parse_lines(
+    data: bytes, path: str | os.PathLike[str], *, defer_events: bool = False
+) -> tuple[dict[str, Any], list[Line]]:
+    """Check the header and parse every line; older format versions are migrated.
+
+    ``defer_events`` leaves the event lines llmcassette wrote unparsed (their record is
+    ``DEFERRED_EVENT``, their text in ``Line.raw``): opening a cassette then costs little
+    more than its requests, and each stream is parsed when it is first replayed.
+    """
     path = os.fspath(path)
     text = _decode_text(data, path).removeprefix("\ufeff")  # a BOM some editors add on save
-    fast = _parse_all_at_once(text)
+    fast = _parse_all_at_once(text, defer_events)
     raw_lines = text.split("\n") if fast is None else []
     if raw_lines and raw_lines[-1] == "":
         raw_lines.pop()
@@ -351,6 +411,8 @@ def parse_lines(data: bytes, path: str | os.PathLike[str]) -> tuple[dict[str, An
         )
     if version < FORMAT_VERSION:
         for line in lines:
+            if line.record is DEFERRED_EVENT:  # migrations need every record
+                line.record = json.loads(line.raw or "")
             line.raw = None  # the text describes the old version's record, not the migrated one
         try:
             lines = migrate(lines, version)
@@ -441,14 +503,17 @@ def interactions_from_lines(path: str | os.PathLike[str], lines: list[Line]) -> 
             raise _unexpected(path, response, "a response line")
         item = _start_interaction(path, request, response)
         index += 2
-        event_lines: list[Line] = []
-        times: list[float] = []
+        entries: list[EventEntry] = []
         while index < count and lines[index].record.get("type") == "event":
             event = lines[index]
+            index += 1
             if item.stream is None:
                 raise _fail(
                     path, event.number, "event line after a response whose body is not a stream"
                 )
+            if event.record is DEFERRED_EVENT:
+                entries.append((event.number, event.raw, None))
+                continue
             raw = event.record.get("raw")
             if raw is not None and not isinstance(raw, str):
                 raise _fail(path, event.number, "field 'raw' must be a string")
@@ -456,11 +521,7 @@ def interactions_from_lines(path: str | os.PathLike[str], lines: list[Line]) -> 
                 events.check_fields(item.stream, event.record)
             except (TypeError, ValueError) as error:
                 raise _fail(path, event.number, f"event line is invalid: {error}") from None
-            event_lines.append(event)
-            t = event.record.get("t")
-            if isinstance(t, (int, float)) and not isinstance(t, bool):
-                times.append(float(t))
-            index += 1
+            entries.append((event.number, None, event.record))
         if index >= count:
             raise _fail(
                 path,
@@ -473,17 +534,16 @@ def interactions_from_lines(path: str | os.PathLike[str], lines: list[Line]) -> 
         if end.record.get("type") != "end":
             raise _unexpected(path, end, "an event or end line")
         declared = _field(path, end, "events", int)
-        if declared != len(event_lines):
+        if declared != len(entries):
             raise _fail(
                 path,
                 end.number,
                 f"the end line says {declared} events, but the interaction that starts on line "
-                f"{request.number} has {len(event_lines)}: lines are missing or were added",
+                f"{request.number} has {len(entries)}: lines are missing or were added",
             )
         index += 1
         if item.stream is not None:
-            item.defer_stream_body(path, event_lines)
-            item.event_times = times if len(times) == len(event_lines) else None
+            item.defer_stream(EventLines(path, item.stream, entries))
         item.end_extra = {k: v for k, v in end.record.items() if k not in ("type", "events")}
         result.append(item)
     return result
@@ -531,7 +591,7 @@ def _start_interaction(path: str, request: Line, response: Line) -> LoadedIntera
     )
 
 
-def read(data: bytes, path: str | os.PathLike[str]) -> Cassette:
-    """Parse and validate a whole cassette file."""
-    header, lines = parse_lines(data, path)
+def read(data: bytes, path: str | os.PathLike[str], *, defer_events: bool = False) -> Cassette:
+    """Parse and validate a whole cassette file (see ``parse_lines`` for ``defer_events``)."""
+    header, lines = parse_lines(data, path, defer_events=defer_events)
     return Cassette(header, interactions_from_lines(path, lines))

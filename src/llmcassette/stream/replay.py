@@ -12,7 +12,7 @@ from functools import cache
 from typing import Any
 
 from ..format import events
-from ..vcr_bridge import META_KEY
+from ..vcr_bridge import META_KEY, event_times_of
 from .pace import Pace
 
 
@@ -29,7 +29,7 @@ def event_pieces(response: Mapping[str, Any]) -> tuple[list[bytes], list[float] 
         texts = events.split_events(kind, body.decode("utf-8"))
     except UnicodeDecodeError:
         return [body], None
-    times = meta.get("event_times")
+    times = event_times_of(meta)
     if times is not None and len(times) != len(texts):
         times = None
     return [text.encode("utf-8") for text in texts], times
