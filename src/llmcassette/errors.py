@@ -45,6 +45,7 @@ class CassetteVersionError(CassetteFormatError):
         found_version: int,
         supported_version: int,
         needed_release: str | None,
+        line: int = 1,
     ) -> None:
         self.found_version = found_version
         self.supported_version = supported_version
@@ -56,7 +57,7 @@ class CassetteVersionError(CassetteFormatError):
         )
         super().__init__(
             path,
-            1,
+            line,
             f"cassette format_version {found_version} is newer than this llmcassette "
             f"understands (up to {supported_version})",
             f"upgrade: {upgrade}",

@@ -35,10 +35,11 @@ def configure(
     ``RedactionConfig``, a dict layered on ``[tool.llmcassette.redaction]``, or ``False``)
     controls redaction, which is on by default (see docs/redaction.md).
     """
-    from . import stream
+    from . import stream, vcr_fixes
     from .matching import matchers
     from .persister import Persister
 
+    vcr_fixes.install()
     my_vcr.register_serializer(serializer.NAME, serializer)
     my_vcr.serializer = serializer.NAME
     current = my_vcr.persister

@@ -358,11 +358,6 @@ def test_vcrpy_metadata_round_trips(tmp_path: Path, local_server: Any) -> None:
     assert path.read_bytes() == before
 
 
-@pytest.mark.xfail(
-    reason="vcrpy's CassetteContextDecorator.__exit__ skips undoing its patches when the "
-    "save raises, until the garbage collector frees it; llmcassette raises from save on purpose",
-    strict=False,
-)
 def test_a_refused_save_does_not_leave_http_patched(tmp_path: Path, local_server: Any) -> None:
     import gc
 

@@ -407,7 +407,11 @@ def parse_lines(
     lines = parsed[1:]
     if version > FORMAT_VERSION:
         raise CassetteVersionError(
-            path, version, FORMAT_VERSION, FIRST_RELEASE_WITH_VERSION.get(version)
+            path,
+            version,
+            FORMAT_VERSION,
+            FIRST_RELEASE_WITH_VERSION.get(version),
+            line=parsed[0].number,
         )
     if version < FORMAT_VERSION:
         for line in lines:
