@@ -62,6 +62,41 @@ def _redact(args: argparse.Namespace) -> int:
     return 0
 
 
+def _check(args: argparse.Namespace) -> int:
+    from .format import cassette_file
+    from .redact.files import cassette_paths
+    from .stream.integrity import missing_terminator
+
+    problems = files = 0
+    for path in cassette_paths(args.paths):
+        if path.suffix != ".jsonl":
+            continue
+        files += 1
+        try:
+            cassette = cassette_file.read(path.read_bytes(), path)
+        except OSError as error:
+            print(f"{path}: cannot read: {error.strerror}")
+            problems += 1
+            continue
+        except LlmCassetteError as error:
+            print(error)
+            problems += 1
+            continue
+        for item in cassette.interactions:
+            if item.stream is None:
+                continue
+            problem = item.end_extra.get("incomplete") or missing_terminator(
+                item.stream, item.response_body
+            )
+            if problem:
+                print(f"{path}:{item.line}: {item.method} {item.uri}: {problem}")
+                problems += 1
+    if not args.quiet:
+        verdict = f"{problems} problem(s)" if problems else "no problems"
+        print(f"llmcassette check: {verdict} in {files} cassette(s)", file=sys.stderr)
+    return 1 if problems else 0
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the ``llmcassette`` command line; returns the exit code."""
     parser = argparse.ArgumentParser(prog="llmcassette", description=__doc__)
@@ -79,6 +114,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     redact.add_argument("paths", nargs="+", metavar="PATH", help="cassette files or folders")
     redact.add_argument("-n", "--dry-run", action="store_true", help="only say what would change")
     redact.set_defaults(run=_redact)
+    check = commands.add_parser(
+        "check",
+        help="check cassettes' structure and find streams that were cut short (exit 1 if any)",
+    )
+    check.add_argument("paths", nargs="+", metavar="PATH", help="cassette files or folders")
+    check.add_argument("-q", "--quiet", action="store_true", help="print problems only")
+    check.set_defaults(run=_check)
     args = parser.parse_args(argv)
     if getattr(args, "run", None) is None:
         parser.print_help()

@@ -95,3 +95,22 @@ class SecretLeakError(LlmCassetteError):
             "(see docs/redaction.md), or report the missed secret as a bug"
         )
         super().__init__(message)
+
+
+class IncompleteStreamError(LlmCassetteError):
+    """A streamed response ended without its terminator, or its connection broke."""
+
+    def __init__(self, uri: str, problem: str, path: str | None = None) -> None:
+        self.uri = uri
+        self.problem = problem
+        self.path = path
+        where = f" (cassette {path})" if path else ""
+        super().__init__(
+            f"{uri}: {problem}{where}. The stream was cut short: a cassette of it would "
+            "replay a partial answer as if it were whole. Record it again, or set "
+            "incomplete_streams='warn' (or 'ignore') to keep such streams on purpose."
+        )
+
+
+class IncompleteStreamWarning(UserWarning):
+    """The warning form of ``IncompleteStreamError`` (``incomplete_streams="warn"``)."""

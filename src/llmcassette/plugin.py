@@ -65,4 +65,5 @@ def pytest_recording_configure(config: pytest.Config, vcr: Any) -> None:
         swap_suffix=_PYTEST_RECORDING_DEFAULT_SUFFIX,
         rewrite=_record_mode(config, options) == "rewrite",
         pace=options.get("pace", "instant"),
+        incomplete_streams=options.get("incomplete_streams", "warn"),
     )

@@ -24,6 +24,7 @@ def configure(
     rewrite: bool = False,
     pace: object = "instant",
     redaction: Any = None,
+    incomplete_streams: str = "warn",
 ) -> vcrpy.VCR:
     """Make ``my_vcr`` read and write llmcassette cassettes; returns it.
 
@@ -34,6 +35,8 @@ def configure(
     passed to ``use_cassette`` still win over these defaults. ``redaction`` (a
     ``RedactionConfig``, a dict layered on ``[tool.llmcassette.redaction]``, or ``False``)
     controls redaction, which is on by default (see docs/redaction.md).
+    ``incomplete_streams`` says what happens when a recorded stream ends without its
+    terminator or its connection breaks: ``"warn"`` (default), ``"error"`` or ``"ignore"``.
     """
     from . import stream, vcr_fixes
     from .matching import matchers
@@ -52,7 +55,9 @@ def configure(
     my_vcr.match_on = DEFAULT_MATCH_ON
     my_vcr.skip_patchers = tuple(dict.fromkeys((*my_vcr.skip_patchers, *stream.REPLACED_PATCHERS)))
     others = tuple(p for p in my_vcr._custom_patches if not stream.is_ours(p))
-    my_vcr._custom_patches = others + tuple(stream.patches(stream.Pace.parse(pace)))
+    my_vcr._custom_patches = others + tuple(
+        stream.patches(stream.Pace.parse(pace), incomplete_streams)
+    )
     return my_vcr
 
 
@@ -81,6 +86,7 @@ def use_cassette(
     record_mode: str = "once",
     pace: object = "instant",
     redaction: Any = None,
+    incomplete_streams: str = "warn",
     **options: Any,
 ) -> Any:
     """Record to / replay from an llmcassette cassette, as a context manager or decorator.
@@ -95,6 +101,9 @@ def use_cassette(
     import vcr as vcrpy
 
     my_vcr = configure(
-        vcrpy.VCR(path_transformer=_ensure_jsonl_suffix), pace=pace, redaction=redaction
+        vcrpy.VCR(path_transformer=_ensure_jsonl_suffix),
+        pace=pace,
+        redaction=redaction,
+        incomplete_streams=incomplete_streams,
     )
     return my_vcr.use_cassette(path, record_mode=record_mode, **options)

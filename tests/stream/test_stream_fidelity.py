@@ -137,11 +137,14 @@ def test_a_stream_the_provider_cuts_is_recorded_as_cut_and_breaks_again_on_repla
             return received, type(error)
         return received, None
 
-    with llmcassette.use_cassette(tmp_path / "c", record_mode="once"):
+    with (
+        llmcassette.use_cassette(tmp_path / "c", record_mode="once"),
+        pytest.warns(llmcassette.IncompleteStreamWarning, match="broke mid-stream"),
+    ):
         live, live_error = read()
     provider.stop()
     with llmcassette.use_cassette(tmp_path / "c", record_mode="none"):
-        replayed, replay_error = read()
+        replayed, replay_error = read()  # marked as cut when recorded: no second warning
 
     assert live_error is not None
     assert replay_error is live_error
@@ -150,6 +153,7 @@ def test_a_stream_the_provider_cuts_is_recorded_as_cut_and_breaks_again_on_repla
     end = end_line(tmp_path / "c.jsonl")
     assert end["cut_short"] is True
     assert end["error"] == live_error.__name__
+    assert "broke mid-stream" in end["incomplete"]
 
 
 @pytest.mark.parametrize("name", LIBRARIES)

@@ -7,12 +7,15 @@ at the same place on replay, with the client library's own exception.
 from __future__ import annotations
 
 import time
+import warnings
 from collections.abc import AsyncIterator, Iterator, Mapping
 from functools import cache
 from typing import Any
 
+from ..errors import IncompleteStreamError, IncompleteStreamWarning
 from ..format import events
 from ..vcr_bridge import META_KEY, event_times_of
+from . import integrity
 from .pace import Pace
 
 
@@ -119,6 +122,29 @@ def _recorded_failure(
     message = f"the stream broke here when it was recorded ({error}); replayed from the cassette"
     failure: BaseException = exception_type(message, request=request)
     return failure
+
+
+def check_integrity(response: Mapping[str, Any], uri: str, policy: str) -> None:
+    """Warn about (or refuse) replaying a stream that was cut short without being marked so.
+
+    Streams llmcassette recorded carry ``incomplete`` on their end line and were reported
+    when recorded; this catches cassettes from elsewhere (converted, edited by hand).
+    """
+    meta = response.get(META_KEY) or {}
+    kind = meta.get("stream")
+    end = meta.get("end_extra") or {}
+    if policy == "ignore" or kind is None or "incomplete" in end or end.get("cut_short"):
+        return
+    if meta.get("integrity_checked"):
+        return
+    meta["integrity_checked"] = True  # shared by vcrpy's copies: one report per interaction
+    body = response["body"]["string"] or b""
+    problem = integrity.missing_terminator(kind, body if isinstance(body, bytes) else body.encode())
+    if problem is None:
+        return
+    if policy == "error":
+        raise IncompleteStreamError(uri, f"the cassette holds {problem}")
+    warnings.warn(IncompleteStreamWarning(f"{uri}: replaying {problem}"), stacklevel=3)
 
 
 def replay_response(

@@ -14,15 +14,18 @@ from __future__ import annotations
 
 import functools
 import time
+import warnings
 from collections.abc import Iterator
 from typing import Any, ClassVar
 
+from ..errors import IncompleteStreamError, IncompleteStreamWarning
 from ..format import events
 from ..matching import lookup
 from ..vcr_bridge import META_KEY
+from . import integrity
 from .pace import Pace
 from .recording import Ending, recording_stream
-from .replay import headers_delay, replay_response
+from .replay import check_integrity, headers_delay, replay_response
 from .timing import event_times
 
 # vcrpy patcher groups these replace.
@@ -45,6 +48,7 @@ class InterceptedMethod(metaclass=_BindsLikeAFunction):
     library: ClassVar[Any]
     original: ClassVar[Any]
     pace: ClassVar[Pace] = Pace()
+    incomplete_streams: ClassVar[str] = "warn"
 
     @classmethod
     def _vcr_request(cls, request: Any, body: bytes) -> Any:
@@ -97,6 +101,19 @@ class InterceptedMethod(metaclass=_BindsLikeAFunction):
             times = None
             if kind is not None and not encoded:
                 times = event_times(kind, body, [(t, len(chunk)) for t, chunk in chunks])
+            problem = None
+            if ending.error is not None:
+                problem = f"the connection broke mid-stream ({ending.error_name})"
+            elif ending.complete and not encoded:
+                problem = integrity.missing_terminator(kind, body)
+                if problem is not None:
+                    end_extra["cut_short"] = True
+            if problem is not None:
+                end_extra["incomplete"] = problem
+                if not _report_incomplete(
+                    cls.incomplete_streams, str(vcr_request.uri), problem, ending, cassette
+                ):
+                    return
             recorded = {
                 "status": {"code": response.status_code, "message": response.reason_phrase},
                 "headers": headers,
@@ -119,6 +136,7 @@ class InterceptedMethod(metaclass=_BindsLikeAFunction):
         vcr_request = cls._vcr_request(request, body)
         recorded = cls._recorded_response(vcr_request)
         if recorded is not None:
+            check_integrity(recorded, vcr_request.uri, cls.incomplete_streams)
             delay = headers_delay(recorded, cls.pace)
             if delay > 0:
                 time.sleep(delay)
@@ -142,6 +160,7 @@ class AsyncInterceptedMethod(InterceptedMethod):
         vcr_request = cls._vcr_request(request, body)
         recorded = cls._recorded_response(vcr_request)
         if recorded is not None:
+            check_integrity(recorded, vcr_request.uri, cls.incomplete_streams)
             delay = headers_delay(recorded, cls.pace)
             if delay > 0:
                 import anyio
@@ -155,6 +174,19 @@ class AsyncInterceptedMethod(InterceptedMethod):
             cls.library, response.stream, started, finish, is_async=True
         )
         return response
+
+
+def _report_incomplete(policy: str, uri: str, problem: str, ending: Ending, cassette: Any) -> bool:
+    """Warn about or refuse a stream that was cut short; returns whether to record it."""
+    if policy == "ignore":
+        return True
+    path = str(getattr(cassette, "_path", "")) or None
+    if policy == "warn":
+        warnings.warn(IncompleteStreamWarning(f"{uri}: {problem}"), stacklevel=2)
+        return True
+    if ending.error is None:  # a broken connection already raises the client's own error
+        raise IncompleteStreamError(uri, problem, path)
+    return False
 
 
 # (library, transport class, method, is_async); vcrpy keeps the unpatched originals.
@@ -186,8 +218,16 @@ def _original(library_name: str, class_name: str, method: str) -> Any:
     return current
 
 
-def patches(pace: Pace) -> Iterator[tuple[Any, str, type]]:
+INCOMPLETE_STREAM_POLICIES = ("warn", "error", "ignore")
+
+
+def patches(pace: Pace, incomplete_streams: str = "warn") -> Iterator[tuple[Any, str, type]]:
     """vcrpy ``custom_patches`` triples for every installed httpx flavour."""
+    if incomplete_streams not in INCOMPLETE_STREAM_POLICIES:
+        raise ValueError(
+            f"incomplete_streams must be one of {', '.join(INCOMPLETE_STREAM_POLICIES)}, "
+            f"not {incomplete_streams!r}"
+        )
     for library_name in REPLACED_PATCHERS:
         try:
             library = __import__(library_name)
@@ -202,7 +242,12 @@ def patches(pace: Pace) -> Iterator[tuple[Any, str, type]]:
             replacement = type(
                 f"{library_name}.{class_name}.{method}",
                 (base,),
-                {"library": library, "original": staticmethod(original), "pace": pace},
+                {
+                    "library": library,
+                    "original": staticmethod(original),
+                    "pace": pace,
+                    "incomplete_streams": incomplete_streams,
+                },
             )
             yield target, method, replacement
 

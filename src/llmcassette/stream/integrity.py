@@ -1,0 +1,79 @@
+"""Tell a stream that ended properly from one that was cut off.
+
+A provider ends each kind of stream with a terminator: ``data: [DONE]`` for OpenAI Chat
+Completions, ``message_stop`` for Anthropic Messages, ``response.completed`` (or
+``.failed`` / ``.incomplete``) for the Responses API, an object with ``"done": true`` for
+NDJSON streams. A stream of a known kind without it was cut short, even if the connection
+closed cleanly; streams of unknown kinds are not judged.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from ..format import events
+
+RESPONSES_ENDINGS = frozenset({"response.completed", "response.failed", "response.incomplete"})
+
+
+def _sse_fields(text: str) -> tuple[str | None, Any]:
+    name: str | None = None
+    data_lines: list[str] = []
+    for line in text.replace("\r\n", "\n").replace("\r", "\n").split("\n"):
+        field, _, value = line.partition(":")
+        value = value[1:] if value.startswith(" ") else value
+        if field == "event":
+            name = value
+        elif field == "data":
+            data_lines.append(value)
+    data_text = "\n".join(data_lines)
+    try:
+        return name, json.loads(data_text) if data_text else None
+    except ValueError:
+        return name, data_text
+
+
+def missing_terminator(kind: str | None, body: bytes) -> str | None:
+    """Why a recorded stream looks cut off, or None when it ended properly (or is unknown)."""
+    if kind is None:
+        return None
+    try:
+        text = body.decode("utf-8")
+    except UnicodeDecodeError:
+        return None
+    pieces = [piece for piece in events.split_events(kind, text) if piece.strip()]
+    if not pieces:
+        return None
+    if kind == events.NDJSON:
+        return _ndjson(pieces)
+    first_name, first = _sse_fields(pieces[0])
+    last_name, last = _sse_fields(pieces[-1])
+    if isinstance(first, dict) and first.get("object") == "chat.completion.chunk":
+        return (
+            None if last == "[DONE]" else "an OpenAI chat stream that ended without `data: [DONE]`"
+        )
+    if first_name == "message_start" or (
+        isinstance(first, dict) and first.get("type") == "message_start"
+    ):
+        names = {_sse_fields(piece)[0] for piece in pieces}
+        if "message_stop" in names or "error" in names:
+            return None
+        return "an Anthropic stream that ended without `message_stop`"
+    if isinstance(first, dict) and str(first.get("type", "")).startswith("response."):
+        ending = last.get("type") if isinstance(last, dict) else None
+        if ending not in RESPONSES_ENDINGS and last_name != "error":
+            return "a Responses API stream that ended without `response.completed`"
+    return None
+
+
+def _ndjson(pieces: list[str]) -> str | None:
+    try:
+        first = json.loads(pieces[0])
+        last = json.loads(pieces[-1])
+    except ValueError:
+        return None
+    finished = isinstance(last, dict) and last.get("done") is True
+    if isinstance(first, dict) and "done" in first and not finished:
+        return 'an NDJSON stream whose last object is not `"done": true`'
+    return None

@@ -1,0 +1,256 @@
+"""Streams cut short are reported when recorded and when replayed, as the user chooses."""
+
+from __future__ import annotations
+
+import asyncio
+import http.server
+import json
+import threading
+import warnings
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import anthropic
+import httpx
+import httpx2
+import pytest
+
+import llmcassette
+from llmcassette.stream.integrity import missing_terminator
+from llmcassette.testing import LocalProvider
+
+CHUNK = {"id": "c", "object": "chat.completion.chunk", "choices": [{"delta": {"content": "hi"}}]}
+
+
+class TruncatingServer:
+    """Sends two OpenAI chat chunks and then ends the response cleanly, without [DONE]."""
+
+    def __init__(self) -> None:
+        class Handler(http.server.BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, *args: object) -> None:
+                pass
+
+            def do_POST(self) -> None:
+                self.rfile.read(int(self.headers.get("content-length", 0)))
+                self.send_response(200)
+                self.send_header("content-type", "text/event-stream")
+                self.send_header("transfer-encoding", "chunked")
+                self.end_headers()
+                for _ in range(2):
+                    event = f"data: {json.dumps(CHUNK, separators=(',', ':'))}\n\n".encode()
+                    self.wfile.write(b"%x\r\n%s\r\n" % (len(event), event))
+                self.wfile.write(b"0\r\n\r\n")
+
+        self._httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        threading.Thread(target=self._httpd.serve_forever, daemon=True).start()
+        self.url = f"http://127.0.0.1:{self._httpd.server_address[1]}/v1/chat/completions"
+
+    def stop(self) -> None:
+        self._httpd.shutdown()
+        self._httpd.server_close()
+
+
+@pytest.fixture
+def truncating() -> Iterator[TruncatingServer]:
+    server = TruncatingServer()
+    yield server
+    server.stop()
+
+
+CHAT = {"model": "m", "stream": True, "messages": [{"role": "user", "content": "hi"}]}
+
+
+def read_stream(url: str) -> list[str]:
+    with (
+        httpx2.Client() as client,
+        client.stream("POST", url, json=CHAT, headers={"authorization": "Bearer sk-t"}) as response,
+    ):
+        return list(response.iter_lines())
+
+
+def end_line(path: Path) -> dict[str, Any]:
+    return [json.loads(line) for line in path.read_text().splitlines()][-1]
+
+
+def test_a_clean_close_without_terminator_warns_by_default(
+    tmp_path: Path, truncating: TruncatingServer
+) -> None:
+    with (
+        llmcassette.use_cassette(tmp_path / "c", record_mode="once"),
+        pytest.warns(llmcassette.IncompleteStreamWarning, match=r"without `data: \[DONE\]`"),
+    ):
+        live = read_stream(truncating.url)
+    end = end_line(tmp_path / "c.jsonl")
+    assert end["cut_short"] is True
+    assert "[DONE]" in end["incomplete"]
+    truncating.stop()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # reported once, when recorded
+        with llmcassette.use_cassette(tmp_path / "c", record_mode="none"):
+            assert read_stream(truncating.url) == live
+
+
+def test_error_policy_refuses_to_record_the_stream(
+    tmp_path: Path, truncating: TruncatingServer
+) -> None:
+    with (
+        llmcassette.use_cassette(tmp_path / "c", record_mode="once", incomplete_streams="error"),
+        pytest.raises(llmcassette.IncompleteStreamError, match="cut short") as caught,
+    ):
+        read_stream(truncating.url)
+    assert caught.value.uri == truncating.url
+    assert not (tmp_path / "c.jsonl").exists()
+
+
+def test_ignore_policy_records_silently(tmp_path: Path, truncating: TruncatingServer) -> None:
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        with llmcassette.use_cassette(
+            tmp_path / "c", record_mode="once", incomplete_streams="ignore"
+        ):
+            read_stream(truncating.url)
+    assert end_line(tmp_path / "c.jsonl")["cut_short"] is True
+
+
+def test_the_policy_is_validated() -> None:
+    with pytest.raises(ValueError, match="incomplete_streams must be one of"):
+        llmcassette.use_cassette("x", incomplete_streams="sometimes")
+
+
+def test_a_cassette_truncated_elsewhere_warns_on_replay(tmp_path: Path) -> None:
+    with LocalProvider() as provider, llmcassette.use_cassette(tmp_path / "c", record_mode="once"):
+        read_stream(f"{provider.url}/v1/chat/completions?x=1")
+    # Drop the [DONE] event by hand, as a careless edit or another tool would.
+    path = tmp_path / "c.jsonl"
+    records = [json.loads(line) for line in path.read_text().splitlines()]
+    records = [r for r in records if r.get("text") != "[DONE]"]
+    records[-1]["events"] -= 1
+    path.write_text("".join(json.dumps(r) + "\n" for r in records))
+    with (
+        llmcassette.use_cassette(path, record_mode="none"),
+        pytest.warns(llmcassette.IncompleteStreamWarning, match="replaying an OpenAI chat"),
+    ):
+        read_stream(f"{provider.url}/v1/chat/completions?x=1")
+    with (
+        llmcassette.use_cassette(path, record_mode="none", incomplete_streams="error"),
+        pytest.raises(llmcassette.IncompleteStreamError),
+    ):
+        read_stream(f"{provider.url}/v1/chat/completions?x=1")
+
+
+@pytest.mark.parametrize(
+    ("kind", "body", "problem"),
+    [
+        ("sse", b'data: {"object":"chat.completion.chunk"}\n\ndata: [DONE]\n\n', None),
+        ("sse", b'data: {"object":"chat.completion.chunk"}\n\n', "[DONE]"),
+        ("sse", b"event: message_start\ndata: {}\n\nevent: message_stop\ndata: {}\n\n", None),
+        ("sse", b"event: message_start\ndata: {}\n\nevent: ping\ndata: {}\n\n", "message_stop"),
+        (
+            "sse",
+            b'data: {"type":"response.created"}\n\ndata: {"type":"response.completed"}\n\n',
+            None,
+        ),
+        ("sse", b'data: {"type":"response.created"}\n\n', "response.completed"),
+        ("ndjson", b'{"done": false}\n{"done": true}\n', None),
+        ("ndjson", b'{"done": false}\n', '"done": true'),
+        ("sse", b"data: something else\n\n", None),  # unknown kinds are not judged
+    ],
+)
+def test_terminators(kind: str, body: bytes, problem: str | None) -> None:
+    found = missing_terminator(kind, body)
+    assert (found is None) if problem is None else (problem in (found or ""))
+
+
+@pytest.mark.parametrize("name", ["httpx", "httpx2"])
+async def test_async_stream_cut_by_the_provider(tmp_path: Path, name: str) -> None:
+    library: Any = {"httpx": httpx, "httpx2": httpx2}[name]
+    chat = CHAT
+
+    async def read(url: str) -> tuple[list[bytes], type[BaseException] | None]:
+        received: list[bytes] = []
+        try:
+            async with (
+                library.AsyncClient() as client,
+                client.stream(
+                    "POST", url, json=chat, headers={"authorization": "Bearer sk-test"}
+                ) as response,
+            ):
+                async for chunk in response.aiter_raw():
+                    received.append(chunk)
+        except library.TransportError as error:
+            return received, type(error)
+        return received, None
+
+    with LocalProvider() as provider:
+        provider.behaviour.cut_after = 3
+        url = f"{provider.url}/v1/chat/completions"
+        with (
+            llmcassette.use_cassette(tmp_path / "c", record_mode="once"),
+            pytest.warns(llmcassette.IncompleteStreamWarning),
+        ):
+            live, live_error = await read(url)
+    with llmcassette.use_cassette(tmp_path / "c", record_mode="none"):
+        replayed, replay_error = await read(url)
+    assert live_error is not None
+    assert replay_error is live_error
+    assert b"".join(replayed) == b"".join(live)
+
+
+@pytest.mark.parametrize("is_async", [False, True], ids=["sync", "async"])
+async def test_anthropic_stream_objects_get_one_event_per_chunk(
+    tmp_path: Path, is_async: bool
+) -> None:
+    messages: Any = [{"role": "user", "content": "count"}]
+
+    async def event_count(base_url: str) -> int:
+        if is_async:
+            async with (
+                anthropic.AsyncAnthropic(base_url=base_url, api_key="sk-ant-x", max_retries=0) as c,
+                c.messages.stream(model="claude-haiku-4-5", max_tokens=50, messages=messages) as s,
+            ):
+                return len([event async for event in s])
+        with (
+            anthropic.Anthropic(base_url=base_url, api_key="sk-ant-x", max_retries=0) as c,
+            c.messages.stream(model="claude-haiku-4-5", max_tokens=50, messages=messages) as s,
+        ):
+            return len(list(s))
+
+    with LocalProvider() as provider:
+        url = provider.anthropic_base_url
+        with llmcassette.use_cassette(tmp_path / "c", record_mode="once"):
+            live = await event_count(url)
+    with llmcassette.use_cassette(tmp_path / "c", record_mode="none"):
+        replayed = await event_count(url)
+    events = [
+        json.loads(line)
+        for line in (tmp_path / "c.jsonl").read_text().splitlines()
+        if '"type": "event"' in line
+    ]
+    assert replayed == live > 5
+    # The SDK turns every recorded SSE event except `ping` into stream events (some into two:
+    # a delta also yields a `text` event), so it saw at least one per recorded event.
+    assert live >= len([e for e in events if e.get("event") != "ping"])
+    assert asyncio.iscoroutinefunction(event_count)
+
+
+def test_check_command_lists_streams_cut_short(
+    tmp_path: Path, truncating: TruncatingServer, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from llmcassette.cli import main
+
+    with (
+        llmcassette.use_cassette(tmp_path / "cut", record_mode="once"),
+        pytest.warns(llmcassette.IncompleteStreamWarning),
+    ):
+        read_stream(truncating.url)
+    with LocalProvider() as provider, llmcassette.use_cassette(tmp_path / "ok", record_mode="once"):
+        read_stream(f"{provider.url}/v1/chat/completions")
+    assert main(["check", str(tmp_path / "ok.jsonl")]) == 0
+    assert main(["check", str(tmp_path)]) == 1
+    out = capsys.readouterr().out
+    assert f"{tmp_path / 'cut.jsonl'}:2: POST {truncating.url}:" in out
+    assert "[DONE]" in out
+    assert "ok.jsonl" not in out
