@@ -156,11 +156,12 @@ def _stored_request_class() -> type:
         def __deepcopy__(self, memo: dict[int, Any]) -> Any:
             copy = object.__new__(type(self))
             copy.__dict__.update(self.__dict__)
-            copy._headers = (
-                headers_dict(self._headers._store.values())
-                if direct
-                else HeadersDict(self._headers)
-            )
+            if direct:
+                headers = HeadersDict.__new__(HeadersDict)
+                headers._store = dict(self._headers._store)  # values are (str, str) tuples
+                copy._headers = headers
+            else:
+                copy._headers = HeadersDict(self._headers)
             return copy
 
     return StoredRequest

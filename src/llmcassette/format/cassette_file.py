@@ -460,6 +460,8 @@ def _headers_in(path: str, line: Line, name: str) -> Headers:
     raw = line.record.get(name, {})
     if not isinstance(raw, dict):
         raise _fail(path, line.number, f"field {name!r} must be an object of header names")
+    if all(type(value) is str for value in raw.values()):  # the usual case, in one pass
+        return {key: [value] for key, value in raw.items()}
     headers: Headers = {}
     for key, value in raw.items():
         if isinstance(value, str):
