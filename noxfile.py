@@ -33,7 +33,7 @@ def tests(session: nox.Session) -> None:
 @nox.session
 def lint(session: nox.Session) -> None:
     """ruff (lint and format check) and mypy --strict on the package."""
-    session.install("-e", ".", *LINT_DEPS, "httpx2>=2.16")
+    session.install("-e", ".", *LINT_DEPS, "httpx2>=2.16", "openai>=3.50")
     session.run("ruff", "check", ".")
     session.run("ruff", "format", "--check", ".")
     session.run("mypy", "--strict", "src/llmcassette")

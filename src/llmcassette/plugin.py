@@ -66,4 +66,12 @@ def pytest_recording_configure(config: pytest.Config, vcr: Any) -> None:
         rewrite=_record_mode(config, options) == "rewrite",
         pace=options.get("pace", "instant"),
         incomplete_streams=options.get("incomplete_streams", "warn"),
+        redaction=_redaction(config, options),
     )
+
+
+def _redaction(config: pytest.Config, options: dict[str, Any]) -> Any:
+    """``[tool.llmcassette.redaction]`` of the project being tested, with the test's own on top."""
+    from .redact import resolve
+
+    return resolve(options.get("redaction"), config.rootpath)

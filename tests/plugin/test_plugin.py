@@ -196,3 +196,32 @@ def test_no_option_of_pytest_recording_is_registered_twice(pytester: pytest.Pyte
     result = pytester.runpytest_subprocess("--help")
     assert result.ret == 0
     assert result.stdout.str().count("--record-mode") == 1
+
+
+def test_redaction_settings_from_pyproject_and_vcr_config(
+    pytester: pytest.Pytester, echo: EchoServer
+) -> None:
+    pytester.makepyfile(
+        test_mod="""
+        import os
+        import httpx2
+        import pytest
+
+        @pytest.fixture
+        def vcr_config():
+            return {"redaction": {"json_keys": ["session_ref"]}}
+
+        @pytest.mark.vcr
+        def test_echo():
+            body = {"user_ref": "u-123456789", "session_ref": "s-987654321", "q": "hi"}
+            assert httpx2.post(os.environ["ECHO_URL"], json=body).status_code == 200
+        """
+    )
+    pytester.makefile(".toml", pyproject='[tool.llmcassette.redaction]\njson_keys = ["user_ref"]\n')
+    pytester.runpytest_subprocess("--record-mode=once").assert_outcomes(passed=1)
+    text = (cassette_dir(pytester) / "test_echo.jsonl").read_text()
+    assert "u-123456789" not in text  # from pyproject.toml
+    assert "s-987654321" not in text  # from the test's vcr_config
+    assert '"q": "hi"' in text
+    echo.stop()
+    pytester.runpytest_subprocess().assert_outcomes(passed=1)

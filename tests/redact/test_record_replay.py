@@ -8,10 +8,14 @@ import threading
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
+from typing import Any
 
+import anthropic
 import httpx
+import httpx2
 import openai
 import pytest
+import requests
 
 import llmcassette
 from llmcassette.errors import SecretLeakError
@@ -87,9 +91,12 @@ def planted() -> Iterator[str]:
         server.server_close()
 
 
-def _traffic(base: str) -> list[object]:
+CLIENTS = {"httpx": httpx.Client, "httpx2": httpx2.Client}
+
+
+def _traffic(base: str, client_class: Any = httpx.Client) -> list[object]:
     seen: list[object] = []
-    with httpx.Client() as client:
+    with client_class() as client:
         auth = {
             "authorization": f"Bearer {OPENAI}",
             "x-api-key": ANTHROPIC,
@@ -115,18 +122,19 @@ def _assert_clean(path: Path) -> None:
     assert json.loads(text.split("\n", 1)[0])["redaction"]["rules"] == "llmcassette-default"
 
 
+@pytest.mark.parametrize("client", CLIENTS)
 def test_planted_secrets_never_reach_the_cassette_and_it_replays(
-    planted: str, tmp_path: Path
+    planted: str, tmp_path: Path, client: str
 ) -> None:
     path = tmp_path / "planted.jsonl"
     with llmcassette.use_cassette(path, record_mode="once"):
-        recorded = _traffic(planted)
+        recorded = _traffic(planted, CLIENTS[client])
     _assert_clean(path)
     text = path.read_text()
     assert "cf-ray" not in text
     assert "<REDACTED:openai-api-key:2>" in text  # the key split across two SSE events
     with llmcassette.use_cassette(path, record_mode="none"):
-        replayed = _traffic(planted)
+        replayed = _traffic(planted, CLIENTS[client])
     assert len(replayed) == len(recorded)
     assert replayed[4] == recorded[4] == 200
 
@@ -254,3 +262,62 @@ def test_redaction_can_be_turned_off(planted: str, tmp_path: Path) -> None:
         client.get(f"{planted}/json", headers={"x-custom": "sk-visible-on-purpose"})
     assert "sk-visible-on-purpose" in path.read_text()
     assert "redaction" not in json.loads(path.read_text().split("\n", 1)[0])
+
+
+SHAPELESS = "Zq7RmT2vX9kLp4Wn8Yd3Hs6Jc1Fb5Gt0"  # a key with no recognizable shape (Mistral-like)
+
+
+def test_environment_values_userinfo_and_basic_auth_with_requests(
+    planted: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("MISTRAL_API_KEY", SHAPELESS)
+    path = tmp_path / "requests.jsonl"
+    host = planted.removeprefix("http://")
+
+    def traffic() -> list[object]:
+        with requests.Session() as session:
+            return [
+                session.post(
+                    f"{planted}/json",
+                    json={"model": "mistral-small", "key_hint": SHAPELESS},
+                    headers={"x-custom-auth": SHAPELESS},
+                ).json(),
+                session.get(f"http://reader:{COOKIE}@{host}/json").status_code,
+                session.get(f"{planted}/sse", auth=("reader", "s3cr3t-pa55word")).text,
+            ]
+
+    with llmcassette.use_cassette(path, record_mode="once"):
+        recorded = traffic()
+    text = path.read_text()
+    for secret in [SHAPELESS, COOKIE, "s3cr3t-pa55word", OPENAI_2]:
+        assert secret not in text
+    assert "<REDACTED:env-MISTRAL_API_KEY>" in text
+    with llmcassette.use_cassette(path, record_mode="none"):
+        assert len(traffic()) == len(recorded)
+
+
+@pytest.mark.parametrize("stream", [False, True])
+def test_anthropic_sdk_with_a_real_looking_key(tmp_path: Path, stream: bool) -> None:
+    path = tmp_path / "anthropic.jsonl"
+    messages: Any = [{"role": "user", "content": "hello"}]
+
+    def call(key: str, base_url: str) -> str:
+        with anthropic.Anthropic(base_url=base_url, api_key=key, max_retries=0) as client:
+            if stream:
+                with client.messages.stream(
+                    model="claude-haiku-4-5", max_tokens=32, messages=messages
+                ) as events:
+                    return "".join(events.text_stream)
+            message = client.messages.create(
+                model="claude-haiku-4-5", max_tokens=32, messages=messages
+            )
+            return "".join(block.text for block in message.content if block.type == "text")
+
+    with LocalProvider() as provider, llmcassette.use_cassette(path):
+        recorded = call(ANTHROPIC, provider.anthropic_base_url)
+        base_url = provider.anthropic_base_url
+    text = path.read_text()
+    assert ANTHROPIC not in text
+    assert "<REDACTED:anthropic-api-key>" in text
+    with llmcassette.use_cassette(path, record_mode="none"):
+        assert call("sk-ant-api03-" + "Z" * 93, base_url) == recorded
