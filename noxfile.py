@@ -19,6 +19,7 @@ TEST_DEPS = [
     "openai>=3.50",
     "anthropic>=2.10",
     "requests>=2.31",
+    "aiohttp>=3.9",
 ]
 LINT_DEPS = ["ruff>=0.15", "mypy>=1.18", "pytest>=8.0", "types-PyYAML"]
 DOCS_DEPS = ["mkdocs>=1.6", "mkdocs-material>=9.6"]

@@ -8,6 +8,7 @@ metadata) under the response dict's ``"llmcassette"`` key, which vcrpy carries a
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Mapping
 from functools import cache
 from typing import TYPE_CHECKING, Any
@@ -27,6 +28,10 @@ def _as_bytes(body: Any) -> bytes | None:
         return body.encode("utf-8")
     if isinstance(body, (bytes, bytearray, memoryview)):
         return bytes(body)
+    if isinstance(body, (Mapping, list)):
+        # vcrpy's aiohttp stub keeps a `json=` argument as the object itself; aiohttp sends
+        # json.dumps of it, and so is it stored.
+        return json.dumps(body).encode("utf-8")
     if hasattr(body, "read"):  # a file-like body that vcrpy keeps as such
         data = body.read()
         return data.encode("utf-8") if isinstance(data, str) else bytes(data)

@@ -521,6 +521,11 @@ class Redactor:
         if redacted != headers:
             request.headers = redacted
         body = request.body
+        if isinstance(body, (dict, list)):
+            # vcrpy's aiohttp stub keeps a `json=` argument as the object: redact (and match)
+            # the JSON aiohttp sends, as the cassette stores it.
+            body = json.dumps(body).encode("utf-8")
+            request.body = body
         if isinstance(body, (bytes, str)) and body:
             content_type = _content_type(redacted)
             if isinstance(body, str):
