@@ -74,6 +74,11 @@ class Recorder:
         assert self.path.is_file(), "recording wrote no cassette"
         # One interaction per request the provider answered: none lost, none doubled.
         assert len(read_cassette(self.path).interactions) == sent
+        # Every stream here ends properly: none may be marked as cut short (the SDKs close
+        # a response at its terminator, before the chunked body's last empty chunk).
+        assert all(
+            "cut_short" not in item.end_extra for item in read_cassette(self.path).interactions
+        )
         return result
 
     async def replay(self, action: Callable[[], Any], **options: Any) -> Any:

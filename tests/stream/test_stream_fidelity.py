@@ -279,3 +279,6 @@ async def test_openai_stream_objects_get_one_event_per_chunk(
         replayed = await chunk_count()
     # The SDK yields one chunk per event except the [DONE] terminator.
     assert replayed == live == len(stream_events(tmp_path / "c.jsonl")) - 1
+    # The sync SDK closes the response at [DONE], before the chunked body's last empty
+    # chunk: that is a complete stream, not one cut short.
+    assert "cut_short" not in end_line(tmp_path / "c.jsonl")

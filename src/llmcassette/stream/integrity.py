@@ -36,6 +36,18 @@ def _sse_fields(text: str) -> tuple[str | None, Any]:
 
 def missing_terminator(kind: str | None, body: bytes) -> str | None:
     """Why a recorded stream looks cut off, or None when it ended properly (or is unknown)."""
+    verdict = _verdict(kind, body)
+    return verdict if isinstance(verdict, str) else None
+
+
+def ended_properly(kind: str | None, body: bytes) -> bool | None:
+    """True when the stream ends with its terminator, False when it lacks it, None if unknown."""
+    verdict = _verdict(kind, body)
+    return None if verdict is None else verdict is True
+
+
+def _verdict(kind: str | None, body: bytes) -> bool | str | None:
+    # True: ended properly; a string: what is missing; None: a kind not judged.
     if kind is None:
         return None
     try:
@@ -51,29 +63,31 @@ def missing_terminator(kind: str | None, body: bytes) -> str | None:
     last_name, last = _sse_fields(pieces[-1])
     if isinstance(first, dict) and first.get("object") == "chat.completion.chunk":
         return (
-            None if last == "[DONE]" else "an OpenAI chat stream that ended without `data: [DONE]`"
+            True if last == "[DONE]" else "an OpenAI chat stream that ended without `data: [DONE]`"
         )
     if first_name == "message_start" or (
         isinstance(first, dict) and first.get("type") == "message_start"
     ):
         names = {_sse_fields(piece)[0] for piece in pieces}
         if "message_stop" in names or "error" in names:
-            return None
+            return True
         return "an Anthropic stream that ended without `message_stop`"
     if isinstance(first, dict) and str(first.get("type", "")).startswith("response."):
         ending = last.get("type") if isinstance(last, dict) else None
-        if ending not in RESPONSES_ENDINGS and last_name != "error":
-            return "a Responses API stream that ended without `response.completed`"
+        if ending in RESPONSES_ENDINGS or last_name == "error":
+            return True
+        return "a Responses API stream that ended without `response.completed`"
     return None
 
 
-def _ndjson(pieces: list[str]) -> str | None:
+def _ndjson(pieces: list[str]) -> bool | str | None:
     try:
         first = json.loads(pieces[0])
         last = json.loads(pieces[-1])
     except ValueError:
         return None
-    finished = isinstance(last, dict) and last.get("done") is True
-    if isinstance(first, dict) and "done" in first and not finished:
-        return 'an NDJSON stream whose last object is not `"done": true`'
-    return None
+    if not (isinstance(first, dict) and "done" in first):
+        return None
+    if isinstance(last, dict) and last.get("done") is True:
+        return True
+    return 'an NDJSON stream whose last object is not `"done": true`'

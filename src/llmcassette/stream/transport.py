@@ -91,9 +91,19 @@ class InterceptedMethod(metaclass=_BindsLikeAFunction):
         kind = events.stream_kind(response.headers.get("content-type"))
         encoded = response.headers.get("content-encoding", "identity").lower() != "identity"
 
+        declared_length = response.headers.get("content-length")
+
         def finish(chunks: list[tuple[float, bytes]], ending: Ending) -> None:
             body = b"".join(chunk for _, chunk in chunks)
             end_extra: dict[str, Any] = {}
+            if not ending.complete and ending.error is None:
+                # Closed by the caller: SDKs stop at a stream's terminator without reading
+                # the chunked encoding's last empty chunk. Everything arrived if the stream
+                # ended properly, or if a declared length was met.
+                if kind is not None and not encoded:
+                    ending.complete = integrity.ended_properly(kind, body) is True
+                elif declared_length is not None and declared_length.isdigit():
+                    ending.complete = int(declared_length) == len(body)
             if not ending.complete:
                 end_extra["cut_short"] = True
                 if ending.error_name:
