@@ -140,24 +140,38 @@ class InterceptedMethod(metaclass=_BindsLikeAFunction):
         return finish
 
     @classmethod
-    def handle(cls, transport: Any, request: Any) -> Any:
-        body = b"".join(request.stream)
+    def _lookup(cls, request: Any, body: bytes) -> tuple[Any, Any, float]:
+        """Restore the read request body; the vcrpy request, the response to replay (or
+        None to record), and how long to wait before replaying it."""
         request.stream = cls.library.ByteStream(body)
         vcr_request = cls._vcr_request(request, body)
         recorded = cls._recorded_response(vcr_request)
+        if recorded is None:
+            return vcr_request, None, 0.0
+        check_integrity(recorded, vcr_request.uri, cls.incomplete_streams)
+        return vcr_request, recorded, headers_delay(recorded, cls.pace)
+
+    @classmethod
+    def _pass_through(
+        cls, vcr_request: Any, response: Any, started: float, *, is_async: bool
+    ) -> Any:
+        """Give the caller the live response, recording its stream as it is read."""
+        finish = cls._finisher(vcr_request, response, time.monotonic() - started)
+        response.stream = recording_stream(
+            cls.library, response.stream, started, finish, is_async=is_async
+        )
+        return response
+
+    @classmethod
+    def handle(cls, transport: Any, request: Any) -> Any:
+        vcr_request, recorded, delay = cls._lookup(request, b"".join(request.stream))
         if recorded is not None:
-            check_integrity(recorded, vcr_request.uri, cls.incomplete_streams)
-            delay = headers_delay(recorded, cls.pace)
             if delay > 0:
                 time.sleep(delay)
             return replay_response(cls.library, recorded, request, cls.pace, is_async=False)
         started = time.monotonic()
         response = cls.original(transport, request)
-        finish = cls._finisher(vcr_request, response, time.monotonic() - started)
-        response.stream = recording_stream(
-            cls.library, response.stream, started, finish, is_async=False
-        )
-        return response
+        return cls._pass_through(vcr_request, response, started, is_async=False)
 
 
 class AsyncInterceptedMethod(InterceptedMethod):
@@ -166,12 +180,8 @@ class AsyncInterceptedMethod(InterceptedMethod):
     @classmethod
     async def handle(cls, transport: Any, request: Any) -> Any:
         body = b"".join([part async for part in request.stream])
-        request.stream = cls.library.ByteStream(body)
-        vcr_request = cls._vcr_request(request, body)
-        recorded = cls._recorded_response(vcr_request)
+        vcr_request, recorded, delay = cls._lookup(request, body)
         if recorded is not None:
-            check_integrity(recorded, vcr_request.uri, cls.incomplete_streams)
-            delay = headers_delay(recorded, cls.pace)
             if delay > 0:
                 import anyio
 
@@ -179,11 +189,7 @@ class AsyncInterceptedMethod(InterceptedMethod):
             return replay_response(cls.library, recorded, request, cls.pace, is_async=True)
         started = time.monotonic()
         response = await cls.original(transport, request)
-        finish = cls._finisher(vcr_request, response, time.monotonic() - started)
-        response.stream = recording_stream(
-            cls.library, response.stream, started, finish, is_async=True
-        )
-        return response
+        return cls._pass_through(vcr_request, response, started, is_async=True)
 
 
 def _report_incomplete(policy: str, uri: str, problem: str, ending: Ending, cassette: Any) -> bool:
