@@ -124,3 +124,12 @@ def test_json_key_order_and_number_spelling_do_not_matter(
             url, content=reordered, headers={**AUTH, "content-type": "application/json"}
         )
     assert replay.json() == live.json()
+
+
+def test_placeholder_numbers_do_not_count_in_matching(tmp_path: Path) -> None:
+    from llmcassette.matching.canonical import body_value
+
+    recorded = b'{"q": "use <REDACTED:openai-api-key:2> here"}'
+    incoming = b'{"q": "use <REDACTED:openai-api-key> here"}'
+    assert body_value(recorded, "application/json") == body_value(incoming, "application/json")
+    assert body_value(b'{"q": "<REDACTED:a:2>"}') != body_value(b'{"q": "<REDACTED:b>"}')

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import re
 from functools import lru_cache
 from typing import Any
 from urllib.parse import parse_qsl
 
 from ..format import jsontext
+
+_PLACEHOLDER_NUMBER = re.compile(r"(<REDACTED:[A-Za-z0-9_.\-]+):[0-9]+>")
 
 
 @lru_cache(maxsize=8192)
@@ -15,6 +18,10 @@ def _parse(raw: bytes, form: bool) -> Any:
         text = raw.decode("utf-8")
     except UnicodeDecodeError:
         return raw
+    if "<REDACTED:" in text:
+        # Placeholders are numbered in the order secrets are met; that order is not part of
+        # the request, so `<REDACTED:openai-api-key:2>` matches `<REDACTED:openai-api-key>`.
+        text = _PLACEHOLDER_NUMBER.sub(r"\1>", text)
     if form:
         fields: dict[str, list[str]] = {}
         for key, value in parse_qsl(text, keep_blank_values=True):
