@@ -6,6 +6,7 @@ registers no command-line option of its own. ``-p no:llmcassette`` turns it off.
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Generator
 from typing import Any
 
@@ -23,10 +24,31 @@ _current_item: pytest.Item | None = None
 def pytest_runtest_setup(item: pytest.Item) -> Generator[None, None, None]:
     global _current_item
     _current_item = item
+    mismatch = sys.modules.get("llmcassette.mismatch")
+    if mismatch is not None:
+        mismatch.RAISED.clear()
     try:
         return (yield)
     finally:
         _current_item = None
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(
+    item: pytest.Item, call: pytest.CallInfo[None]
+) -> Generator[None, pytest.TestReport, pytest.TestReport]:
+    """Show the cassette mismatches of a failing test, even if an SDK hid the exception.
+
+    anthropic (and openai 2.x) retry a transport error and raise their own "Connection
+    error."; the report section keeps the path-level differences in front of the reader.
+    """
+    report = yield
+    mismatch = sys.modules.get("llmcassette.mismatch")
+    if mismatch is not None and mismatch.RAISED and report.failed and call.when != "teardown":
+        text = "\n\n".join(str(error) for error in mismatch.RAISED)
+        report.sections.append(("llmcassette: requests the cassette could not answer", text))
+        mismatch.RAISED.clear()
+    return report
 
 
 def _options_of_current_test() -> dict[str, Any]:

@@ -28,6 +28,9 @@ from .recording import Ending, recording_stream
 from .replay import check_integrity, headers_delay, replay_response
 from .timing import event_times
 
+# How many requests a cassette has been asked for (for "call #3" in mismatch reports).
+_CALLS = "_llmcassette_calls"
+
 # vcrpy patcher groups these replace.
 REPLACED_PATCHERS = ("httpx", "httpx2")
 
@@ -58,11 +61,10 @@ class InterceptedMethod(metaclass=_BindsLikeAFunction):
 
     @classmethod
     def _refuse(cls, vcr_request: Any) -> None:
-        from vcr.errors import CannotOverwriteExistingCassetteException
+        from ..mismatch import CassetteMismatch
 
-        raise CannotOverwriteExistingCassetteException(
-            cassette=cls.cassette, failed_request=vcr_request
-        )
+        call = cls.cassette.__dict__.get(_CALLS, 0)
+        raise CassetteMismatch.for_request(cls.cassette, vcr_request, call)
 
     @classmethod
     def _recorded_response(cls, vcr_request: Any) -> Any:
@@ -144,6 +146,8 @@ class InterceptedMethod(metaclass=_BindsLikeAFunction):
         """Restore the read request body; the vcrpy request, the response to replay (or
         None to record), and how long to wait before replaying it."""
         request.stream = cls.library.ByteStream(body)
+        calls = cls.cassette.__dict__
+        calls[_CALLS] = calls.get(_CALLS, 0) + 1
         vcr_request = cls._vcr_request(request, body)
         recorded = cls._recorded_response(vcr_request)
         if recorded is None:

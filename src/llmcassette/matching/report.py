@@ -1,0 +1,181 @@
+"""Explain why a request was not found in a cassette: which field differs, and from what.
+
+Computed only on a miss. Every recorded request is compared with the incoming one (both as
+redaction left them), the candidates are ranked by how close they are, and the report leads
+with the first difference of the closest one.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from typing import Any
+
+from .canonical import body_value
+from .diff import Difference, differences
+from .matchers import content_type
+
+MAX_DIFFERENCES = 6
+MAX_CANDIDATES = 3
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """A recorded interaction compared with the incoming request."""
+
+    position: int  # 0-based index of the interaction in the cassette
+    method: str
+    uri: str
+    differences: tuple[Difference, ...]
+    played: bool
+
+    @property
+    def score(self) -> tuple[int, int, int]:
+        """Fewer differences first, then fewer outside the body, then smaller ones."""
+        outside_body = sum(1 for d in self.differences if not d.path.startswith("body"))
+        size = sum(_change_size(d.recorded, d.incoming) for d in self.differences)
+        return (outside_body, len(self.differences), size)
+
+
+def _change_size(recorded: Any, incoming: Any) -> int:
+    """How much of two values differs: what remains once their common start and end go."""
+    if not (isinstance(recorded, str) and isinstance(incoming, str)):
+        return len(repr(recorded)) + len(repr(incoming))
+    limit = min(len(recorded), len(incoming))
+    start = 0
+    while start < limit and recorded[start] == incoming[start]:
+        start += 1
+    end = 0
+    while end < limit - start and recorded[-1 - end] == incoming[-1 - end]:
+        end += 1
+    return len(recorded) + len(incoming) - 2 * (start + end)
+
+
+def _request_parts(request: Any) -> dict[str, Any]:
+    body = getattr(request, "body_bytes", request.body)
+    query: dict[str, list[str]] = {}
+    for name, value in request.query:
+        query.setdefault(name, []).append(value)
+    return {
+        "method": request.method,
+        "url": {
+            "scheme": request.scheme,
+            "host": request.host,
+            "port": request.port,
+            "path": request.path,
+            "query": query,
+        },
+        "body": body_value(body, content_type(request)),
+    }
+
+
+def compare(incoming: Any, recorded: Any) -> tuple[Difference, ...]:
+    """Every difference between two (already redacted) vcrpy requests, with its path."""
+    ours, theirs = _request_parts(incoming), _request_parts(recorded)
+    found: list[Difference] = []
+    for part in ("method", "url", "body"):
+        found.extend(differences(theirs[part], ours[part], part))
+    return tuple(found)
+
+
+def candidates(cassette: Any, incoming: Any) -> list[Candidate]:
+    """The cassette's recorded requests compared with ``incoming``, closest first."""
+    ranked = [
+        Candidate(
+            position,
+            recorded.method,
+            recorded.uri,
+            compare(incoming, recorded),
+            cassette.play_counts[position] > 0,
+        )
+        for position, (recorded, _) in enumerate(cassette.data)
+    ]
+    ranked.sort(key=lambda candidate: (candidate.score, candidate.position))
+    return ranked
+
+
+def call_label(call: int, method: str, uri: str) -> str:
+    """``call #3 to POST /v1/chat/completions``."""
+    from urllib.parse import urlsplit
+
+    return f"call #{call} to {method} {urlsplit(uri).path or '/'}"
+
+
+def render(
+    *,
+    reason: str,
+    call: int,
+    method: str,
+    uri: str,
+    path: str | None,
+    recorded: list[Candidate],
+    record_mode: str,
+) -> str:
+    """The message of a ``CassetteMismatch`` (see ``llmcassette.errors``)."""
+    where = call_label(call, method, uri)
+    played = sum(1 for candidate in recorded if candidate.played)
+    cassette = (
+        f"{path} ({len(recorded)} interactions, {played} played, record_mode {record_mode!r})"
+    )
+    lines: list[str] = []
+    if reason == "cassette_not_found":
+        lines.append(f"{where}, but the cassette does not exist: {path}")
+        lines.append(f"  record it: run with --record-mode=once (record_mode is {record_mode!r})")
+        return "\n".join(lines)
+    exact = [candidate for candidate in recorded if not candidate.differences]
+    if reason == "exhausted":
+        lines.append(
+            f"{where}, but the cassette recorded {len(exact)} "
+            f"{'such call' if len(exact) == 1 else 'such calls'}, all played already"
+        )
+        lines.append(f"  cassette: {cassette}")
+        lines.append(
+            "  to fix: record again if the code now makes more calls, or allow repeats with "
+            "allow_playback_repeats=True"
+        )
+        return "\n".join(lines)
+    closest = recorded[0] if recorded else None
+    if closest is None:
+        lines.append(f"{where}: the cassette holds no interactions")
+    else:
+        first = closest.differences[0]
+        lines.append(f"{first.describe()}  [{where}]")
+        lines.append(
+            f"  closest recorded: interaction #{closest.position + 1} "
+            f"({closest.method} {closest.uri})"
+        )
+        for difference in closest.differences[1:MAX_DIFFERENCES]:
+            lines.append(f"    {difference.describe()}")
+        hidden = len(closest.differences) - MAX_DIFFERENCES
+        if hidden > 0:
+            lines.append(f"    … and {hidden} more difference{'s' if hidden > 1 else ''}")
+        others = recorded[1:MAX_CANDIDATES]
+        if others:
+            lines.append("  other near candidates:")
+            for other in others:
+                count = len(other.differences)
+                lines.append(
+                    f"    #{other.position + 1}: {count} difference{'s' if count != 1 else ''}, "
+                    f"first {other.differences[0].describe()}"
+                )
+    lines.append(f"  cassette: {cassette}")
+    lines.append(
+        "  to fix: if the request changed on purpose, record again (pytest --record-mode=rewrite, "
+        "or record_mode='new_episodes'); if a field changes on every run, normalize it with "
+        "before_record_request"
+    )
+    return "\n".join(lines)
+
+
+def display_path(cassette: Any) -> str | None:
+    """The file a cassette is read from and written to (pytest-recording names it .yaml)."""
+    from .. import serializer
+    from ..persister import Persister
+
+    path = getattr(cassette, "_path", None)
+    if path is None:
+        return None
+    persister = getattr(cassette, "_persister", None)
+    if isinstance(persister, Persister) and getattr(cassette, "_serializer", None) is serializer:
+        return str(persister.resolve(path))
+    return str(os.fspath(path))
