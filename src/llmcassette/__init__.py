@@ -10,6 +10,7 @@ from .errors import (
     IncompleteStreamWarning,
     LlmCassetteError,
     SecretLeakError,
+    UnusedInteractionsError,
 )
 from .format import FORMAT_VERSION
 from .setup import configure, use_cassette
@@ -36,6 +37,7 @@ __all__ = [
     "IncompleteStreamWarning",
     "LlmCassetteError",
     "SecretLeakError",
+    "UnusedInteractionsError",
     "__version__",
     "configure",
     "use_cassette",

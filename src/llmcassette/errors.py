@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from typing import Any
 
 
 class LlmCassetteError(Exception):
@@ -114,3 +115,43 @@ class IncompleteStreamError(LlmCassetteError):
 
 class IncompleteStreamWarning(UserWarning):
     """The warning form of ``IncompleteStreamError`` (``incomplete_streams="warn"``)."""
+
+
+class UnusedInteractionsError(LlmCassetteError):
+    """A replayed test did not play every interaction its cassette recorded.
+
+    ``unused`` lists them as ``(position, method, uri)``, positions 1-based as in reports.
+    """
+
+    def __init__(self, path: str, unused: list[tuple[int, str, str]], total: int) -> None:
+        self.path = path
+        self.unused = unused
+        self.total = total
+        shown = "\n".join(f"  #{position}: {method} {uri}" for position, method, uri in unused[:10])
+        more = f"\n  … and {len(unused) - 10} more" if len(unused) > 10 else ""
+        super().__init__(
+            f"{len(unused)} of the {total} interactions recorded in {path} were not played:\n"
+            f"{shown}{more}\n"
+            "  to fix: record the cassette again (pytest --record-mode=rewrite) if the code "
+            "makes fewer requests now, or allow it with @pytest.mark.vcr(allow_unused=True)"
+        )
+
+    @classmethod
+    def check(cls, cassette: Any) -> UnusedInteractionsError | None:
+        """The error for a replayed vcrpy cassette with unplayed interactions, if any."""
+        loaded = getattr(cassette, "_loaded_count", None)
+        record_mode = getattr(cassette.record_mode, "value", cassette.record_mode)
+        if not loaded or not getattr(cassette, "rewound", False):
+            return None  # nothing was replayed from a file
+        if record_mode not in ("none", "once"):
+            return None  # a test that records new traffic is not a replay
+        unused = [
+            (position + 1, request.method, request.uri)
+            for position, (request, _) in enumerate(cassette.data[:loaded])
+            if cassette.play_counts[position] == 0
+        ]
+        if not unused:
+            return None
+        from .matching.report import display_path
+
+        return cls(display_path(cassette) or "the cassette", unused, loaded)

@@ -51,11 +51,10 @@ def pytest_runtest_makereport(
     return report
 
 
-def _options_of_current_test() -> dict[str, Any]:
+def _options_of(item: pytest.Item | None) -> dict[str, Any]:
     """The test's ``vcr_config`` merged with its ``vcr`` markers, as pytest-recording merges them."""
     from pytest_recording.utils import merge_kwargs
 
-    item = _current_item
     if item is None:
         return {}
     markers = list(item.iter_markers(name="vcr"))
@@ -64,6 +63,25 @@ def _options_of_current_test() -> dict[str, Any]:
     except Exception:  # not a plain function item, or no such fixture
         vcr_config = {}
     return dict(merge_kwargs(vcr_config, markers))
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_call(item: pytest.Item) -> Generator[None, None, None]:
+    """Fail a replayed test that left recorded interactions unplayed (``allow_unused`` allows it).
+
+    An unplayed interaction means the code under test no longer makes a request it used to
+    make, or the cassette holds traffic nobody checks: either way the cassette is out of date.
+    """
+    result = yield  # a test that failed already raises here, and is not checked further
+    cassette = getattr(item, "funcargs", {}).get("vcr")
+    if cassette is None or _options_of(item).get("allow_unused", False):
+        return result
+    from .errors import UnusedInteractionsError
+
+    unused = UnusedInteractionsError.check(cassette)
+    if unused is not None:
+        raise unused
+    return result
 
 
 def _record_mode(config: pytest.Config, options: dict[str, Any]) -> str | None:
@@ -81,7 +99,7 @@ def pytest_recording_configure(config: pytest.Config, vcr: Any) -> None:
     ``tryfirst`` lets a user's own ``pytest_recording_configure`` run after this one and
     override it; ``optionalhook`` keeps ``-p no:recording`` working.
     """
-    options = _options_of_current_test()
+    options = _options_of(_current_item)
     configure(
         vcr,
         swap_suffix=_PYTEST_RECORDING_DEFAULT_SUFFIX,

@@ -170,3 +170,41 @@ def test_repeat():
     result.stdout.fnmatch_lines(
         ["*call #3 to GET /v1/models, but the cassette recorded 2 such calls, all played*"]
     )
+
+
+UNUSED_TEST = """
+import os
+import httpx2
+import pytest
+
+@pytest.mark.vcr{marker}
+def test_calls():
+    for name in ["a", "b", "c"][: 1 if os.environ.get("CHANGE") else 3]:
+        httpx2.get(os.environ["PROVIDER_URL"] + "/v1/models", params={{"n": name}},
+                   headers={{"authorization": "Bearer sk-test"}})
+"""
+
+
+def test_unplayed_interactions_fail_a_replayed_test(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    result = record_then_change(pytester, monkeypatch, UNUSED_TEST.format(marker=""), "fewer")
+    result.stdout.fnmatch_lines(
+        [
+            "*UnusedInteractionsError: 2 of the 3 interactions recorded in *test_calls.jsonl "
+            "were not played:*",
+            "*#2: GET http://127.0.0.1:*/v1/models?n=b*",
+            "*#3: GET http://127.0.0.1:*/v1/models?n=c*",
+        ]
+    )
+
+
+def test_allow_unused_lets_a_test_play_a_subset(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    pytester.makepyfile(test_mod=UNUSED_TEST.format(marker="(allow_unused=True)"))
+    with LocalProvider() as provider:
+        monkeypatch.setenv("PROVIDER_URL", provider.url)
+        pytester.runpytest_subprocess("--record-mode=once").assert_outcomes(passed=1)
+    monkeypatch.setenv("CHANGE", "fewer")
+    pytester.runpytest_subprocess().assert_outcomes(passed=1)
