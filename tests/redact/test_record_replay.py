@@ -321,3 +321,24 @@ def test_anthropic_sdk_with_a_real_looking_key(tmp_path: Path, stream: bool) -> 
     assert "<REDACTED:anthropic-api-key>" in text
     with llmcassette.use_cassette(path, record_mode="none"):
         assert call("sk-ant-api03-" + "Z" * 93, base_url) == recorded
+
+
+def test_the_same_secret_keeps_its_placeholder_across_sessions(tmp_path: Path) -> None:
+    path = tmp_path / "sessions.jsonl"
+
+    def ask(url: str, key: str, prompt: str) -> None:
+        httpx.post(
+            f"{url}/v1/chat/completions",
+            json={"model": "m", "messages": [{"role": "user", "content": f"{prompt} {key}"}]},
+            headers={"authorization": "Bearer sk-test"},
+        )
+
+    with LocalProvider() as provider:
+        with llmcassette.use_cassette(path, record_mode="new_episodes"):
+            ask(provider.url, OPENAI, "first")
+        with llmcassette.use_cassette(path, record_mode="new_episodes"):
+            ask(provider.url, OPENAI, "second")
+    text = path.read_text()
+    assert "first <REDACTED:openai-api-key>" in text
+    assert "second <REDACTED:openai-api-key>" in text
+    assert OPENAI not in text

@@ -101,28 +101,28 @@ class Redactor:
         self._secret_paths = tuple(_norm_key(k) for k in config.json_keys if "." in k)
         self._secret_params = rules.SECRET_PARAMS | {p.lower() for p in config.query_params}
 
+        # Key and parameter names are searched in the lower-cased text with case-sensitive
+        # patterns: several times faster than re.IGNORECASE on every line of a cassette.
         # Cheap tests for "could anything here need redacting": trigger substrings of the
         # shape rules and literals (plain ``in`` checks), then key and parameter names.
         triggers = [t for rule in shape_rules for t in rule.triggers] + list(literals)
         always = any(not rule.triggers for rule in shape_rules)  # a custom pattern
         self._triggers = None if always else tuple(dict.fromkeys(triggers))
-        # One alternation of the literal triggers: a single C-level scan per string instead
-        # of one `in` test per trigger (this runs on every stored request at load time).
+        # The literal triggers as one regex factored like a trie: a single C-level scan per
+        # string that tries one branch per character, not one alternative per trigger.
         self._trigger_re = (
-            None
-            if self._triggers is None
-            else re.compile("|".join(re.escape(t) for t in sorted(self._triggers, key=len)))
+            None if self._triggers is None else re.compile(_literal_trie(self._triggers))
         )
         names = sorted(self._secret_keys | {p.rsplit(".", 1)[-1] for p in self._secret_paths})
         self._key_re = (
-            re.compile(r'"(?i:' + "|".join(_key_variants(names)) + r')"\s*:')
+            re.compile(r'"(?:' + "|".join(_key_variants(names)) + r')"\s*:')
             if self._keys_on
             else None
         )
         self._param_re = (
             re.compile(
-                r"(?i:(?:^|[?&])(?:"
-                + "|".join(re.escape(p) for p in sorted(self._secret_params))
+                r"(?:(?:^|[?&])(?:"
+                + "|".join(re.escape(p.lower()) for p in sorted(self._secret_params))
                 + r")=)"
             )
             if self._params_on
@@ -206,9 +206,12 @@ class Redactor:
         """Cheap test: could ``text`` hold something a rule redacts (shape, key, parameter)?"""
         if self._possible(text):
             return True
-        if self._key_re is not None and '"' in text and self._key_re.search(text):
+        if self._key_re is None and self._param_re is None:
+            return False
+        lowered = text.lower()
+        if self._key_re is not None and '"' in text and self._key_re.search(lowered):
             return True
-        return self._param_re is not None and "=" in text and bool(self._param_re.search(text))
+        return self._param_re is not None and "=" in text and bool(self._param_re.search(lowered))
 
     def text(self, value: str) -> str:
         """``value`` with every secret-shaped substring replaced (also URL / JSON escaped)."""
@@ -537,6 +540,31 @@ class Redactor:
         return request
 
 
+def _literal_trie(words: Iterable[str]) -> str:
+    """A regex matching where any of ``words`` occurs, its alternatives factored like a trie.
+
+    Only the presence of a match counts, so a word that extends another is left out.
+    """
+    trie: dict[str, Any] = {}
+    for word in sorted(set(words), key=len):
+        node = trie
+        for char in word:
+            if "" in node:
+                break  # a shorter word already matches here
+            node = node.setdefault(char, {})
+        else:
+            node.clear()
+            node[""] = True
+
+    def branch(node: dict[str, Any]) -> str:
+        if "" in node:
+            return ""
+        options = [re.escape(char) + branch(child) for char, child in sorted(node.items())]
+        return options[0] if len(options) == 1 else "(?:" + "|".join(options) + ")"
+
+    return branch(trie) if trie else "(?!)"
+
+
 def _apply_spans(joined: str, pieces: list[str], spans: list[tuple[int, int, str]]) -> list[str]:
     """Cut ``joined`` back into ``pieces`` with each span replaced in the piece it starts in."""
     out: list[str] = []
@@ -576,6 +604,7 @@ def _norm_key(key: str) -> str:
 def _key_variants(names: Iterable[str]) -> list[str]:
     out = set()
     for name in names:
+        name = name.lower()  # matched against lower-cased text
         out.add(re.escape(name))
         out.add(re.escape(name.replace("_", "-")))
     return sorted(out)
