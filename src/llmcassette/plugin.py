@@ -107,6 +107,7 @@ def pytest_recording_configure(config: pytest.Config, vcr: Any) -> None:
         pace=options.get("pace", "instant"),
         incomplete_streams=options.get("incomplete_streams", "warn"),
         redaction=_redaction(config, options),
+        match=options.get("match"),
     )
 
 

@@ -25,6 +25,7 @@ def configure(
     pace: object = "instant",
     redaction: Any = None,
     incomplete_streams: str = "warn",
+    match: Any = None,
 ) -> vcrpy.VCR:
     """Make ``my_vcr`` read and write llmcassette cassettes; returns it.
 
@@ -37,9 +38,12 @@ def configure(
     controls redaction, which is on by default (see docs/redaction.md).
     ``incomplete_streams`` says what happens when a recorded stream ends without its
     terminator or its connection breaks: ``"warn"`` (default), ``"error"`` or ``"ignore"``.
+    ``match`` (a ``MatchConfig`` or a dict of its fields: ``ignore``, ``volatile``,
+    ``hosts``, ``normalizers``) says what matching leaves out (see docs/matching.md).
     """
     from . import stream, vcr_fixes
     from .matching import matchers
+    from .matching.normalize import MatchConfig
     from .persister import Persister
 
     vcr_fixes.install()
@@ -47,11 +51,13 @@ def configure(
     my_vcr.serializer = serializer.NAME
     current = my_vcr.persister
     fallback = current.fallback if isinstance(current, Persister) else current
+    match_config = MatchConfig.from_options(match)
+    _install_host_aliases(my_vcr, match_config)
     redactor = _redaction(my_vcr, redaction)  # llmcassette.redact
     my_vcr.register_persister(
         Persister(fallback, swap_suffix=swap_suffix, rewrite=rewrite, redactor=redactor)
     )
-    my_vcr.register_matcher("llm_body", matchers.llm_body)
+    my_vcr.register_matcher("llm_body", matchers.LlmBody(match_config))
     my_vcr.match_on = DEFAULT_MATCH_ON
     my_vcr.skip_patchers = tuple(dict.fromkeys((*my_vcr.skip_patchers, *stream.REPLACED_PATCHERS)))
     others = tuple(p for p in my_vcr._custom_patches if not stream.is_ours(p))
@@ -59,6 +65,40 @@ def configure(
         stream.patches(stream.Pace.parse(pace), incomplete_streams)
     )
     return my_vcr
+
+
+class HostAliases:
+    """A ``before_record_request`` that rewrites aliased origins, then runs the user's hook.
+
+    vcrpy applies it to recorded and incoming requests alike, so a cassette recorded
+    against one base URL replays against another (and is stored under the canonical one).
+    """
+
+    def __init__(self, config: Any, user_hook: Any = None) -> None:
+        self.config = config
+        self.user_hook = user_hook
+
+    def __call__(self, request: Any) -> Any:
+        rewritten = self.config.rewrite_origin(request.uri)
+        if rewritten != request.uri:
+            request.uri = rewritten
+        hooks = self.user_hook
+        for hook in hooks if isinstance(hooks, (list, tuple)) else (hooks,) if hooks else ():
+            request = hook(request)
+            if request is None:
+                return None
+        return request
+
+
+def _install_host_aliases(my_vcr: vcrpy.VCR, config: Any) -> None:
+    from .redact.vcr_hooks import RedactRequest
+
+    current = my_vcr.before_record_request
+    if isinstance(current, RedactRequest):  # configure() again: rebuild the chain
+        current = current.user_hook
+    if isinstance(current, HostAliases):
+        current = current.user_hook
+    my_vcr.before_record_request = HostAliases(config, current) if config.hosts else current
 
 
 def _redaction(my_vcr: vcrpy.VCR, redaction: Any) -> Any:
@@ -87,6 +127,7 @@ def use_cassette(
     pace: object = "instant",
     redaction: Any = None,
     incomplete_streams: str = "warn",
+    match: Any = None,
     **options: Any,
 ) -> Any:
     """Record to / replay from an llmcassette cassette, as a context manager or decorator.
@@ -95,8 +136,8 @@ def use_cassette(
     functions; used as a bare decorator the cassette is named after the function.
     ``pace`` sets how fast replayed streams deliver their events: ``"instant"`` (default),
     ``"recorded"``, or a number that scales the recorded delays (``0.1`` is ten times faster).
-    ``redaction`` is as for :func:`configure`. Other keyword arguments are vcrpy
-    ``use_cassette`` options.
+    ``redaction``, ``incomplete_streams`` and ``match`` are as for :func:`configure`. Other
+    keyword arguments are vcrpy ``use_cassette`` options.
     """
     import vcr as vcrpy
 
@@ -105,5 +146,6 @@ def use_cassette(
         pace=pace,
         redaction=redaction,
         incomplete_streams=incomplete_streams,
+        match=match,
     )
     return my_vcr.use_cassette(path, record_mode=record_mode, **options)

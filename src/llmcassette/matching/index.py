@@ -13,8 +13,8 @@ from __future__ import annotations
 from collections.abc import Hashable
 from typing import Any
 
-from .canonical import body_value
-from .matchers import content_type
+from .matchers import comparable_body
+from .normalize import MatchConfig
 
 
 def _canonical(value: Any) -> Hashable:
@@ -32,9 +32,8 @@ def _canonical(value: Any) -> Hashable:
     return (type(value).__name__, value)
 
 
-def request_key(request: Any) -> Hashable:
+def request_key(request: Any, config: MatchConfig) -> Hashable:
     """The key under which two requests match with llmcassette's default ``match_on``."""
-    body = getattr(request, "body_bytes", request.body)
     return (
         request.method,
         request.scheme,
@@ -42,14 +41,15 @@ def request_key(request: Any) -> Hashable:
         request.port,
         request.path,
         tuple(request.query),
-        _canonical(body_value(body, content_type(request))),
+        _canonical(comparable_body(request, config)),
     )
 
 
 class RequestIndex:
     """Recorded interactions of one cassette by request key, kept up to date as it grows."""
 
-    def __init__(self) -> None:
+    def __init__(self, config: MatchConfig) -> None:
+        self.config = config
         self._positions: dict[Hashable, list[int]] = {}
         self._indexed = 0
 
@@ -57,6 +57,7 @@ class RequestIndex:
         """Indexes into ``cassette.data`` of the interactions recorded under ``key``."""
         data = cassette.data
         for position in range(self._indexed, len(data)):
-            self._positions.setdefault(request_key(data[position][0]), []).append(position)
+            recorded_key = request_key(data[position][0], self.config)
+            self._positions.setdefault(recorded_key, []).append(position)
         self._indexed = len(data)
         return self._positions.get(key, [])

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .index import RequestIndex, request_key
+from .matchers import LlmBody
 
 _INDEX_ATTRIBUTE = "_llmcassette_index"
 _NEEDED = ("data", "play_counts", "_played_interactions", "_loaded_count", "_match_on")
@@ -28,10 +29,8 @@ class Replay:
 RECORD = "record"
 
 
-def _default_matchers() -> tuple[Any, ...]:
+def _url_matchers() -> tuple[Any, ...]:
     from vcr import matchers as vcr_matchers
-
-    from .matchers import llm_body
 
     return (
         vcr_matchers.method,
@@ -40,31 +39,35 @@ def _default_matchers() -> tuple[Any, ...]:
         vcr_matchers.port,
         vcr_matchers.path,
         vcr_matchers.query,
-        llm_body,
     )
 
 
-def _indexable(cassette: Any) -> bool:
+def body_matcher(cassette: Any) -> LlmBody | None:
+    """The ``llm_body`` matcher when the cassette matches on llmcassette's defaults, else None."""
     if not all(hasattr(cassette, name) for name in _NEEDED):
-        return False  # another vcrpy version: keep to its public behaviour
-    return tuple(cassette._match_on) == _default_matchers()
+        return None  # another vcrpy version: keep to its public behaviour
+    match_on = tuple(cassette._match_on)
+    if len(match_on) == 7 and match_on[:6] == _url_matchers() and isinstance(match_on[6], LlmBody):
+        return match_on[6]
+    return None
 
 
 def decide(cassette: Any, request: Any) -> Replay | str | None:
     """``Replay(response)``, ``RECORD``, or ``None`` to let vcrpy decide."""
-    if not _indexable(cassette):
+    matcher = body_matcher(cassette)
+    if matcher is None:
         return None
     filtered = cassette._before_record_request(request)
     if filtered is None:
         return None  # an ignored host: vcrpy lets it through
     index = cassette.__dict__.get(_INDEX_ATTRIBUTE)
     if index is None:
-        index = cassette.__dict__[_INDEX_ATTRIBUTE] = RequestIndex()
+        index = cassette.__dict__[_INDEX_ATTRIBUTE] = RequestIndex(matcher.config)
     from vcr.record_mode import RecordMode
 
     repeats = cassette.allow_playback_repeats
     if cassette.record_mode != RecordMode.ALL and (cassette.rewound or repeats):
-        for position in index.positions(cassette, request_key(filtered)):
+        for position in index.positions(cassette, request_key(filtered, matcher.config)):
             count = cassette.play_counts[position]
             if count == 0 or repeats:
                 recorded_request, response = cassette.data[position]

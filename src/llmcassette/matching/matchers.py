@@ -10,6 +10,7 @@ from typing import Any
 
 from .canonical import body_value
 from .diff import differences
+from .normalize import MatchConfig
 
 MAX_SHOWN = 5
 
@@ -23,17 +24,36 @@ def content_type(request: Any) -> str | None:
     return None
 
 
-def llm_body(incoming: Any, recorded: Any) -> None:
-    """Match request bodies semantically: JSON key order and number spelling do not count."""
-    incoming_raw = getattr(incoming, "body_bytes", incoming.body)
-    recorded_raw = getattr(recorded, "body_bytes", recorded.body)
-    if incoming_raw == recorded_raw:
-        return
-    found = differences(
-        body_value(recorded_raw, content_type(recorded)),
-        body_value(incoming_raw, content_type(incoming)),
-        "body",
-    )
+def comparable_body(request: Any, config: MatchConfig) -> Any:
+    """A request's body as matching compares it: parsed, then normalized by ``config``."""
+    raw = getattr(request, "body_bytes", request.body)
+    return config.body(body_value(raw, content_type(request)))
+
+
+class LlmBody:
+    """The ``llm_body`` matcher: bodies compared semantically, after ``MatchConfig`` rules.
+
+    JSON key order and number spelling do not count; ignored paths and volatile values
+    neither. Differences are raised as ``AssertionError`` lines vcrpy shows in its report.
+    """
+
+    __name__ = "llm_body"  # vcrpy names a failed matcher after its __name__
+
+    def __init__(self, config: MatchConfig | None = None) -> None:
+        self.config = config or MatchConfig()
+
+    def __call__(self, incoming: Any, recorded: Any) -> None:
+        if getattr(incoming, "body_bytes", incoming.body) == getattr(
+            recorded, "body_bytes", recorded.body
+        ):
+            return
+        found = differences(
+            comparable_body(recorded, self.config), comparable_body(incoming, self.config), "body"
+        )
+        _raise(found)
+
+
+def _raise(found: list[Any]) -> None:
     if not found:
         return
     lines = [d.describe() for d in found[:MAX_SHOWN]]
@@ -41,3 +61,7 @@ def llm_body(incoming: Any, recorded: Any) -> None:
         more = len(found) - MAX_SHOWN
         lines.append(f"… and {more} more difference{'s' if more > 1 else ''}")
     raise AssertionError("\n".join(lines))
+
+
+# The matcher with the default rules (what match_on "llm_body" means without options).
+llm_body = LlmBody()

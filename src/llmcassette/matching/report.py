@@ -11,9 +11,9 @@ import os
 from dataclasses import dataclass
 from typing import Any
 
-from .canonical import body_value
 from .diff import Difference, differences
-from .matchers import content_type
+from .matchers import comparable_body
+from .normalize import MatchConfig
 
 MAX_DIFFERENCES = 6
 MAX_CANDIDATES = 3
@@ -51,8 +51,7 @@ def _change_size(recorded: Any, incoming: Any) -> int:
     return len(recorded) + len(incoming) - 2 * (start + end)
 
 
-def _request_parts(request: Any) -> dict[str, Any]:
-    body = getattr(request, "body_bytes", request.body)
+def _request_parts(request: Any, config: MatchConfig) -> dict[str, Any]:
     query: dict[str, list[str]] = {}
     for name, value in request.query:
         query.setdefault(name, []).append(value)
@@ -65,13 +64,13 @@ def _request_parts(request: Any) -> dict[str, Any]:
             "path": request.path,
             "query": query,
         },
-        "body": body_value(body, content_type(request)),
+        "body": comparable_body(request, config),
     }
 
 
-def compare(incoming: Any, recorded: Any) -> tuple[Difference, ...]:
+def compare(incoming: Any, recorded: Any, config: MatchConfig) -> tuple[Difference, ...]:
     """Every difference between two (already redacted) vcrpy requests, with its path."""
-    ours, theirs = _request_parts(incoming), _request_parts(recorded)
+    ours, theirs = _request_parts(incoming, config), _request_parts(recorded, config)
     found: list[Difference] = []
     for part in ("method", "url", "body"):
         found.extend(differences(theirs[part], ours[part], part))
@@ -80,12 +79,16 @@ def compare(incoming: Any, recorded: Any) -> tuple[Difference, ...]:
 
 def candidates(cassette: Any, incoming: Any) -> list[Candidate]:
     """The cassette's recorded requests compared with ``incoming``, closest first."""
+    from .lookup import body_matcher
+
+    matcher = body_matcher(cassette)
+    config = matcher.config if matcher is not None else MatchConfig()
     ranked = [
         Candidate(
             position,
             recorded.method,
             recorded.uri,
-            compare(incoming, recorded),
+            compare(incoming, recorded, config),
             cassette.play_counts[position] > 0,
         )
         for position, (recorded, _) in enumerate(cassette.data)

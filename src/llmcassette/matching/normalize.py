@@ -1,0 +1,195 @@
+"""What matching leaves out: ignored JSON paths, volatile values, host aliases, your own rules.
+
+``MatchConfig`` is built once per VCR (``configure(vcr, match=...)``, ``use_cassette(...,
+match=...)``, or ``match`` in pytest's ``vcr_config`` / the marker). Body rules are applied to
+the parsed body of both the recorded and the incoming request before they are compared;
+host aliases rewrite the origin of both, so a cassette recorded against one base URL
+replays against another.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import urlsplit
+
+Normalizer = Callable[[Any], Any]
+
+IGNORED = "<ignored>"
+
+# Value shapes that change on every run, replaced wherever they occur inside a string.
+VOLATILE_SHAPES: dict[str, re.Pattern[str]] = {
+    "uuid": re.compile(
+        r"\b[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}\b"
+    ),
+    "timestamp": re.compile(
+        r"\b\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}:\d{2}(?:\.\d+)?(?:Z|[+-]\d{2}:?\d{2})?\b"
+    ),
+}
+_PATH_TOKEN = re.compile(r"\.([^.\[\]]+)|\[(\*|\d+)\]|\[\"((?:[^\"\\]|\\.)*)\"\]")
+
+
+class MatchConfigError(ValueError):
+    """A matching option is malformed (an unknown shape, a path that cannot be parsed)."""
+
+
+def parse_path(path: str) -> tuple[str | int, ...]:
+    """``$.messages[*].id`` (or ``body.messages[*].id``) as tokens: keys, indexes and ``*``."""
+    text = path.strip()
+    for prefix in ("$", "body"):
+        if text == prefix:
+            return ()
+        if text.startswith(prefix + ".") or text.startswith(prefix + "["):
+            text = text[len(prefix) :]
+            break
+    if not text.startswith((".", "[")):
+        text = "." + text
+    tokens: list[str | int] = []
+    position = 0
+    for match in _PATH_TOKEN.finditer(text):
+        if match.start() != position:
+            break
+        key, index, quoted = match.groups()
+        if key is not None:
+            tokens.append("*" if key == "*" else key)
+        elif index is not None:
+            tokens.append("*" if index == "*" else int(index))
+        else:
+            tokens.append(quoted.replace('\\"', '"').replace("\\\\", "\\"))
+        position = match.end()
+    if position != len(text) or not tokens:
+        raise MatchConfigError(
+            f"cannot read the JSON path {path!r}: write it like $.metadata.request_id, "
+            '$.messages[*].id or $["odd key"]'
+        )
+    return tuple(tokens)
+
+
+@dataclass(frozen=True)
+class MatchConfig:
+    """How requests are normalized before they are compared.
+
+    ``ignore``: JSON paths of the body left out (``$.metadata.request_id``,
+    ``$.messages[*].id``). ``volatile``: value shapes replaced wherever they occur in a
+    string (``"uuid"``, ``"timestamp"``). ``hosts``: origins treated as another
+    (``{"http://localhost:4000": "https://api.openai.com"}``). ``normalizers``: functions
+    called with the parsed body, returning the body to compare.
+    """
+
+    ignore: tuple[str, ...] = ()
+    volatile: tuple[str, ...] = ()
+    hosts: tuple[tuple[str, str], ...] = ()
+    normalizers: tuple[Normalizer, ...] = ()
+
+    def __post_init__(self) -> None:
+        unknown = set(self.volatile) - set(VOLATILE_SHAPES)
+        if unknown:
+            raise MatchConfigError(
+                f"unknown volatile shape(s) {sorted(unknown)}; known: "
+                f"{', '.join(sorted(VOLATILE_SHAPES))}"
+            )
+        for path in self.ignore:
+            parse_path(path)
+        for alias, origin in self.hosts:
+            for url in (alias, origin):
+                parts = urlsplit(url)
+                if not parts.scheme or not parts.netloc or parts.path not in ("", "/"):
+                    raise MatchConfigError(
+                        f"host alias {url!r} must be an origin like https://api.openai.com"
+                    )
+
+    @classmethod
+    def from_options(cls, options: MatchConfig | Mapping[str, Any] | None) -> MatchConfig:
+        """Accept a ``MatchConfig``, a mapping of its fields, or None (the defaults)."""
+        if options is None:
+            return cls()
+        if isinstance(options, MatchConfig):
+            return options
+        unknown = set(options) - {"ignore", "volatile", "hosts", "normalizers"}
+        if unknown:
+            raise MatchConfigError(
+                f"unknown match option(s) {sorted(unknown)}; use ignore, volatile, hosts, "
+                "normalizers"
+            )
+        hosts = options.get("hosts") or {}
+        return cls(
+            ignore=tuple(options.get("ignore") or ()),
+            volatile=tuple(options.get("volatile") or ()),
+            hosts=tuple(hosts.items() if isinstance(hosts, Mapping) else hosts),
+            normalizers=tuple(options.get("normalizers") or ()),
+        )
+
+    @property
+    def changes_bodies(self) -> bool:
+        """Whether bodies need normalizing at all (the common case is no)."""
+        return bool(self.ignore or self.volatile or self.normalizers)
+
+    def body(self, value: Any) -> Any:
+        """A normalized copy of a parsed body (the input is never changed)."""
+        if not self.changes_bodies or not isinstance(value, (dict, list, str)):
+            return value
+        for path in self.ignore:
+            value = _drop(value, parse_path(path))
+        if self.volatile:
+            value = _replace_shapes(value, [VOLATILE_SHAPES[name] for name in self.volatile])
+        for normalizer in self.normalizers:
+            value = normalizer(value)
+        return value
+
+    def rewrite_origin(self, uri: str) -> str:
+        """``uri`` with an aliased origin replaced by the origin it stands for."""
+        for alias, origin in self.hosts:
+            alias = alias.rstrip("/")
+            if uri == alias or uri.startswith(alias + "/") or uri.startswith(alias + "?"):
+                return origin.rstrip("/") + uri[len(alias) :]
+        return uri
+
+
+def _drop(value: Any, tokens: tuple[str | int, ...]) -> Any:
+    if not tokens:
+        return IGNORED
+    head, rest = tokens[0], tokens[1:]
+    if isinstance(value, dict):
+        keys = list(value) if head == "*" else [head] if head in value else []
+        if not keys:
+            return value
+        copy = dict(value)
+        for key in keys:
+            if rest:
+                copy[key] = _drop(copy[key], rest)
+            else:
+                del copy[key]
+        return copy
+    if isinstance(value, list):
+        if head == "*":
+            positions = range(len(value))
+        elif isinstance(head, int) and head < len(value):
+            positions = range(head, head + 1)
+        else:
+            return value
+        items = list(value)
+        for position in positions:
+            items[position] = _drop(items[position], rest)
+        return items
+    return value
+
+
+def _replace_shapes(value: Any, shapes: list[re.Pattern[str]]) -> Any:
+    if isinstance(value, str):
+        for shape in shapes:
+            value = shape.sub(f"<{_shape_name(shape)}>", value)
+        return value
+    if isinstance(value, dict):
+        return {key: _replace_shapes(item, shapes) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_replace_shapes(item, shapes) for item in value]
+    return value
+
+
+def _shape_name(shape: re.Pattern[str]) -> str:
+    for name, pattern in VOLATILE_SHAPES.items():
+        if pattern is shape:
+            return name
+    return "volatile"
