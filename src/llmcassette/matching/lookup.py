@@ -26,7 +26,11 @@ class Replay:
     response: Any
 
 
-RECORD = "record"
+@dataclass(frozen=True)
+class Record:
+    """Send the request and record it; ``request`` is it as the cassette will store it."""
+
+    request: Any
 
 
 def _url_matchers() -> tuple[Any, ...]:
@@ -52,8 +56,8 @@ def body_matcher(cassette: Any) -> LlmBody | None:
     return None
 
 
-def decide(cassette: Any, request: Any) -> Replay | str | None:
-    """``Replay(response)``, ``RECORD``, or ``None`` to let vcrpy decide."""
+def decide(cassette: Any, request: Any) -> Replay | Record | None:
+    """``Replay(response)``, ``Record(request)``, or ``None`` to let vcrpy decide."""
     matcher = body_matcher(cassette)
     if matcher is None:
         return None
@@ -77,4 +81,4 @@ def decide(cassette: Any, request: Any) -> Replay | str | None:
                 return Replay(response)
     if cassette.write_protected:
         return None  # vcrpy raises its error, with the closest recorded requests
-    return RECORD
+    return Record(filtered)

@@ -67,25 +67,27 @@ class InterceptedMethod(metaclass=_BindsLikeAFunction):
         raise CassetteMismatch.for_request(cls.cassette, vcr_request, call)
 
     @classmethod
-    def _recorded_response(cls, vcr_request: Any) -> Any:
-        """The recorded response to replay, or None to go to the network and record.
+    def _recorded_response(cls, vcr_request: Any) -> tuple[Any, Any]:
+        """The recorded response to replay (or None to go to the network and record), and
+        the request as the cassette will store it when the lookup already filtered it.
 
-        Raises vcrpy's error when the request is not in the cassette and may not be recorded.
+        Raises ``CassetteMismatch`` when the request is not in the cassette and may not be
+        recorded.
         """
         cassette = cls.cassette
         decision = lookup.decide(cassette, vcr_request)
         if isinstance(decision, lookup.Replay):
-            return decision.response
-        if decision == lookup.RECORD:
-            return None
+            return decision.response, None
+        if isinstance(decision, lookup.Record):
+            return None, decision.request
         if cassette.can_play_response_for(vcr_request):
-            return cassette.play_response(vcr_request)
+            return cassette.play_response(vcr_request), None
         if cassette.write_protected and cassette.filter_request(vcr_request):
             cls._refuse(vcr_request)
-        return None
+        return None, None
 
     @classmethod
-    def _finisher(cls, vcr_request: Any, response: Any, headers_time: float) -> Any:
+    def _finisher(cls, vcr_request: Any, filtered: Any, response: Any, headers_time: float) -> Any:
         cassette = cls.cassette
         headers: dict[str, list[str]] = {}
         for name, value in response.headers.multi_items():
@@ -137,30 +139,34 @@ class InterceptedMethod(metaclass=_BindsLikeAFunction):
                     "end_extra": end_extra,
                 },
             }
-            cassette.append(vcr_request, recorded)
+            if filtered is None:
+                cassette.append(vcr_request, recorded)
+            else:
+                _append_filtered(cassette, filtered, recorded)
 
         return finish
 
     @classmethod
-    def _lookup(cls, request: Any, body: bytes) -> tuple[Any, Any, float]:
+    def _lookup(cls, request: Any, body: bytes) -> tuple[Any, Any, Any, float]:
         """Restore the read request body; the vcrpy request, the response to replay (or
-        None to record), and how long to wait before replaying it."""
+        None to record), the request as it will be stored (when already filtered), and how
+        long to wait before replaying."""
         request.stream = cls.library.ByteStream(body)
         calls = cls.cassette.__dict__
         calls[_CALLS] = calls.get(_CALLS, 0) + 1
         vcr_request = cls._vcr_request(request, body)
-        recorded = cls._recorded_response(vcr_request)
+        recorded, filtered = cls._recorded_response(vcr_request)
         if recorded is None:
-            return vcr_request, None, 0.0
+            return vcr_request, None, filtered, 0.0
         check_integrity(recorded, vcr_request.uri, cls.incomplete_streams)
-        return vcr_request, recorded, headers_delay(recorded, cls.pace)
+        return vcr_request, recorded, None, headers_delay(recorded, cls.pace)
 
     @classmethod
     def _pass_through(
-        cls, vcr_request: Any, response: Any, started: float, *, is_async: bool
+        cls, vcr_request: Any, filtered: Any, response: Any, started: float, *, is_async: bool
     ) -> Any:
         """Give the caller the live response, recording its stream as it is read."""
-        finish = cls._finisher(vcr_request, response, time.monotonic() - started)
+        finish = cls._finisher(vcr_request, filtered, response, time.monotonic() - started)
         response.stream = recording_stream(
             cls.library, response.stream, started, finish, is_async=is_async
         )
@@ -168,14 +174,14 @@ class InterceptedMethod(metaclass=_BindsLikeAFunction):
 
     @classmethod
     def handle(cls, transport: Any, request: Any) -> Any:
-        vcr_request, recorded, delay = cls._lookup(request, b"".join(request.stream))
+        vcr_request, recorded, filtered, delay = cls._lookup(request, b"".join(request.stream))
         if recorded is not None:
             if delay > 0:
                 time.sleep(delay)
             return replay_response(cls.library, recorded, request, cls.pace, is_async=False)
         started = time.monotonic()
         response = cls.original(transport, request)
-        return cls._pass_through(vcr_request, response, started, is_async=False)
+        return cls._pass_through(vcr_request, filtered, response, started, is_async=False)
 
 
 class AsyncInterceptedMethod(InterceptedMethod):
@@ -184,7 +190,7 @@ class AsyncInterceptedMethod(InterceptedMethod):
     @classmethod
     async def handle(cls, transport: Any, request: Any) -> Any:
         body = b"".join([part async for part in request.stream])
-        vcr_request, recorded, delay = cls._lookup(request, body)
+        vcr_request, recorded, filtered, delay = cls._lookup(request, body)
         if recorded is not None:
             if delay > 0:
                 import anyio
@@ -193,7 +199,20 @@ class AsyncInterceptedMethod(InterceptedMethod):
             return replay_response(cls.library, recorded, request, cls.pace, is_async=True)
         started = time.monotonic()
         response = await cls.original(transport, request)
-        return cls._pass_through(vcr_request, response, started, is_async=True)
+        return cls._pass_through(vcr_request, filtered, response, started, is_async=True)
+
+
+def _append_filtered(cassette: Any, filtered: Any, response: dict[str, Any]) -> None:
+    """vcrpy's ``Cassette.append`` for a request the lookup already filtered.
+
+    ``append`` would run ``before_record_request`` (a deep copy and redaction) a second time
+    and deep-copy a response dict that was just built for the cassette.
+    """
+    recorded = cassette._before_record_response(response)
+    if recorded is None:
+        return
+    cassette.data.append((filtered, recorded))
+    cassette.dirty = True
 
 
 def _report_incomplete(policy: str, uri: str, problem: str, ending: Ending, cassette: Any) -> bool:
