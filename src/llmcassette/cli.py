@@ -97,6 +97,35 @@ def _check(args: argparse.Namespace) -> int:
     return 1 if problems else 0
 
 
+def _show(args: argparse.Namespace) -> int:
+    import dataclasses
+    import json
+    from pathlib import Path
+
+    from .format import cassette_file
+    from .show import render, summarize
+
+    path = Path(args.cassette)
+    try:
+        data = path.read_bytes()
+        if args.raw:
+            sys.stdout.write(data.decode("utf-8"))
+            return 0
+        cassette = cassette_file.read(data, path)
+    except OSError as error:
+        print(f"{path}: cannot read: {error.strerror}", file=sys.stderr)
+        return 2
+    except LlmCassetteError as error:
+        print(error, file=sys.stderr)
+        return 2
+    shown = [summarize(n, item) for n, item in enumerate(cassette.interactions, start=1)]
+    if args.json:
+        print(json.dumps([dataclasses.asdict(item) for item in shown], indent=2))
+    else:
+        print("\n\n".join(render(item) for item in shown))
+    return 0
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the ``llmcassette`` command line; returns the exit code."""
     parser = argparse.ArgumentParser(prog="llmcassette", description=__doc__)
@@ -121,6 +150,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     check.add_argument("paths", nargs="+", metavar="PATH", help="cassette files or folders")
     check.add_argument("-q", "--quiet", action="store_true", help="print problems only")
     check.set_defaults(run=_check)
+    show = commands.add_parser(
+        "show", help="print a cassette as a conversation: requests, assembled answers, usage"
+    )
+    show.add_argument("cassette", metavar="CASSETTE", help="an llmcassette .jsonl file")
+    show.add_argument("--raw", action="store_true", help="print the cassette's lines as they are")
+    show.add_argument("--json", action="store_true", help="machine-readable output")
+    show.set_defaults(run=_show)
     args = parser.parse_args(argv)
     if getattr(args, "run", None) is None:
         parser.print_help()
