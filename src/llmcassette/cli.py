@@ -126,6 +126,34 @@ def _show(args: argparse.Namespace) -> int:
     return 0
 
 
+def _convert(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from .convert import to_jsonl, to_vcrpy_json
+    from .persister import atomic_write
+
+    status = 0
+    for raw in args.paths:
+        source = Path(raw)
+        stem = source.name[:-3] if source.name.endswith(".gz") else source.name
+        stem = stem.rsplit(".", 1)[0]
+        suffix = ".json" if args.to == "vcrpy-json" else ".jsonl"
+        target = (Path(args.out) if args.out else source.parent) / (stem + suffix)
+        if target.exists() and not args.force:
+            print(f"{source}: {target} exists; use --force to replace it", file=sys.stderr)
+            status = 1
+            continue
+        try:
+            text = to_vcrpy_json(source) if args.to == "vcrpy-json" else to_jsonl(source)
+        except (OSError, LlmCassetteError) as error:
+            print(f"{source}: cannot convert: {error}", file=sys.stderr)
+            status = 2
+            continue
+        atomic_write(target, text.encode("utf-8"))
+        print(f"{source} -> {target}")
+    return status
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the ``llmcassette`` command line; returns the exit code."""
     parser = argparse.ArgumentParser(prog="llmcassette", description=__doc__)
@@ -157,6 +185,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     show.add_argument("--raw", action="store_true", help="print the cassette's lines as they are")
     show.add_argument("--json", action="store_true", help="machine-readable output")
     show.set_defaults(run=_show)
+    convert = commands.add_parser(
+        "convert",
+        help="vcrpy YAML/JSON cassettes (also gzip-compressed, parsed_body style) to JSONL, "
+        "or JSONL back to vcrpy JSON",
+    )
+    convert.add_argument("paths", nargs="+", metavar="PATH", help="cassette files")
+    convert.add_argument(
+        "--to", choices=("jsonl", "vcrpy-json"), default="jsonl", help="the target format"
+    )
+    convert.add_argument("--out", metavar="DIR", help="write beside the source unless given")
+    convert.add_argument("--force", action="store_true", help="replace an existing target")
+    convert.set_defaults(run=_convert)
     args = parser.parse_args(argv)
     if getattr(args, "run", None) is None:
         parser.print_help()
