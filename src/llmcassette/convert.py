@@ -15,7 +15,7 @@ from typing import Any
 
 from . import serializer, vcr_bridge
 from .errors import CassetteFormatError
-from .format import cassette_file
+from .format import cassette_file, vcrpy_files
 from .format.cassette_file import Cassette, Interaction
 
 
@@ -33,21 +33,11 @@ def _load(path: Path) -> dict[str, Any]:
     text = _load_text(path)
     name = path.name[:-3] if path.name.endswith(".gz") else path.name
     try:
-        if name.endswith(".json"):
-            loaded = json.loads(text)
-        else:
-            import yaml
-
-            try:
-                from yaml import CSafeLoader as Loader
-            except ImportError:  # pragma: no cover - PyYAML without libyaml
-                from yaml import SafeLoader as Loader  # type: ignore[assignment]
-            loaded = yaml.load(text, Loader=Loader)
+        loaded = vcrpy_files.parse(text, json_file=name.endswith(".json"))
     except Exception as error:
-        line = getattr(getattr(error, "problem_mark", None), "line", None)
         raise CassetteFormatError(
             path,
-            line + 1 if isinstance(line, int) else getattr(error, "lineno", None),
+            vcrpy_files.error_line(error),
             f"cannot read this vcrpy cassette: {type(error).__name__}: {error}",
         ) from None
     if not isinstance(loaded, dict) or not isinstance(loaded.get("interactions"), list):

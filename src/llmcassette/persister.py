@@ -24,7 +24,7 @@ from vcr.serializers import jsonserializer, yamlserializer
 from . import serializer as jsonl
 from . import vcr_bridge
 from .errors import CassetteFormatError
-from .format import cassette_file
+from .format import cassette_file, vcrpy_files
 from .format.cassette_file import Cassette
 
 log = logging.getLogger(__name__)
@@ -276,10 +276,9 @@ def _load_legacy(path: Path) -> tuple[list[Any], list[Any], dict[str, Any]] | No
     try:
         requests, responses, *rest = vcr_deserialize(text, LEGACY_SERIALIZERS[path.suffix])
     except Exception as error:
-        line = getattr(getattr(error, "problem_mark", None), "line", None)
         raise CassetteFormatError(
             path,
-            line + 1 if isinstance(line, int) else getattr(error, "lineno", None),
+            vcrpy_files.error_line(error),
             f"cannot read this vcrpy cassette: {type(error).__name__}: {error}",
             "fix the file, or delete it to record the test again",
         ) from None

@@ -82,12 +82,9 @@ class HostAliases:
         rewritten = self.config.rewrite_origin(request.uri)
         if rewritten != request.uri:
             request.uri = rewritten
-        hooks = self.user_hook
-        for hook in hooks if isinstance(hooks, (list, tuple)) else (hooks,) if hooks else ():
-            request = hook(request)
-            if request is None:
-                return None
-        return request
+        from .redact.vcr_hooks import run_hooks
+
+        return run_hooks(self.user_hook, request)
 
 
 def _install_host_aliases(my_vcr: vcrpy.VCR, config: Any) -> None:

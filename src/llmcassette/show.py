@@ -53,25 +53,7 @@ def _json(data: bytes | None) -> Any:
 def _event_payloads(item: Interaction) -> list[tuple[str | None, Any]]:
     if item.stream is None:
         return []
-    text = item.response_body.decode("utf-8", "replace")
-    out: list[tuple[str | None, Any]] = []
-    for piece in events.split_events(item.stream, text):
-        if item.stream == events.NDJSON:
-            out.append((None, _json(piece.encode())))
-            continue
-        name = None
-        data_lines = []
-        for line in piece.replace("\r\n", "\n").split("\n"):
-            key, _, value = line.partition(":")
-            value = value[1:] if value.startswith(" ") else value
-            if key == "event":
-                name = value
-            elif key == "data":
-                data_lines.append(value)
-        if data_lines:
-            data = "\n".join(data_lines)
-            out.append((name, data if data == "[DONE]" else _json(data.encode())))
-    return out
+    return events.payloads(item.stream, item.response_body.decode("utf-8", "replace"))
 
 
 def _content_text(content: Any) -> str:

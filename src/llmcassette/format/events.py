@@ -13,6 +13,7 @@ Two stream kinds are understood:
 
 from __future__ import annotations
 
+import json
 import re
 from typing import Any
 
@@ -65,6 +66,37 @@ def split_events(kind: str, text: str) -> list[str]:
     if block_start < len(text):
         blocks.append(text[block_start:])
     return blocks
+
+
+def payloads(kind: str, text: str) -> list[tuple[str | None, Any]]:
+    """Each event of a stream as ``(event name, data)``, read leniently, for summaries.
+
+    ``data`` is the parsed JSON when it is JSON, else its text (``"[DONE]"``), or None when
+    the event has none. Events with neither (blank lines, comments) are left out.
+    """
+    out: list[tuple[str | None, Any]] = []
+    for piece in split_events(kind, text):
+        if kind == NDJSON:
+            data_text: str | None = piece.strip() or None
+            name = None
+        else:
+            name, data_lines = None, []
+            for line in piece.replace("\r\n", "\n").replace("\r", "\n").split("\n"):
+                field, _, value = line.partition(":")
+                value = value[1:] if value.startswith(" ") else value
+                if field == "event":
+                    name = value
+                elif field == "data":
+                    data_lines.append(value)
+            data_text = "\n".join(data_lines) if data_lines else None
+        if name is None and data_text is None:
+            continue
+        try:
+            data = json.loads(data_text) if data_text else data_text
+        except ValueError:
+            data = data_text
+        out.append((name, data))
+    return out
 
 
 def encode_event(kind: str, text: str) -> dict[str, Any]:

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import SecretLeakError
+from ..format import vcrpy_files
 from . import rules
 from .engine import Redactor
 
@@ -170,16 +171,7 @@ def find_in_file(redactor: Redactor, path: Path) -> list[Finding]:
 
 def load_vcrpy(path: Path, text: str) -> dict[str, Any]:
     """A vcrpy cassette file as its dict (YAML, or JSON for ``.json``)."""
-    if path.suffix == ".json":
-        loaded = json.loads(text)
-    else:
-        import yaml
-
-        try:
-            from yaml import CSafeLoader as Loader
-        except ImportError:  # pragma: no cover
-            from yaml import SafeLoader as Loader  # type: ignore[assignment]
-        loaded = yaml.load(text, Loader=Loader)  # a safe loader
+    loaded = vcrpy_files.parse(text, json_file=path.suffix == ".json")
     return loaded if isinstance(loaded, dict) else {}
 
 

@@ -7,6 +7,15 @@ from typing import Any
 from .engine import Redactor
 
 
+def run_hooks(hooks: Any, request: Any) -> Any:
+    """Run a vcrpy ``before_record_request`` value (one hook, a list, or None) on ``request``."""
+    for hook in hooks if isinstance(hooks, (list, tuple)) else (hooks,) if hooks else ():
+        request = hook(request)
+        if request is None:
+            return None
+    return request
+
+
 class RedactRequest:
     """A ``before_record_request`` that runs the user's hook, then llmcassette's redaction.
 
@@ -19,12 +28,9 @@ class RedactRequest:
         self.user_hook = user_hook
 
     def __call__(self, request: Any) -> Any:
-        hooks = self.user_hook
-        if hooks is not None:
-            for hook in hooks if isinstance(hooks, (list, tuple)) else (hooks,):
-                request = hook(request)
-                if request is None:
-                    return None
+        request = run_hooks(self.user_hook, request)
+        if request is None:
+            return None
         if getattr(request, "redacted_by", None) is self.redactor:
             return request  # loaded from a cassette these very rules redacted when writing it
         return self.redactor.vcr_request(request)

@@ -9,29 +9,11 @@ closed cleanly; streams of unknown kinds are not judged.
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from ..format import events
 
 RESPONSES_ENDINGS = frozenset({"response.completed", "response.failed", "response.incomplete"})
-
-
-def _sse_fields(text: str) -> tuple[str | None, Any]:
-    name: str | None = None
-    data_lines: list[str] = []
-    for line in text.replace("\r\n", "\n").replace("\r", "\n").split("\n"):
-        field, _, value = line.partition(":")
-        value = value[1:] if value.startswith(" ") else value
-        if field == "event":
-            name = value
-        elif field == "data":
-            data_lines.append(value)
-    data_text = "\n".join(data_lines)
-    try:
-        return name, json.loads(data_text) if data_text else None
-    except ValueError:
-        return name, data_text
 
 
 def missing_terminator(kind: str | None, body: bytes) -> str | None:
@@ -54,13 +36,13 @@ def _verdict(kind: str | None, body: bytes) -> bool | str | None:
         text = body.decode("utf-8")
     except UnicodeDecodeError:
         return None
-    pieces = [piece for piece in events.split_events(kind, text) if piece.strip()]
-    if not pieces:
+    read = events.payloads(kind, text)
+    if not read:
         return None
     if kind == events.NDJSON:
-        return _ndjson(pieces)
-    first_name, first = _sse_fields(pieces[0])
-    last_name, last = _sse_fields(pieces[-1])
+        return _ndjson(read[0][1], read[-1][1])
+    first_name, first = read[0]
+    last = read[-1][1]
     if isinstance(first, dict) and first.get("object") == "chat.completion.chunk":
         return (
             True if last == "[DONE]" else "an OpenAI chat stream that ended without `data: [DONE]`"
@@ -68,24 +50,20 @@ def _verdict(kind: str | None, body: bytes) -> bool | str | None:
     if first_name == "message_start" or (
         isinstance(first, dict) and first.get("type") == "message_start"
     ):
-        names = {_sse_fields(piece)[0] for piece in pieces}
+        names = {name for name, _ in read}
         if "message_stop" in names or "error" in names:
             return True
         return "an Anthropic stream that ended without `message_stop`"
     if isinstance(first, dict) and str(first.get("type", "")).startswith("response."):
-        ending = last.get("type") if isinstance(last, dict) else None
-        if ending in RESPONSES_ENDINGS or last_name == "error":
+        # OpenRouter, for one, still sends `data: [DONE]` after the final event.
+        types = {data.get("type") for _, data in read if isinstance(data, dict)}
+        if types & RESPONSES_ENDINGS or "error" in {name for name, _ in read}:
             return True
         return "a Responses API stream that ended without `response.completed`"
     return None
 
 
-def _ndjson(pieces: list[str]) -> bool | str | None:
-    try:
-        first = json.loads(pieces[0])
-        last = json.loads(pieces[-1])
-    except ValueError:
-        return None
+def _ndjson(first: Any, last: Any) -> bool | str | None:
     if not (isinstance(first, dict) and "done" in first):
         return None
     if isinstance(last, dict) and last.get("done") is True:
