@@ -118,40 +118,131 @@ class IncompleteStreamWarning(UserWarning):
 
 
 class UnusedInteractionsError(LlmCassetteError):
-    """A replayed test did not play every interaction its cassette recorded.
+    """A replayed test did not play every interaction its cassette (or overrides) scripted.
 
-    ``unused`` lists them as ``(position, method, uri)``, positions 1-based as in reports.
+    ``unused`` lists them as ``(position, method, uri)``, positions 1-based as in reports;
+    ``unused_faults`` describes scheduled faults no call used.
     """
 
-    def __init__(self, path: str, unused: list[tuple[int, str, str]], total: int) -> None:
+    def __init__(
+        self,
+        path: str,
+        unused: list[tuple[int, str, str]],
+        total: int,
+        unused_faults: list[str] | None = None,
+        scripted: bool = False,
+    ) -> None:
         self.path = path
         self.unused = unused
         self.total = total
-        shown = "\n".join(f"  #{position}: {method} {uri}" for position, method, uri in unused[:10])
-        more = f"\n  … and {len(unused) - 10} more" if len(unused) > 10 else ""
+        self.unused_faults = unused_faults or []
+        parts = []
+        if unused:
+            shown = "\n".join(
+                f"  #{position}: {method} {uri}" for position, method, uri in unused[:10]
+            )
+            more = f"\n  … and {len(unused) - 10} more" if len(unused) > 10 else ""
+            parts.append(
+                f"{len(unused)} of the {total} interactions "
+                f"{'the overrides script for' if scripted else 'recorded in'} {path} "
+                f"were not played:\n"
+                f"{shown}{more}"
+            )
+        if self.unused_faults:
+            shown = "\n".join(f"  {fault}" for fault in self.unused_faults)
+            parts.append(
+                f"{len(self.unused_faults)} scheduled fault(s) were never used "
+                f"(the test made fewer calls than scripted):\n{shown}"
+            )
         super().__init__(
-            f"{len(unused)} of the {total} interactions recorded in {path} were not played:\n"
-            f"{shown}{more}\n"
-            "  to fix: record the cassette again (pytest --record-mode=rewrite) if the code "
-            "makes fewer requests now, or allow it with @pytest.mark.vcr(allow_unused=True)"
+            "\n".join(parts) + "\n  to fix: record the cassette again "
+            "(pytest --record-mode=rewrite) if the code makes fewer requests now, drop the "
+            "scripted entries or faults it no longer needs, or allow it with "
+            "@pytest.mark.vcr(allow_unused=True)"
         )
 
     @classmethod
     def check(cls, cassette: Any) -> UnusedInteractionsError | None:
         """The error for a replayed vcrpy cassette with unplayed interactions, if any."""
-        loaded = getattr(cassette, "_loaded_count", None)
-        record_mode = getattr(cassette.record_mode, "value", cassette.record_mode)
-        if not loaded or not getattr(cassette, "rewound", False):
-            return None  # nothing was replayed from a file
-        if record_mode not in ("none", "once"):
-            return None  # a test that records new traffic is not a replay
-        unused = [
-            (position + 1, request.method, request.uri)
-            for position, (request, _) in enumerate(cassette.data[:loaded])
-            if cassette.play_counts[position] == 0
-        ]
-        if not unused:
-            return None
+        from .faults.plan import plan_of
         from .matching.report import display_path
 
-        return cls(display_path(cassette) or "the cassette", unused, loaded)
+        plan = plan_of(cassette)
+        loaded = getattr(cassette, "_loaded_count", None)
+        record_mode = getattr(cassette.record_mode, "value", cassette.record_mode)
+        replayed = bool(loaded) and getattr(cassette, "rewound", False)
+        replaying = replayed and record_mode in ("none", "once")
+        unused_faults: list[str] = []
+        if plan is not None:
+            entries, unused_faults = plan.unused(cassette)
+            if plan.entries is not None and (replaying or not loaded):
+                if entries or unused_faults:
+                    return cls(
+                        display_path(cassette) or "the cassette",
+                        entries,
+                        len(plan.entries),
+                        unused_faults,
+                        scripted=True,
+                    )
+                return None
+        unused = []
+        if replaying and loaded:
+            unused = [
+                (position + 1, request.method, request.uri)
+                for position, (request, _) in enumerate(cassette.data[:loaded])
+                if cassette.play_counts[position] == 0
+            ]
+        if not unused and not unused_faults:
+            return None
+        return cls(display_path(cassette) or "the cassette", unused, loaded or 0, unused_faults)
+
+
+class OverridesError(LlmCassetteError, ValueError):
+    """An overrides sidecar (or ``overrides=`` option) is invalid; nothing was replayed.
+
+    ``source`` is the file (or option) it came from, ``entry`` the 0-based index in its
+    ``entries`` list (None for the top level), ``field`` the key at fault.
+    """
+
+    def __init__(
+        self, source: str, entry: int | None, field: str | None, problem: str, hint: str = ""
+    ) -> None:
+        self.source = source
+        self.entry = entry
+        self.field = field
+        self.problem = problem
+        self.hint = hint
+        where = source
+        if entry is not None:
+            where += f": entries[{entry}]"
+            if field:
+                where += f".{field}"
+        elif field:
+            where += f": {field}"
+        message = f"{where}: {problem}"
+        if hint:
+            message += f"\n  how to fix: {hint}"
+        super().__init__(message)
+
+
+class FaultError(LlmCassetteError):
+    """A fault or placeholder cannot be carried out for the request it applies to.
+
+    ``cassette`` is the cassette file, ``location`` where in it (``interaction 2, event
+    5``), ``problem`` what is wrong.
+    """
+
+    def __init__(self, cassette: str | None, location: str, problem: str, hint: str = "") -> None:
+        self.cassette = cassette
+        self.location = location
+        self.problem = problem
+        self.hint = hint
+        where = f"{cassette}: {location}" if cassette else location
+        message = f"{where}: {problem}"
+        if hint:
+            message += f"\n  how to fix: {hint}"
+        super().__init__(message)
+
+
+class PlaceholderError(FaultError):
+    """A ``{{fromRequest:...}}`` placeholder is malformed or matches nothing in the request."""

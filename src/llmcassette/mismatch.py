@@ -16,9 +16,10 @@ from .errors import LlmCassetteError
 from .matching import report
 from .matching.diff import Difference
 
-# Mismatches raised since the pytest plugin last cleared it: the plugin shows them in the
-# report of a failing test even when an SDK caught the exception and raised its own.
-RAISED: list[CassetteMismatch] = []
+# Mismatches (and fault errors) raised since the pytest plugin last cleared it: the plugin
+# shows them in the report of a failing test even when an SDK caught the exception and
+# raised its own.
+RAISED: list[Exception] = []
 
 
 class CassetteMismatch(LlmCassetteError, CannotOverwriteExistingCassetteException):  # type: ignore[misc]

@@ -65,15 +65,64 @@ def _options_of(item: pytest.Item | None) -> dict[str, Any]:
     return dict(merge_kwargs(vcr_config, markers))
 
 
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line(
+        "markers",
+        "llm_faults(*faults): apply llmcassette faults (llmcassette.faults.http_error, "
+        "transport_error, cut_stream, hang, latency, replace_text) to the test's next calls",
+    )
+
+
+class FaultSchedule:
+    """The ``llm_faults`` fixture: schedule faults on the test's cassette."""
+
+    def __init__(self, cassette: Any) -> None:
+        self.cassette = cassette
+
+    def schedule(self, *faults: Any) -> None:
+        """Apply ``faults`` to the next calls, one call each, in order."""
+        from .faults import schedule
+
+        schedule(self.cassette, *faults)
+
+    @property
+    def pending(self) -> int:
+        """How many scheduled faults no call has used yet."""
+        from .faults import plan_of
+
+        plan = plan_of(self.cassette)
+        return 0 if plan is None else len(plan.scheduled)
+
+
+@pytest.fixture
+def llm_faults(request: pytest.FixtureRequest) -> FaultSchedule:
+    """Schedule llmcassette faults for the next calls of this test (its ``vcr`` cassette)."""
+    return FaultSchedule(request.getfixturevalue("vcr"))
+
+
+def _start_faults(item: pytest.Item, cassette: Any) -> None:
+    """Load the cassette's overrides now (a bad sidecar fails the test before it runs) and
+    schedule the ``llm_faults`` marker's faults."""
+    from .faults import plan_of, schedule
+
+    plan_of(cassette)
+    for marker in reversed(list(item.iter_markers(name="llm_faults"))):
+        if marker.args:
+            schedule(cassette, *marker.args)
+
+
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_call(item: pytest.Item) -> Generator[None, None, None]:
     """Fail a replayed test that left recorded interactions unplayed (``allow_unused`` allows it).
 
     An unplayed interaction means the code under test no longer makes a request it used to
     make, or the cassette holds traffic nobody checks: either way the cassette is out of date.
+    Scheduled faults and overridden entries count too.
     """
-    result = yield  # a test that failed already raises here, and is not checked further
     cassette = getattr(item, "funcargs", {}).get("vcr")
+    if cassette is not None:
+        _start_faults(item, cassette)
+    result = yield  # a test that failed already raises here, and is not checked further
     if cassette is None or _options_of(item).get("allow_unused", False):
         return result
     from .errors import UnusedInteractionsError
@@ -108,6 +157,7 @@ def pytest_recording_configure(config: pytest.Config, vcr: Any) -> None:
         incomplete_streams=options.get("incomplete_streams", "warn"),
         redaction=_redaction(config, options),
         match=options.get("match"),
+        overrides=options.get("overrides"),
     )
 
 

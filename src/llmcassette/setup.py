@@ -26,6 +26,7 @@ def configure(
     redaction: Any = None,
     incomplete_streams: str = "warn",
     match: Any = None,
+    overrides: Any = None,
 ) -> vcrpy.VCR:
     """Make ``my_vcr`` read and write llmcassette cassettes; returns it.
 
@@ -40,6 +41,8 @@ def configure(
     terminator or its connection breaks: ``"warn"`` (default), ``"error"`` or ``"ignore"``.
     ``match`` (a ``MatchConfig`` or a dict of its fields: ``ignore``, ``volatile``,
     ``hosts``, ``normalizers``) says what matching leaves out (see docs/matching.md).
+    ``overrides`` (the content of an overrides sidecar, see docs/faults.md) patches or
+    replaces the recorded interactions with faults.
     """
     from . import stream, vcr_fixes
     from .matching import matchers
@@ -61,8 +64,12 @@ def configure(
     my_vcr.match_on = DEFAULT_MATCH_ON
     my_vcr.skip_patchers = tuple(dict.fromkeys((*my_vcr.skip_patchers, *stream.REPLACED_PATCHERS)))
     others = tuple(p for p in my_vcr._custom_patches if not stream.is_ours(p))
+    if overrides is not None:
+        from .faults import Overrides
+
+        overrides = Overrides.parse(overrides, "the `overrides` option")
     my_vcr._custom_patches = others + tuple(
-        stream.patches(stream.Pace.parse(pace), incomplete_streams)
+        stream.patches(stream.Pace.parse(pace), incomplete_streams, overrides)
     )
     return my_vcr
 
@@ -125,6 +132,7 @@ def use_cassette(
     redaction: Any = None,
     incomplete_streams: str = "warn",
     match: Any = None,
+    overrides: Any = None,
     **options: Any,
 ) -> Any:
     """Record to / replay from an llmcassette cassette, as a context manager or decorator.
@@ -133,7 +141,8 @@ def use_cassette(
     functions; used as a bare decorator the cassette is named after the function.
     ``pace`` sets how fast replayed streams deliver their events: ``"instant"`` (default),
     ``"recorded"``, or a number that scales the recorded delays (``0.1`` is ten times faster).
-    ``redaction``, ``incomplete_streams`` and ``match`` are as for :func:`configure`. Other
+    ``redaction``, ``incomplete_streams``, ``match`` and ``overrides`` are as for
+    :func:`configure`. Other
     keyword arguments are vcrpy ``use_cassette`` options.
     """
     import vcr as vcrpy
@@ -144,5 +153,6 @@ def use_cassette(
         redaction=redaction,
         incomplete_streams=incomplete_streams,
         match=match,
+        overrides=overrides,
     )
     return my_vcr.use_cassette(path, record_mode=record_mode, **options)

@@ -6,17 +6,22 @@ at the same place on replay, with the client library's own exception.
 
 from __future__ import annotations
 
+import threading
 import time
 import warnings
 from collections.abc import AsyncIterator, Iterator, Mapping
 from functools import cache
-from typing import Any
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from ..errors import IncompleteStreamError, IncompleteStreamWarning
 from ..format import events
 from ..vcr_bridge import META_KEY, event_times_of
 from . import integrity
 from .pace import Pace
+
+if TYPE_CHECKING:
+    from ..faults.respond import Hang, Shape
 
 
 def event_pieces(response: Mapping[str, Any]) -> tuple[list[bytes], list[float] | None]:
@@ -48,12 +53,22 @@ class _Plan:
         pace: Pace,
         started: float,
         failure: BaseException | None,
+        hang: Hang | None = None,
+        fixed_times: bool = False,
     ) -> None:
         self.pieces = pieces
-        self.times = times if times is not None and not pace.instant else None
-        self.factor = pace.factor
+        self.times = times if times is not None and (fixed_times or not pace.instant) else None
+        self.factor = 1.0 if fixed_times else pace.factor
         self.started = started
         self.failure = failure
+        self.hang = hang
+        self.closed = threading.Event()
+
+    def touch_marker(self) -> None:
+        """Tell a waiting test that the hang has begun (the prefix was delivered)."""
+        if self.hang is not None and self.hang.marker:
+            Path(self.hang.marker).parent.mkdir(parents=True, exist_ok=True)
+            Path(self.hang.marker).touch()
 
     def delay_before(self, index: int) -> float:
         if self.times is None:
@@ -74,11 +89,18 @@ def _sync_class(base: type) -> type:
                 if delay > 0:
                     time.sleep(delay)
                 yield piece
+            if plan.hang is not None:
+                plan.touch_marker()
+                # Until the caller closes the response (from another thread) or the read
+                # timeout a real silent server would run into expires.
+                if not plan.closed.wait(plan.hang.timeout):
+                    raise plan.hang.timeout_error
+                return
             if plan.failure is not None:
                 raise plan.failure
 
         def close(self) -> None:
-            pass
+            self._plan.closed.set()
 
     return ReplayStream
 
@@ -98,18 +120,29 @@ def _async_class(base: type) -> type:
 
                     await anyio.sleep(delay)
                 yield piece
+            if plan.hang is not None:
+                import anyio
+
+                plan.touch_marker()
+                # Until the task is cancelled or the read timeout expires.
+                try:
+                    with anyio.fail_after(plan.hang.timeout):
+                        await anyio.sleep_forever()
+                except TimeoutError:
+                    raise plan.hang.timeout_error from None
             if plan.failure is not None:
                 raise plan.failure
 
         async def aclose(self) -> None:
-            pass
+            self._plan.closed.set()
 
     return ReplayStream
 
 
-def _recorded_failure(
+def recorded_failure(
     library: Any, response: Mapping[str, Any], request: Any
 ) -> BaseException | None:
+    """The exception a stream that broke while it was recorded raises again on replay."""
     end = (response.get(META_KEY) or {}).get("end_extra") or {}
     error = end.get("error")
     if not error:
@@ -148,19 +181,39 @@ def check_integrity(response: Mapping[str, Any], uri: str, policy: str) -> None:
 
 
 def replay_response(
-    library: Any, response: Mapping[str, Any], request: Any, pace: Pace, *, is_async: bool
+    library: Any,
+    response: Mapping[str, Any],
+    request: Any,
+    pace: Pace,
+    *,
+    is_async: bool,
+    shape: Shape | None = None,
 ) -> Any:
-    """Build the ``library.Response`` (httpx or httpx2) that replays a recorded response."""
+    """Build the ``library.Response`` (httpx or httpx2) that replays a recorded response.
+
+    ``shape`` (from a fault) replaces the recorded events, their times and the ending.
+    """
     started = time.monotonic()
-    pieces, times = event_pieces(response)
-    plan = _Plan(pieces, times, pace, started, _recorded_failure(library, response, request))
+    if shape is None:
+        pieces, times = event_pieces(response)
+        plan = _Plan(pieces, times, pace, started, recorded_failure(library, response, request))
+    else:
+        plan = _Plan(
+            shape.pieces, shape.times, pace, started, shape.failure, shape.hang, shape.fixed_times
+        )
     stream_class = (
         _async_class(library.AsyncByteStream) if is_async else _sync_class(library.SyncByteStream)
     )
     message = response["status"].get("message")
+    headers = [(name, value) for name, values in response["headers"].items() for value in values]
+    if shape is not None and shape.content_length is not None:
+        headers = [
+            (name, str(shape.content_length) if name.lower() == "content-length" else value)
+            for name, value in headers
+        ]
     return library.Response(
         response["status"]["code"],
-        headers=[(name, value) for name, values in response["headers"].items() for value in values],
+        headers=headers,
         stream=stream_class(plan),
         extensions={"reason_phrase": message.encode("ascii", "replace")} if message else None,
     )

@@ -12,20 +12,24 @@ them bind to the transport like a method does.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import time
 import warnings
 from collections.abc import Iterator
 from typing import Any, ClassVar
 
-from ..errors import IncompleteStreamError, IncompleteStreamWarning
+from ..errors import FaultError, IncompleteStreamError, IncompleteStreamWarning, OverridesError
+from ..faults import placeholders
+from ..faults import plan as fault_plan
+from ..faults import respond as fault_respond
 from ..format import events
 from ..matching import lookup
 from ..vcr_bridge import META_KEY
 from . import integrity
 from .pace import Pace
 from .recording import Ending, recording_stream
-from .replay import check_integrity, headers_delay, replay_response
+from .replay import check_integrity, headers_delay, recorded_failure, replay_response
 from .timing import event_times
 
 # How many requests a cassette has been asked for (for "call #3" in mismatch reports).
@@ -52,6 +56,7 @@ class InterceptedMethod(metaclass=_BindsLikeAFunction):
     original: ClassVar[Any]
     pace: ClassVar[Pace] = Pace()
     incomplete_streams: ClassVar[str] = "warn"
+    overrides: ClassVar[Any] = None
 
     @classmethod
     def _vcr_request(cls, request: Any, body: bytes) -> Any:
@@ -128,6 +133,8 @@ class InterceptedMethod(metaclass=_BindsLikeAFunction):
                     cls.incomplete_streams, str(vcr_request.uri), problem, ending, cassette
                 ):
                     return
+            if placeholders.has_markers(body):
+                body = _escape_markers(body)
             recorded = {
                 "status": {"code": response.status_code, "message": response.reason_phrase},
                 "headers": headers,
@@ -147,19 +154,72 @@ class InterceptedMethod(metaclass=_BindsLikeAFunction):
         return finish
 
     @classmethod
-    def _lookup(cls, request: Any, body: bytes) -> tuple[Any, Any, Any, float]:
+    def _lookup(cls, request: Any, body: bytes) -> tuple[Any, Any, Any, float, Any]:
         """Restore the read request body; the vcrpy request, the response to replay (or
-        None to record), the request as it will be stored (when already filtered), and how
-        long to wait before replaying."""
+        None to record), the request as it will be stored (when already filtered), how long
+        to wait before replaying, and the fault answer (None when no fault is involved)."""
         request.stream = cls.library.ByteStream(body)
-        calls = cls.cassette.__dict__
+        cassette = cls.cassette
+        calls = cassette.__dict__
         calls[_CALLS] = calls.get(_CALLS, 0) + 1
         vcr_request = cls._vcr_request(request, body)
-        recorded, filtered = cls._recorded_response(vcr_request)
-        if recorded is None:
-            return vcr_request, None, filtered, 0.0
-        check_integrity(recorded, vcr_request.uri, cls.incomplete_streams)
-        return vcr_request, recorded, None, headers_delay(recorded, cls.pace)
+        answer = fault_plan.answer(cassette, vcr_request, cls.overrides)
+        if answer is not None and answer.record:
+            if cassette.write_protected:
+                cls._refuse(vcr_request)
+            cls._no_fault_when_recording(answer)
+            return vcr_request, None, None, 0.0, None
+        if answer is not None and not answer.lookup:
+            recorded = answer.response
+        else:
+            recorded, filtered = cls._recorded_response(vcr_request)
+            if recorded is None:
+                cls._no_fault_when_recording(answer)
+                return vcr_request, None, filtered, 0.0, None
+            if answer is not None:
+                answer = fault_plan.Answer(recorded, answer.fault, answer.where)
+        fault = None if answer is None else answer.fault
+        if recorded is not None and not (fault is not None and fault.status is not None):
+            check_integrity(recorded, vcr_request.uri, cls.incomplete_streams)
+        if fault is not None and fault.delay is not None:
+            return vcr_request, recorded, None, fault.delay, answer
+        delay = 0.0 if recorded is None else headers_delay(recorded, cls.pace)
+        return vcr_request, recorded, None, delay, answer
+
+    @classmethod
+    def _no_fault_when_recording(cls, answer: Any) -> None:
+        if answer is not None and answer.fault is not None:
+            raise FaultError(
+                _cassette_path(cls.cassette),
+                answer.where,
+                f"{answer.fault.describe()} changes a recorded response, but this request "
+                "is being recorded (no recorded interaction answers it)",
+                "record the cassette first, then add the fault",
+            )
+
+    @classmethod
+    def _replay(
+        cls, request: Any, vcr_request: Any, recorded: Any, answer: Any, *, is_async: bool
+    ) -> Any:
+        """The replayed response, with the answer's fault carried out (raises a failure)."""
+        library = cls.library
+        fault = None if answer is None else answer.fault
+        if fault is not None and fault.fail is not None:
+            raise fault_respond.failure_for(library, fault, request)
+        if fault is not None and fault.status is not None:
+            recorded = fault_respond.error_response(fault, recorded, request.url.path)
+        where = "the replayed interaction" if answer is None else answer.where
+        shape = fault_respond.shape(
+            library,
+            recorded,
+            fault,
+            request,
+            vcr_request,
+            cassette=_cassette_path(cls.cassette),
+            where=where,
+            recorded_failure=recorded_failure(library, recorded, request),
+        )
+        return replay_response(library, recorded, request, cls.pace, is_async=is_async, shape=shape)
 
     @classmethod
     def _pass_through(
@@ -174,11 +234,14 @@ class InterceptedMethod(metaclass=_BindsLikeAFunction):
 
     @classmethod
     def handle(cls, transport: Any, request: Any) -> Any:
-        vcr_request, recorded, filtered, delay = cls._lookup(request, b"".join(request.stream))
-        if recorded is not None:
+        body = b"".join(request.stream)
+        with _shown_in_report():
+            vcr_request, recorded, filtered, delay, answer = cls._lookup(request, body)
+        if recorded is not None or answer is not None:
             if delay > 0:
                 time.sleep(delay)
-            return replay_response(cls.library, recorded, request, cls.pace, is_async=False)
+            with _shown_in_report():
+                return cls._replay(request, vcr_request, recorded, answer, is_async=False)
         started = time.monotonic()
         response = cls.original(transport, request)
         return cls._pass_through(vcr_request, filtered, response, started, is_async=False)
@@ -190,13 +253,15 @@ class AsyncInterceptedMethod(InterceptedMethod):
     @classmethod
     async def handle(cls, transport: Any, request: Any) -> Any:
         body = b"".join([part async for part in request.stream])
-        vcr_request, recorded, filtered, delay = cls._lookup(request, body)
-        if recorded is not None:
+        with _shown_in_report():
+            vcr_request, recorded, filtered, delay, answer = cls._lookup(request, body)
+        if recorded is not None or answer is not None:
             if delay > 0:
                 import anyio
 
                 await anyio.sleep(delay)
-            return replay_response(cls.library, recorded, request, cls.pace, is_async=True)
+            with _shown_in_report():
+                return cls._replay(request, vcr_request, recorded, answer, is_async=True)
         started = time.monotonic()
         response = await cls.original(transport, request)
         return cls._pass_through(vcr_request, filtered, response, started, is_async=True)
@@ -213,6 +278,32 @@ def _append_filtered(cassette: Any, filtered: Any, response: dict[str, Any]) -> 
         return
     cassette.data.append((filtered, recorded))
     cassette.dirty = True
+
+
+@contextlib.contextmanager
+def _shown_in_report() -> Iterator[None]:
+    """Keep fault and override errors for the pytest report: SDKs wrap what a transport raises."""
+    try:
+        yield
+    except (FaultError, OverridesError) as error:
+        from ..mismatch import RAISED
+
+        RAISED.append(error)
+        raise
+
+
+def _escape_markers(body: bytes) -> bytes:
+    """Keep recorded text that looks like a placeholder literal (``{{!fromRequest``)."""
+    try:
+        return placeholders.escape(body.decode("utf-8")).encode("utf-8")
+    except UnicodeDecodeError:
+        return body
+
+
+def _cassette_path(cassette: Any) -> str | None:
+    from ..matching.report import display_path
+
+    return display_path(cassette)
 
 
 def _report_incomplete(policy: str, uri: str, problem: str, ending: Ending, cassette: Any) -> bool:
@@ -260,7 +351,9 @@ def _original(library_name: str, class_name: str, method: str) -> Any:
 INCOMPLETE_STREAM_POLICIES = ("warn", "error", "ignore")
 
 
-def patches(pace: Pace, incomplete_streams: str = "warn") -> Iterator[tuple[Any, str, type]]:
+def patches(
+    pace: Pace, incomplete_streams: str = "warn", overrides: Any = None
+) -> Iterator[tuple[Any, str, type]]:
     """vcrpy ``custom_patches`` triples for every installed httpx flavour."""
     if incomplete_streams not in INCOMPLETE_STREAM_POLICIES:
         raise ValueError(
@@ -286,6 +379,7 @@ def patches(pace: Pace, incomplete_streams: str = "warn") -> Iterator[tuple[Any,
                     "original": staticmethod(original),
                     "pace": pace,
                     "incomplete_streams": incomplete_streams,
+                    "overrides": overrides,
                 },
             )
             yield target, method, replacement

@@ -1,0 +1,159 @@
+"""``{{fromRequest:<regex>}}``: response text filled in from the request being answered.
+
+A recorded or scripted response may hold ``{{fromRequest:REGEX}}``. At replay it becomes
+the last match of REGEX (its first group, if it has groups) in the incoming request's
+string values: the JSON body's strings (or the whole body when it is not JSON), the URL
+with ``{{fromRequest.url:REGEX}}``, header values with ``{{fromRequest.headers:REGEX}}``.
+
+The placeholder ends at the last two braces of the run of ``}`` that closes it, so a
+pattern may end in a brace quantifier: ``{{fromRequest:id-\\d{8}}}`` is the pattern
+``id-\\d{8}``. Inside a JSON body (and in SSE/NDJSON events) it is part of a JSON string,
+so its backslashes are JSON-escaped (``\\\\d``) and the filled-in value is JSON-escaped.
+
+Escape: ``{{!fromRequest`` stands for the literal text ``{{fromRequest`` (each extra ``!``
+stands for one ``!``). llmcassette adds the ``!`` itself when it records a response that
+happens to contain the marker text, so such recordings replay unchanged.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterator
+from typing import Any
+
+from ..errors import PlaceholderError
+
+MARKER = b"fromRequest"
+_OPENING = re.compile(r"\{\{(!*)fromRequest")
+_SCOPE = re.compile(r"(?:\.(body|url|headers))?:")
+
+
+def has_markers(data: bytes) -> bool:
+    """Whether ``data`` may hold a placeholder or an escaped marker (a cheap first test)."""
+    return MARKER in data
+
+
+def escape(text: str) -> str:
+    """Recorded text as stored: every ``{{fromRequest`` (however many ``!``) gets one more ``!``."""
+    return _OPENING.sub(lambda m: "{{!" + m.group(1) + "fromRequest", text)
+
+
+def resolve(
+    text: str,
+    request: Any,
+    *,
+    json_strings: bool,
+    cassette: str | None,
+    location: str,
+) -> str:
+    """``text`` with its placeholders filled in from ``request`` and its escapes undone."""
+    out: list[str] = []
+    position = 0
+    values: dict[str, list[str]] = {}
+    for opening in _OPENING.finditer(text):
+        if opening.start() < position:
+            continue
+        out.append(text[position : opening.start()])
+        bangs = opening.group(1)
+        if bangs:  # an escaped marker: drop one "!"
+            out.append("{{" + bangs[1:] + "fromRequest")
+            position = opening.end()
+            continue
+        scope_match = _SCOPE.match(text, opening.end())
+        if scope_match is None:
+            raise PlaceholderError(
+                cassette,
+                location,
+                f"malformed placeholder {_excerpt(text, opening.start())!r}: expected "
+                "{{fromRequest:REGEX}} (or .url / .headers / .body before the colon)",
+                "write {{!fromRequest to keep the text as it is",
+            )
+        scope = scope_match.group(1) or "body"
+        close = text.find("}}", scope_match.end())
+        if close < 0:
+            raise PlaceholderError(
+                cassette,
+                location,
+                f"unterminated placeholder {_excerpt(text, opening.start())!r}: no closing }}}}",
+                "end it with }} (a pattern ending in } keeps its brace: ...\\d{8}}}})",
+            )
+        end = close + 2
+        while end < len(text) and text[end] == "}":
+            end += 1
+        raw_pattern = text[scope_match.end() : end - 2]
+        pattern = _decode(raw_pattern) if json_strings else raw_pattern
+        placeholder = text[opening.start() : end]
+        try:
+            compiled = re.compile(pattern)
+        except re.error as problem:
+            raise PlaceholderError(
+                cassette, location, f"invalid regex in {placeholder}: {problem}"
+            ) from None
+        if scope not in values:
+            values[scope] = list(_request_strings(request, scope))
+        found = _last_match(compiled, values[scope])
+        if found is None:
+            raise PlaceholderError(
+                cassette,
+                location,
+                f"{placeholder} matches nothing in the request's {scope}",
+                "check the pattern against the request this interaction answers "
+                "(`llmcassette show --raw` prints it)",
+            )
+        out.append(json.dumps(found, ensure_ascii=False)[1:-1] if json_strings else found)
+        position = end
+    if not values and position == 0:
+        return text
+    out.append(text[position:])
+    return "".join(out)
+
+
+def _decode(raw: str) -> str:
+    try:
+        decoded = json.loads(f'"{raw}"')
+    except json.JSONDecodeError:
+        return raw
+    return str(decoded)
+
+
+def _excerpt(text: str, start: int) -> str:
+    excerpt = text[start : start + 60]
+    return excerpt + "…" if len(text) > start + 60 else excerpt
+
+
+def _last_match(pattern: re.Pattern[str], values: list[str]) -> str | None:
+    found = None
+    for value in values:
+        for match in pattern.finditer(value):
+            found = match.group(1) if pattern.groups else match.group(0)
+    return None if found is None else str(found)
+
+
+def _request_strings(request: Any, scope: str) -> Iterator[str]:
+    if scope == "url":
+        yield str(request.uri)
+        return
+    if scope == "headers":
+        for value in request.headers.values():
+            yield from value if isinstance(value, list) else [str(value)]
+        return
+    body = request.body or b""
+    text = body.decode("utf-8", "replace") if isinstance(body, bytes) else str(body)
+    try:
+        parsed = json.loads(text)
+    except ValueError:
+        yield text
+        return
+    yield from _strings(parsed)
+
+
+def _strings(value: Any) -> Iterator[str]:
+    if isinstance(value, str):
+        yield value
+    elif isinstance(value, dict):
+        for item in value.values():
+            yield from _strings(item)
+    elif isinstance(value, list):
+        for item in value:
+            yield from _strings(item)

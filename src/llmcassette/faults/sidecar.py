@@ -1,0 +1,47 @@
+"""The overrides sidecar: ``<cassette>.overrides.json`` next to ``<cassette>.jsonl``."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+from ..errors import OverridesError
+from .model import Overrides
+
+SUFFIX = ".overrides.json"
+
+# Parsed sidecars by path, valid while the file's size and mtime stay the same.
+_CACHE: dict[str, tuple[tuple[int, int], Overrides]] = {}
+
+
+def path_for(cassette: str | os.PathLike[str]) -> Path:
+    """Where the sidecar of ``cassette`` lives: its name with ``.overrides.json`` for the suffix."""
+    path = Path(cassette)
+    return path.with_name(path.stem + SUFFIX) if path.suffix else path.with_name(path.name + SUFFIX)
+
+
+def load(path: Path) -> Overrides | None:
+    """The validated overrides in ``path``, or None when there is no such file."""
+    try:
+        stat = path.stat()
+    except FileNotFoundError:
+        return None
+    stamp = (stat.st_mtime_ns, stat.st_size)
+    cached = _CACHE.get(str(path))
+    if cached is not None and cached[0] == stamp:
+        return cached[1]
+    text = path.read_text(encoding="utf-8")
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as problem:
+        raise OverridesError(
+            f"{path}:{problem.lineno}",
+            None,
+            None,
+            f"not valid JSON: {problem.msg} (column {problem.colno})",
+            "the sidecar is one JSON object; check commas and quotes there",
+        ) from None
+    overrides = Overrides.parse(data, str(path), base_dir=str(path.parent))
+    _CACHE[str(path)] = (stamp, overrides)
+    return overrides
