@@ -1,0 +1,90 @@
+"""``{{fromRequest:...}}``: the rules for filling, escaping and failing."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from vcr.request import Request
+
+from llmcassette.errors import PlaceholderError
+from llmcassette.faults import placeholders
+
+
+def request(body: object, uri: str = "http://127.0.0.1/v1/chat?trace=t-42") -> Request:
+    data = json.dumps(body).encode() if not isinstance(body, bytes) else body
+    return Request("POST", uri, data, {"x-session": "s-777", "content-type": "application/json"})
+
+
+def fill(text: str, req: Request, json_strings: bool = False) -> str:
+    return placeholders.resolve(
+        text, req, json_strings=json_strings, cassette="c.jsonl", location="interaction 0, body"
+    )
+
+
+def test_the_last_match_wins_and_its_first_group() -> None:
+    req = request({"messages": [{"content": "ticket T-1"}, {"content": "ticket T-2 then T-3"}]})
+    assert fill("id={{fromRequest:T-\\d}}", req) == "id=T-3"
+    assert fill("id={{fromRequest:ticket (T-\\d)}}", req) == "id=T-2"
+
+
+def test_a_pattern_may_end_in_a_brace_quantifier() -> None:
+    req = request({"id": "call_12345678"})
+    assert fill("<{{fromRequest:call_\\d{8}}}>", req) == "<call_12345678>"
+    assert fill("{{fromRequest:(\\d{4})\\d{4}}}!", req) == "1234!"
+
+
+def test_url_and_header_scopes() -> None:
+    req = request({"x": 1})
+    assert fill("{{fromRequest.url:trace=([\\w-]+)}}", req) == "t-42"
+    assert fill("{{fromRequest.headers:s-\\d+}}", req) == "s-777"
+
+
+def test_a_non_json_body_is_searched_as_text() -> None:
+    assert fill("{{fromRequest:n=(\\d+)}}", request(b"a=1&n=99")) == "99"
+
+
+def test_inside_json_strings_the_pattern_is_unescaped_and_the_value_escaped() -> None:
+    req = request({"content": 'say "hi"\\now'})
+    filled = fill('{"echo": "{{fromRequest:say (.*)}}"}', req, json_strings=True)
+    assert json.loads(filled) == {"echo": '"hi"\\now'}
+    assert fill('"{{fromRequest:\\\\d+}}"', request({"n": "a77"}), json_strings=True) == '"77"'
+
+
+def test_escaped_markers_stay_literal() -> None:
+    req = request({})
+    assert fill("docs: {{!fromRequest:x}} and {{!!fromRequest:y}}", req) == (
+        "docs: {{fromRequest:x}} and {{!fromRequest:y}}"
+    )
+
+
+def test_recording_escapes_and_replay_restores() -> None:
+    recorded = "use {{fromRequest:x}} or {{!fromRequest:y}}"
+    stored = placeholders.escape(recorded)
+    assert stored == "use {{!fromRequest:x}} or {{!!fromRequest:y}}"
+    assert fill(stored, request({})) == recorded
+
+
+@pytest.mark.parametrize(
+    ("text", "problem"),
+    [
+        ("{{fromRequest:abc", "unterminated placeholder"),
+        ("{{fromRequest:(}}", "invalid regex"),
+        ("{{fromRequest:zzz}}", "matches nothing in the request's body"),
+        ("{{fromRequest}}", "malformed placeholder"),
+        ("{{fromRequest.cookie:x}}", "malformed placeholder"),
+    ],
+)
+def test_failures_name_the_cassette_and_location(text: str, problem: str) -> None:
+    with pytest.raises(PlaceholderError) as raised:
+        fill(text, request({"a": "b"}))
+    message = str(raised.value)
+    assert message.startswith("c.jsonl: interaction 0, body: ")
+    assert problem in message
+    assert raised.value.cassette == "c.jsonl"
+    assert raised.value.location == "interaction 0, body"
+
+
+def test_text_without_markers_is_returned_as_is() -> None:
+    text = "no placeholders {{here}}"
+    assert fill(text, request({})) is text

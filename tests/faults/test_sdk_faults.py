@@ -1,0 +1,443 @@
+"""Faults through the real SDKs and clients: retries, cut streams, hangs, transport failures.
+
+Each test records a real call against the local provider first, then replays it with a
+fault and checks what the client code sees, and that nothing reached the provider.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+import anthropic
+import httpx
+import httpx2
+import openai
+import pytest
+
+import llmcassette
+from llmcassette import faults
+from llmcassette.testing import LocalProvider, StreamBehaviour
+
+MESSAGES = [{"role": "user", "content": "Tell me a story about retries"}]
+AUTH = {"authorization": "Bearer sk-test"}
+
+
+def openai_client(provider: LocalProvider, **options: Any) -> openai.OpenAI:
+    return openai.OpenAI(base_url=provider.openai_base_url, api_key="sk-test", **options)
+
+
+def anthropic_client(provider: LocalProvider, **options: Any) -> anthropic.Anthropic:
+    return anthropic.Anthropic(
+        base_url=provider.anthropic_base_url, api_key="sk-ant-test", **options
+    )
+
+
+def openai_text(client: openai.OpenAI) -> str:
+    stream = client.chat.completions.create(model="gpt-4o-mini", messages=MESSAGES, stream=True)
+    return "".join(chunk.choices[0].delta.content or "" for chunk in stream if chunk.choices)
+
+
+def anthropic_text(client: anthropic.Anthropic) -> str:
+    with client.messages.stream(model="claude-haiku-4-5", max_tokens=64, messages=MESSAGES) as s:
+        return "".join(s.text_stream)
+
+
+def write_sidecar(cassette: Path, entries: list[dict[str, Any]]) -> None:
+    cassette.with_name(cassette.stem + ".overrides.json").write_text(
+        json.dumps({"mode": "patch", "entries": entries})
+    )
+
+
+def attempts(cassette: Any) -> int:
+    return int(cassette.__dict__.get("_llmcassette_calls", 0))
+
+
+RETRY_THEN_RECORDED = [
+    {"at": 0, "status": 429, "headers": {"retry-after": "0"}},
+    {"at": 1, "recorded": 0},
+]
+
+
+@pytest.mark.parametrize("sdk", ["openai", "anthropic"])
+def test_sdk_retries_a_429_then_gets_the_recorded_answer(
+    provider: LocalProvider, tmp_path: Path, sdk: str
+) -> None:
+    path = tmp_path / "retry.jsonl"
+    make, ask = (
+        (openai_client, openai_text) if sdk == "openai" else (anthropic_client, anthropic_text)
+    )
+    with llmcassette.use_cassette(path):
+        recorded = ask(make(provider))
+    write_sidecar(path, RETRY_THEN_RECORDED)
+    seen = len(provider.requests)
+    with llmcassette.use_cassette(path, record_mode="none") as cassette:
+        replayed = ask(make(provider))  # the SDK's default retries (2) are on
+    assert replayed == recorded != ""
+    assert attempts(cassette) == 2  # the 429, then the retry
+    assert len(provider.requests) == seen
+    assert llmcassette.UnusedInteractionsError.check(cassette) is None
+
+
+@pytest.mark.parametrize("sdk", ["openai", "anthropic"])
+def test_without_retries_the_sdk_raises_its_rate_limit_error(
+    provider: LocalProvider, tmp_path: Path, sdk: str
+) -> None:
+    path = tmp_path / "retry.jsonl"
+    make, ask = (
+        (openai_client, openai_text) if sdk == "openai" else (anthropic_client, anthropic_text)
+    )
+    with llmcassette.use_cassette(path):
+        ask(make(provider))
+    module: Any = openai if sdk == "openai" else anthropic
+    with llmcassette.use_cassette(path, record_mode="none") as cassette:
+        faults.schedule(cassette, faults.http_error(429, retry_after=0))
+        with pytest.raises(module.RateLimitError) as raised:
+            ask(make(provider, max_retries=0))
+        assert raised.value.status_code == 429
+        assert raised.value.response.headers["retry-after"] == "0"
+        # the error body is shaped like the provider's, so the SDK parsed its type
+        assert "rate_limit" in json.dumps(raised.value.body)
+        assert ask(make(provider)) != ""  # the recorded answer is still there
+
+
+def test_the_unused_append_is_reported_with_counts(provider: LocalProvider, tmp_path: Path) -> None:
+    path = tmp_path / "retry.jsonl"
+    with llmcassette.use_cassette(path):
+        openai_text(openai_client(provider))
+    write_sidecar(path, [{"at": 1, "recorded": 0}])
+    with llmcassette.use_cassette(path, record_mode="none") as cassette:
+        openai_text(openai_client(provider))
+        faults.schedule(cassette, faults.http_error(500))
+    error = llmcassette.UnusedInteractionsError.check(cassette)
+    assert error is not None
+    assert error.unused[0][0] == 2
+    assert error.total == 2
+    assert error.unused_faults == ["http_error(500)"]
+    assert "1 of the 2 interactions the overrides script for" in str(error)
+    assert "1 scheduled fault(s) were never used" in str(error)
+
+
+@pytest.mark.parametrize("kind", sorted(faults.FAILURES))
+@pytest.mark.parametrize("library", [httpx, httpx2], ids=["httpx", "httpx2"])
+def test_transport_failures_raise_the_client_libraries_own_types(
+    provider: LocalProvider, tmp_path: Path, kind: str, library: Any
+) -> None:
+    path = tmp_path / "raw.jsonl"
+    url = provider.openai_base_url + "/chat/completions"
+    body = {"model": "gpt-4o-mini", "messages": MESSAGES}
+    with llmcassette.use_cassette(path), library.Client() as client:
+        client.post(url, json=body, headers=AUTH)
+    with llmcassette.use_cassette(path, record_mode="none") as cassette, library.Client() as client:
+        faults.schedule(cassette, faults.transport_error(kind))
+        with pytest.raises(getattr(library, faults.FAILURES[kind][0])) as raised:
+            client.post(url, json=body, headers=AUTH)
+        assert raised.value.request.url == url
+        assert client.post(url, json=body, headers=AUTH).json()["object"] == "chat.completion"
+
+
+def test_the_openai_sdk_retries_a_connection_failure(
+    provider: LocalProvider, tmp_path: Path
+) -> None:
+    path = tmp_path / "retry.jsonl"
+    with llmcassette.use_cassette(path):
+        recorded = openai_text(openai_client(provider))
+    with llmcassette.use_cassette(path, record_mode="none") as cassette:
+        faults.schedule(cassette, faults.transport_error("connect_error"))
+        assert openai_text(openai_client(provider)) == recorded
+    assert attempts(cassette) == 2
+
+
+# --- cut streams -------------------------------------------------------------------------
+
+
+def live_cut_error(provider: LocalProvider, run: Any) -> type[BaseException]:
+    """The exception type the client raises when the real provider drops the stream."""
+    provider.behaviour = StreamBehaviour(cut_after=3)
+    try:
+        run()
+    except Exception as error:
+        return type(error)
+    finally:
+        provider.behaviour = StreamBehaviour()
+    raise AssertionError("the live cut raised nothing")
+
+
+def openai_events(provider: LocalProvider, received: list[str]) -> None:
+    stream = openai_client(provider, max_retries=0).chat.completions.create(
+        model="gpt-4o-mini", messages=MESSAGES, stream=True
+    )
+    for chunk in stream:
+        received.append(chunk.choices[0].delta.content or "" if chunk.choices else "")
+
+
+def anthropic_events(provider: LocalProvider, received: list[str]) -> None:
+    with anthropic_client(provider, max_retries=0).messages.stream(
+        model="claude-haiku-4-5", max_tokens=64, messages=MESSAGES
+    ) as stream:
+        for event in stream:
+            received.append(event.type)
+
+
+def raw_events(library: Any) -> Any:
+    def run(provider: LocalProvider, received: list[str]) -> None:
+        body = {"model": "gpt-4o-mini", "messages": MESSAGES, "stream": True}
+        with (
+            library.Client() as client,
+            client.stream(
+                "POST", provider.openai_base_url + "/chat/completions", json=body, headers=AUTH
+            ) as response,
+        ):
+            for line in response.iter_lines():
+                if line:
+                    received.append(line)
+
+    return run
+
+
+CUT_CLIENTS = {
+    "openai": openai_events,
+    "anthropic": anthropic_events,
+    "httpx": raw_events(httpx),
+    "httpx2": raw_events(httpx2),
+}
+
+
+@pytest.mark.parametrize("client", sorted(CUT_CLIENTS))
+def test_a_cut_stream_raises_what_a_real_cut_raises(
+    provider: LocalProvider, tmp_path: Path, client: str
+) -> None:
+    run = CUT_CLIENTS[client]
+    expected = live_cut_error(provider, lambda: run(provider, []))
+    path = tmp_path / "cut.jsonl"
+    with llmcassette.use_cassette(path):
+        whole: list[str] = []
+        run(provider, whole)
+    with llmcassette.use_cassette(path, record_mode="none") as cassette:
+        faults.schedule(cassette, faults.cut_stream(3))
+        received: list[str] = []
+        with pytest.raises(expected):
+            run(provider, received)
+    assert 0 < len(received) < len(whole)
+    assert received == whole[: len(received)]
+
+
+def test_a_cut_with_end_just_stops(provider: LocalProvider, tmp_path: Path) -> None:
+    path = tmp_path / "cut.jsonl"
+    run = CUT_CLIENTS["httpx2"]
+    with llmcassette.use_cassette(path):
+        whole: list[str] = []
+        run(provider, whole)
+    with llmcassette.use_cassette(path, record_mode="none") as cassette:
+        faults.schedule(cassette, faults.cut_stream(3, then="end"))
+        received: list[str] = []
+        run(provider, received)
+    assert received == whole[:3]
+    assert "data: [DONE]" not in received
+
+
+@pytest.mark.parametrize("library", [httpx, httpx2], ids=["httpx", "httpx2"])
+def test_an_async_cut_raises_the_same_type(
+    provider: LocalProvider, tmp_path: Path, library: Any
+) -> None:
+    path = tmp_path / "cut.jsonl"
+    body = {"model": "gpt-4o-mini", "messages": MESSAGES, "stream": True}
+    url = provider.openai_base_url + "/chat/completions"
+
+    async def run(received: list[str]) -> None:
+        async with (
+            library.AsyncClient() as client,
+            client.stream("POST", url, json=body, headers=AUTH) as r,
+        ):
+            async for line in r.aiter_lines():
+                if line:
+                    received.append(line)
+
+    with llmcassette.use_cassette(path):
+        asyncio.run(run([]))
+    with llmcassette.use_cassette(path, record_mode="none") as cassette:
+        faults.schedule(cassette, faults.cut_stream(2, then="reset"))
+        received: list[str] = []
+        with pytest.raises(library.ReadError):
+            asyncio.run(run(received))
+    assert len(received) == 2
+
+
+def test_async_openai_sdk_cut(provider: LocalProvider, tmp_path: Path) -> None:
+    path = tmp_path / "cut.jsonl"
+
+    async def run(received: list[str]) -> None:
+        client = openai.AsyncOpenAI(
+            base_url=provider.openai_base_url, api_key="sk-test", max_retries=0
+        )
+        stream = await client.chat.completions.create(
+            model="gpt-4o-mini", messages=MESSAGES, stream=True
+        )
+        async for chunk in stream:
+            received.append(chunk.choices[0].delta.content or "" if chunk.choices else "")
+
+    expected = live_cut_error(provider, lambda: asyncio.run(run([])))
+    with llmcassette.use_cassette(path):
+        asyncio.run(run([]))
+    with llmcassette.use_cassette(path, record_mode="none") as cassette:
+        faults.schedule(cassette, faults.cut_stream(3))
+        received: list[str] = []
+        with pytest.raises(expected):
+            asyncio.run(run(received))
+    assert len(received) == 3
+
+
+def test_cutting_more_events_than_recorded_is_an_error(
+    provider: LocalProvider, tmp_path: Path
+) -> None:
+    path = tmp_path / "cut.jsonl"
+    with llmcassette.use_cassette(path):
+        raw_events(httpx2)(provider, [])
+    with llmcassette.use_cassette(path, record_mode="none") as cassette:
+        faults.schedule(cassette, faults.cut_stream(500))
+        with pytest.raises(
+            llmcassette.errors.FaultError,
+            match=r"cut_stream\(after=500\), but the recorded stream has \d+ event",
+        ):
+            raw_events(httpx2)(provider, [])
+
+
+# --- hangs ---------------------------------------------------------------------------------
+
+
+def record_raw_stream(provider: LocalProvider, path: Path) -> None:
+    with llmcassette.use_cassette(path):
+        raw_events(httpx2)(provider, [])
+
+
+def test_an_async_hang_is_cancelled_promptly(provider: LocalProvider, tmp_path: Path) -> None:
+    path = tmp_path / "hang.jsonl"
+    record_raw_stream(provider, path)
+    marker = tmp_path / "hung.flag"
+    body = {"model": "gpt-4o-mini", "messages": MESSAGES, "stream": True}
+    url = provider.openai_base_url + "/chat/completions"
+    received: list[str] = []
+
+    async def consume() -> None:
+        async with (
+            httpx2.AsyncClient(timeout=None) as client,
+            client.stream("POST", url, json=body, headers=AUTH) as r,
+        ):
+            async for line in r.aiter_lines():
+                if line:
+                    received.append(line)
+
+    async def main() -> float:
+        task = asyncio.create_task(consume())
+        while not marker.exists():
+            await asyncio.sleep(0.005)
+        cancelled_at = time.monotonic()
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+        return time.monotonic() - cancelled_at
+
+    with llmcassette.use_cassette(path, record_mode="none") as cassette:
+        faults.schedule(cassette, faults.hang(after=2, marker=str(marker)))
+        elapsed = asyncio.run(main())
+    assert len(received) == 2
+    # Without cancellation the hang never ends (no timeout): finishing at all shows the
+    # cancel got through; the figure itself is measured in benchmarks/fault_latency.py.
+    assert elapsed < 5
+
+
+def test_a_sync_hang_ends_when_the_response_is_closed(
+    provider: LocalProvider, tmp_path: Path
+) -> None:
+    path = tmp_path / "hang.jsonl"
+    record_raw_stream(provider, path)
+    marker = tmp_path / "hung.flag"
+    body = {"model": "gpt-4o-mini", "messages": MESSAGES, "stream": True}
+    received: list[str] = []
+    with (
+        llmcassette.use_cassette(path, record_mode="none") as cassette,
+        httpx2.Client(timeout=None) as client,
+    ):
+        faults.schedule(cassette, faults.hang(after=1, marker=str(marker)))
+        with client.stream(
+            "POST", provider.openai_base_url + "/chat/completions", json=body, headers=AUTH
+        ) as response:
+
+            def close_when_hung() -> None:
+                while not marker.exists():
+                    time.sleep(0.005)
+                response.close()
+
+            closer = threading.Thread(target=close_when_hung)
+            closer.start()
+            for line in response.iter_lines():  # returns once the other thread closed it
+                if line:
+                    received.append(line)
+            closer.join()
+    assert len(received) == 1
+
+
+@pytest.mark.parametrize("sdk", ["openai", "anthropic"])
+def test_a_hang_runs_into_the_sdks_read_timeout(
+    provider: LocalProvider, tmp_path: Path, sdk: str
+) -> None:
+    path = tmp_path / "hang.jsonl"
+    events = openai_events if sdk == "openai" else anthropic_events
+    with llmcassette.use_cassette(path):
+        events(provider, [])
+    module: Any = openai if sdk == "openai" else anthropic
+    make = openai_client if sdk == "openai" else anthropic_client
+    with llmcassette.use_cassette(path, record_mode="none") as cassette:
+        faults.schedule(cassette, faults.hang(after=2))
+        client = make(provider, max_retries=0, timeout=0.2)
+        with pytest.raises((module.APITimeoutError, httpx.ReadTimeout, httpx2.ReadTimeout)):
+            events_with(client, sdk)
+
+
+def events_with(client: Any, sdk: str) -> None:
+    if sdk == "openai":
+        for _ in client.chat.completions.create(
+            model="gpt-4o-mini", messages=MESSAGES, stream=True
+        ):
+            pass
+        return
+    with client.messages.stream(model="claude-haiku-4-5", max_tokens=64, messages=MESSAGES) as s:
+        for _ in s:
+            pass
+
+
+# --- latency -------------------------------------------------------------------------------
+
+
+def test_latency_delays_headers_and_events(provider: LocalProvider, tmp_path: Path) -> None:
+    path = tmp_path / "slow.jsonl"
+    record_raw_stream(provider, path)
+    body = {"model": "gpt-4o-mini", "messages": MESSAGES, "stream": True}
+    stamps: list[float] = []
+    with llmcassette.use_cassette(path, record_mode="none") as cassette, httpx2.Client() as client:
+        faults.schedule(cassette, faults.latency(before_headers=0.2, between_events=0.05))
+        started = time.monotonic()
+        with client.stream(
+            "POST", provider.openai_base_url + "/chat/completions", json=body, headers=AUTH
+        ) as r:
+            headers_at = time.monotonic() - started
+            for line in r.iter_lines():
+                if line:
+                    stamps.append(time.monotonic() - started)
+    # lower bounds only: the fault waits at least this long
+    assert headers_at >= 0.2
+    assert stamps[-1] - stamps[0] >= 0.05 * (len(stamps) - 1) * 0.9
+
+
+def test_a_fault_on_a_request_being_recorded_is_refused(
+    provider: LocalProvider, tmp_path: Path
+) -> None:
+    path = tmp_path / "new.jsonl"
+    with llmcassette.use_cassette(path) as cassette:
+        faults.schedule(cassette, faults.cut_stream(1))
+        with pytest.raises(llmcassette.errors.FaultError, match="record the cassette first"):
+            raw_events(httpx2)(provider, [])
