@@ -59,9 +59,11 @@ def test_the_loop_replays_with_a_new_id_every_run(provider: LocalProvider, tmp_p
     assert recorded_ticket in answer
 
     # Without placeholders the replayed model echoes the recorded id: the loop breaks.
-    with llmcassette.use_cassette(path, record_mode="none", match=match):
-        with pytest.raises(AssertionError, match="another ticket"):
-            agent(client)
+    with (
+        llmcassette.use_cassette(path, record_mode="none", match=match),
+        pytest.raises(AssertionError, match="another ticket"),
+    ):
+        agent(client)
 
     sidecar = path.with_name("tool_loop.overrides.json")
     sidecar.write_text(
@@ -118,9 +120,11 @@ def test_a_placeholder_that_matches_nothing_names_the_cassette(
             {"entries": [{"at": 0, "replace": {recorded_ticket: "{{fromRequest:order (\\d+)}}"}}]}
         )
     )
-    with llmcassette.use_cassette(path, record_mode="none", match=match):
-        with pytest.raises(llmcassette.errors.PlaceholderError) as raised:
-            agent(client)
+    with (
+        llmcassette.use_cassette(path, record_mode="none", match=match),
+        pytest.raises(llmcassette.errors.PlaceholderError) as raised,
+    ):
+        agent(client)
     cause = raised.value
     assert re.search(r"tool_loop\.jsonl: interaction 0 \(entries\[0\] of .*\), body: ", str(cause))
     assert "matches nothing in the request's body" in str(cause)
