@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import statistics
 import tempfile
 import threading
@@ -30,10 +31,12 @@ HEADERS = {"authorization": "Bearer sk-test"}
 
 def async_cancel_ms(path: Path, url: str, marker: Path) -> float:
     async def consume() -> None:
-        async with httpx2.AsyncClient(timeout=None) as client:
-            async with client.stream("POST", url, json=BODY, headers=HEADERS) as response:
-                async for _ in response.aiter_lines():
-                    pass
+        async with (
+            httpx2.AsyncClient(timeout=None) as client,
+            client.stream("POST", url, json=BODY, headers=HEADERS) as response,
+        ):
+            async for _ in response.aiter_lines():
+                pass
 
     async def main() -> float:
         task = asyncio.create_task(consume())
@@ -41,10 +44,8 @@ def async_cancel_ms(path: Path, url: str, marker: Path) -> float:
             await asyncio.sleep(0.001)
         started = time.perf_counter()
         task.cancel()
-        try:
+        with contextlib.suppress(asyncio.CancelledError):
             await task
-        except asyncio.CancelledError:
-            pass
         return (time.perf_counter() - started) * 1000
 
     marker.unlink(missing_ok=True)
