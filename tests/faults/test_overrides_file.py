@@ -164,3 +164,15 @@ def test_python_constructors_validate_too() -> None:
     assert faults.http_error(429, retry_after=0).headers == (("retry-after", "0"),)
     assert faults.http_error(503, retry_after=1.5).headers == (("retry-after", "1.5"),)
     assert faults.cut_stream(3, then="end").describe() == "cut_stream(after=3, then='end')"
+
+
+def test_appended_entries_follow_their_index_not_their_order() -> None:
+    resolved = parse({"entries": [{"at": 2, "status": 500}, {"at": 1, "status": 429}]}).resolve(1)
+    assert [entry.fault and entry.fault.status for entry in resolved] == [None, 429, 500]
+
+
+def test_replace_entries_need_an_answer_and_existing_indexes() -> None:
+    with pytest.raises(OverridesError, match=r"entries\[1\]: a scripted entry needs 'recorded'"):
+        parse({"mode": "replace", "entries": [{"recorded": 0}, {"cut_after": 1}]}).resolve(1)
+    with pytest.raises(OverridesError, match=r"entries\[0\]\.recorded: the cassette has 1"):
+        parse({"mode": "replace", "entries": [{"recorded": 3}]}).resolve(1)

@@ -176,12 +176,26 @@ class Overrides:
         return cls(mode, tuple(entries), source, base_dir, validated)
 
     def resolve(self, recorded_count: int) -> list[Entry]:
-        """The interaction list these overrides make of ``recorded_count`` recorded ones."""
+        """The interaction list these overrides make of ``recorded_count`` recorded ones.
+
+        Raises ``OverridesError`` for indexes the cassette does not have.
+        """
+        for position, (_, recorded, _fault, _match) in enumerate(self._validated):
+            if recorded is not None and recorded >= recorded_count:
+                raise OverridesError(
+                    self.source,
+                    position,
+                    "recorded",
+                    f"the cassette has {recorded_count} interaction(s), no index {recorded}",
+                    "count recorded interactions from 0 (`llmcassette show` lists them)",
+                )
         if self.mode == "replace":
-            return [
-                Entry(i, recorded, fault, match, f"entries[{i}] of {self.source}")
-                for i, (_, recorded, fault, match) in enumerate(self._validated)
-            ]
+            result = []
+            for position, (_, recorded, fault, match) in enumerate(self._validated):
+                self._needs_an_answer(position, recorded, fault, "a scripted entry")
+                origin = f"entries[{position}] of {self.source}"
+                result.append(Entry(position, recorded, fault, match, origin))
+            return result
         result = [Entry(i, i, None, (), f"recorded interaction {i}") for i in range(recorded_count)]
         appended = sorted(
             (at, position)
@@ -199,30 +213,31 @@ class Overrides:
                     f"use at={expected}, or patch an existing interaction (0-{recorded_count - 1})",
                 )
         for position, (at, recorded, fault, match) in enumerate(self._validated):
-            if recorded is not None and recorded >= recorded_count:
-                raise OverridesError(
-                    self.source,
-                    position,
-                    "recorded",
-                    f"the cassette has {recorded_count} interaction(s), no index {recorded}",
-                    "count recorded interactions from 0 (`llmcassette show` lists them)",
-                )
-            origin = f"entries[{position}] of {self.source}"
             if at < recorded_count:
                 base = recorded if recorded is not None else None if match else at
+                self._needs_an_answer(position, base, fault, "an entry with 'match'")
+                origin = f"entries[{position}] of {self.source}"
                 result[at] = Entry(at, base, fault, match, origin)
-            else:
-                if recorded is None and (fault is None or not fault.answers_alone):
-                    raise OverridesError(
-                        self.source,
-                        position,
-                        None,
-                        "an appended entry needs 'recorded' (which recorded interaction it "
-                        "replays), 'status' or 'fail'",
-                        f'e.g. {{"at": {at}, "recorded": 0}} to answer the retry with interaction 0',
-                    )
-                result.append(Entry(at, recorded, fault, match, origin))
+        for at, position in appended:
+            _, recorded, fault, match = self._validated[position]
+            self._needs_an_answer(position, recorded, fault, "an appended entry")
+            result.append(
+                Entry(at, recorded, fault, match, f"entries[{position}] of {self.source}")
+            )
         return result
+
+    def _needs_an_answer(
+        self, position: int, recorded: int | None, fault: Fault | None, what: str
+    ) -> None:
+        if recorded is None and (fault is None or not fault.answers_alone):
+            raise OverridesError(
+                self.source,
+                position,
+                None,
+                f"{what} needs 'recorded' (which recorded interaction it replays), "
+                "'status' or 'fail'",
+                'e.g. {"recorded": 0} to answer with recorded interaction 0',
+            )
 
 
 _ENTRY_KEYS = {
