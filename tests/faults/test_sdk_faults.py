@@ -441,3 +441,73 @@ def test_a_fault_on_a_request_being_recorded_is_refused(
         faults.schedule(cassette, faults.cut_stream(1))
         with pytest.raises(llmcassette.errors.FaultError, match="record the cassette first"):
             raw_events(httpx2)(provider, [])
+
+
+@pytest.mark.parametrize("sdk", ["openai", "anthropic"])
+def test_async_sdks_retry_a_429_then_get_the_recorded_answer(
+    provider: LocalProvider, tmp_path: Path, sdk: str
+) -> None:
+    path = tmp_path / "retry.jsonl"
+
+    async def ask() -> str:
+        if sdk == "openai":
+            client = openai.AsyncOpenAI(base_url=provider.openai_base_url, api_key="sk-test")
+            stream = await client.chat.completions.create(
+                model="gpt-4o-mini", messages=MESSAGES, stream=True
+            )
+            return "".join([c.choices[0].delta.content or "" async for c in stream if c.choices])
+        aclient = anthropic.AsyncAnthropic(base_url=provider.anthropic_base_url, api_key="sk-ant")
+        async with aclient.messages.stream(
+            model="claude-haiku-4-5", max_tokens=64, messages=MESSAGES
+        ) as s:
+            return "".join([text async for text in s.text_stream])
+
+    with llmcassette.use_cassette(path):
+        recorded = asyncio.run(ask())
+    write_sidecar(path, RETRY_THEN_RECORDED)
+    with llmcassette.use_cassette(path, record_mode="none") as cassette:
+        assert asyncio.run(ask()) == recorded
+    assert attempts(cassette) == 2
+
+
+def test_async_anthropic_sdk_cut(provider: LocalProvider, tmp_path: Path) -> None:
+    path = tmp_path / "cut.jsonl"
+
+    async def run(received: list[str]) -> None:
+        client = anthropic.AsyncAnthropic(
+            base_url=provider.anthropic_base_url, api_key="sk-ant", max_retries=0
+        )
+        async with client.messages.stream(
+            model="claude-haiku-4-5", max_tokens=64, messages=MESSAGES
+        ) as stream:
+            async for event in stream:
+                received.append(event.type)
+
+    expected = live_cut_error(provider, lambda: asyncio.run(run([])))
+    with llmcassette.use_cassette(path):
+        asyncio.run(run([]))
+    with llmcassette.use_cassette(path, record_mode="none") as cassette:
+        faults.schedule(cassette, faults.cut_stream(3))
+        received: list[str] = []
+        with pytest.raises(expected):
+            asyncio.run(run(received))
+    # three SSE events; the SDK does not hand its "ping" event on
+    assert received == ["message_start", "content_block_start"]
+
+
+def test_recorded_marker_text_replays_unchanged(provider: LocalProvider, tmp_path: Path) -> None:
+    """An answer that happens to contain ``{{fromRequest:...}}`` is stored escaped."""
+    path = tmp_path / "literal.jsonl"
+    prompt = [{"role": "user", "content": "write {{fromRequest:(x)}} and {{!fromRequest"}]
+
+    def ask() -> str:
+        client = openai_client(provider)
+        stream = client.chat.completions.create(model="gpt-4o-mini", messages=prompt, stream=True)
+        return "".join(chunk.choices[0].delta.content or "" for chunk in stream if chunk.choices)
+
+    with llmcassette.use_cassette(path):
+        recorded = ask()
+    assert "{{fromRequest:(x)}}" in recorded
+    assert "{{!fromRequest:(x)}}" in path.read_text()  # stored escaped
+    with llmcassette.use_cassette(path, record_mode="none"):
+        assert ask() == recorded
