@@ -1,4 +1,4 @@
-"""The comparable form of a request body: parsed JSON, parsed form fields, or plain text."""
+"""The comparable form of a request body: parsed JSON, parsed form fields, events, or text."""
 
 from __future__ import annotations
 
@@ -7,13 +7,13 @@ from functools import lru_cache
 from typing import Any
 from urllib.parse import parse_qsl
 
-from ..format import jsontext
+from ..format import events, jsontext
 
 _PLACEHOLDER_NUMBER = re.compile(r"(<REDACTED:[A-Za-z0-9_.\-]+):[0-9]+>")
 
 
 @lru_cache(maxsize=8192)
-def _parse(raw: bytes, form: bool) -> Any:
+def _parse(raw: bytes, form: bool, stream: str | None) -> Any:
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError:
@@ -27,20 +27,36 @@ def _parse(raw: bytes, form: bool) -> Any:
         for key, value in parse_qsl(text, keep_blank_values=True):
             fields.setdefault(key, []).append(value)
         return fields
+    if stream is not None:
+        return _events(stream, text)
     stripped = text.strip()
     if stripped[:1] in ("{", "["):
         try:
             return jsontext.loads_strict(stripped)
         except ValueError:
             pass
+        lines = stripped.split("\n")
+        if len(lines) > 1 and all(line.lstrip()[:1] in ("{", "[") for line in lines):
+            return _events(events.NDJSON, text)  # JSON Lines sent without its content-type
     return text
+
+
+def _events(kind: str, text: str) -> list[Any]:
+    """A streamed request body as its events: NDJSON records, or SSE ``{event, data}``."""
+    if kind == events.NDJSON:
+        return [data for _, data in events.payloads(kind, text)]
+    return [
+        {"data": data} if name is None else {"event": name, "data": data}
+        for name, data in events.payloads(kind, text)
+    ]
 
 
 def body_value(body: Any, content_type: str | None = None) -> Any:
     """Parse a request body into the value that matching compares.
 
     JSON becomes Python values (key order no longer matters), form bodies become a mapping
-    of field lists, other UTF-8 text stays text, anything else stays bytes.
+    of field lists, NDJSON and SSE bodies a list of their events (each parsed), other UTF-8
+    text stays text, anything else stays bytes.
     """
     if body is None:
         return None
@@ -53,4 +69,4 @@ def body_value(body: Any, content_type: str | None = None) -> Any:
     if not body:
         return None
     form = bool(content_type) and "application/x-www-form-urlencoded" in str(content_type).lower()
-    return _parse(body, form)
+    return _parse(body, form, events.stream_kind(content_type))

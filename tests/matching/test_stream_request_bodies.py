@@ -1,0 +1,96 @@
+"""NDJSON and SSE request bodies are compared event by event, each event as JSON."""
+
+from __future__ import annotations
+
+import http.server
+import json
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx2
+import pytest
+
+import llmcassette
+from llmcassette.matching.canonical import body_value
+
+
+class _Sink(http.server.BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+
+    def log_message(self, *args: object) -> None:
+        pass
+
+    def do_POST(self) -> None:
+        size = len(self.rfile.read(int(self.headers.get("content-length", 0))))
+        body = json.dumps({"received": size}).encode()
+        self.send_response(200)
+        self.send_header("content-type", "application/json")
+        self.send_header("content-length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+
+@pytest.fixture
+def sink_url() -> Iterator[str]:
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Sink)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    yield f"http://127.0.0.1:{server.server_address[1]}/v1/batch"
+    server.shutdown()
+    server.server_close()
+
+
+def ndjson(*records: dict[str, object], spaced: bool = False) -> bytes:
+    separators = (", ", ": ") if spaced else (",", ":")
+    return "".join(json.dumps(r, separators=separators) + "\n" for r in records).encode()
+
+
+def test_body_values() -> None:
+    assert body_value(ndjson({"a": 1}, {"b": [2]}), "application/x-ndjson") == [
+        {"a": 1},
+        {"b": [2]},
+    ]
+    assert body_value(ndjson({"a": 1}, {"b": 2}), None) == [{"a": 1}, {"b": 2}]  # no content-type
+    sse = b'event: chunk\ndata: {"n": 1}\n\ndata: [DONE]\n\n'
+    assert body_value(sse, "text/event-stream") == [
+        {"event": "chunk", "data": {"n": 1}},
+        {"data": "[DONE]"},
+    ]
+
+
+def test_ndjson_lines_match_by_value_and_report_the_event(tmp_path: Path, sink_url: str) -> None:
+    path = tmp_path / "batch.jsonl"
+    headers = {"content-type": "application/x-ndjson"}
+    first = ndjson({"custom_id": "a", "prompt": "hi"}, {"custom_id": "b", "prompt": "yo"})
+    with llmcassette.use_cassette(path):
+        httpx2.post(sink_url, content=first, headers=headers)
+    # key order and spacing inside a line do not count
+    same = ndjson(
+        {"prompt": "hi", "custom_id": "a"}, {"prompt": "yo", "custom_id": "b"}, spaced=True
+    )
+    with llmcassette.use_cassette(path, record_mode="none"):
+        assert httpx2.post(sink_url, content=same, headers=headers).json() == {
+            "received": len(first)
+        }
+    changed = ndjson({"custom_id": "a", "prompt": "hi"}, {"custom_id": "b", "prompt": "bye"})
+    with (
+        llmcassette.use_cassette(path, record_mode="none"),
+        pytest.raises(llmcassette.CassetteMismatch) as raised,
+    ):
+        httpx2.post(sink_url, content=changed, headers=headers)
+    assert str(raised.value).startswith("body[1].prompt: recorded 'yo', incoming 'bye'")
+
+
+def test_sse_request_bodies_match_event_by_event(tmp_path: Path, sink_url: str) -> None:
+    path = tmp_path / "sse.jsonl"
+    headers = {"content-type": "text/event-stream"}
+    with llmcassette.use_cassette(path):
+        httpx2.post(sink_url, content=b'event: a\ndata: {"x": 1, "y": 2}\n\n', headers=headers)
+    with llmcassette.use_cassette(path, record_mode="none"):
+        httpx2.post(sink_url, content=b'event: a\ndata: {"y":2,"x":1}\n\n', headers=headers)
+    with (
+        llmcassette.use_cassette(path, record_mode="none"),
+        pytest.raises(llmcassette.CassetteMismatch) as raised,
+    ):
+        httpx2.post(sink_url, content=b'event: a\ndata: {"x": 1, "y": 3}\n\n', headers=headers)
+    assert str(raised.value).startswith("body[0].data.y: recorded 2, incoming 3")
