@@ -502,8 +502,8 @@ def test_recorded_marker_text_replays_unchanged(provider: LocalProvider, tmp_pat
 
     def ask() -> str:
         client = openai_client(provider)
-        stream = client.chat.completions.create(model="gpt-4o-mini", messages=prompt, stream=True)
-        return "".join(chunk.choices[0].delta.content or "" for chunk in stream if chunk.choices)
+        answer = client.chat.completions.create(model="gpt-4o-mini", messages=prompt)
+        return answer.choices[0].message.content or ""
 
     with llmcassette.use_cassette(path):
         recorded = ask()

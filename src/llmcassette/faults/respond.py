@@ -141,13 +141,12 @@ def shape(
     *,
     cassette: str | None,
     where: str,
-    recorded_failure: BaseException | None,
 ) -> Shape | None:
     """How to deliver ``response`` under ``fault``; None when nothing changes.
 
     Fills ``{{fromRequest:...}}`` placeholders from ``vcr_request`` (the live request).
     """
-    from ..stream.replay import event_pieces
+    from ..stream.replay import event_pieces, recorded_failure
 
     body = response["body"]["string"] or b""
     if isinstance(body, str):
@@ -170,7 +169,7 @@ def shape(
         ]
     if kind is None and (needs_text or (fault is not None and fault.replace)):
         content_length = sum(len(piece) for piece in pieces)
-    failure = recorded_failure
+    failure = recorded_failure(library, response, request)
     hang = None
     if fault is not None:
         if fault.cut_after is not None:

@@ -29,7 +29,7 @@ from ..vcr_bridge import META_KEY
 from . import integrity
 from .pace import Pace
 from .recording import Ending, recording_stream
-from .replay import check_integrity, headers_delay, recorded_failure, replay_response
+from .replay import check_integrity, headers_delay, replay_response
 from .timing import event_times
 
 # How many requests a cassette has been asked for (for "call #3" in mismatch reports).
@@ -217,7 +217,6 @@ class InterceptedMethod(metaclass=_BindsLikeAFunction):
             vcr_request,
             cassette=_cassette_path(cls.cassette),
             where=where,
-            recorded_failure=recorded_failure(library, recorded, request),
         )
         return replay_response(library, recorded, request, cls.pace, is_async=is_async, shape=shape)
 
