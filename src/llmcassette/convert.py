@@ -15,6 +15,7 @@ from typing import Any
 
 from . import serializer, vcr_bridge
 from .errors import CassetteFormatError
+from .faults.placeholders import escape_body
 from .format import cassette_file, vcrpy_files
 from .format.cassette_file import Cassette, Interaction
 
@@ -85,6 +86,13 @@ def read_vcrpy(path: Path) -> list[Interaction]:
             )
         if "method" not in request or "uri" not in request:
             raise CassetteFormatError(path, None, f"interaction {index} has no method or uri")
+        response_headers, response_body = (
+            _headers(response.get("headers")),
+            _body(response, response=True),
+        )
+        # vcrpy recordings hold literal text: keep any "{{fromRequest" in it from becoming a
+        # placeholder (llmcassette.faults).
+        response_body, response_headers = escape_body(response_body or b"", response_headers)
         items.append(
             Interaction(
                 method=str(request["method"]),
@@ -93,8 +101,8 @@ def read_vcrpy(path: Path) -> list[Interaction]:
                 request_body=_body(request, response=False),
                 status=int(status.get("code", response.get("status_code", 200))),
                 reason=str(status.get("message") or ""),
-                response_headers=_headers(response.get("headers")),
-                response_body=_body(response, response=True) or b"",
+                response_headers=response_headers,
+                response_body=response_body,
             )
         )
     return items

@@ -511,3 +511,21 @@ def test_recorded_marker_text_replays_unchanged(provider: LocalProvider, tmp_pat
     assert "{{!fromRequest:(x)}}" in path.read_text()  # stored escaped
     with llmcassette.use_cassette(path, record_mode="none"):
         assert ask() == recorded
+
+
+def test_converted_vcrpy_text_with_marker_text_replays_unchanged(
+    provider: LocalProvider, tmp_path: Path
+) -> None:
+    import vcr
+
+    from llmcassette.cli import main
+
+    url = provider.openai_base_url + "/chat/completions"
+    body = {"model": "gpt-4o-mini", "messages": [{"role": "user", "content": "{{fromRequest:.}}"}]}
+    with vcr.VCR().use_cassette(str(tmp_path / "old.yaml")), httpx2.Client() as c:
+        live = c.post(url, json=body, headers=AUTH).json()["choices"][0]["message"]["content"]
+    assert "{{fromRequest:.}}" in live
+    assert main(["convert", str(tmp_path / "old.yaml")]) == 0
+    with llmcassette.use_cassette(tmp_path / "old.jsonl", record_mode="none"), httpx2.Client() as c:
+        replayed = c.post(url, json=body, headers=AUTH).json()["choices"][0]["message"]["content"]
+    assert replayed == live

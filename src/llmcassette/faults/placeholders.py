@@ -39,6 +39,24 @@ def escape(text: str) -> str:
     return _OPENING.sub(lambda m: "{{!" + m.group(1) + "fromRequest", text)
 
 
+def escape_body(body: bytes, headers: dict[str, list[str]]) -> tuple[bytes, dict[str, list[str]]]:
+    """A received response body (and its headers) as the cassette must keep it.
+
+    Literal marker text gets its ``!`` so that replay gives it back unchanged. A compressed
+    body is decoded first when it holds such text (cassettes store bodies decoded anyway).
+    """
+    from ..format.compression import decode_content
+
+    decoded, decoded_headers = decode_content(body, headers)
+    if not has_markers(decoded):
+        return body, headers
+    try:
+        text = decoded.decode("utf-8")
+    except UnicodeDecodeError:
+        return body, headers
+    return escape(text).encode("utf-8"), decoded_headers
+
+
 def resolve(
     text: str,
     request: Any,

@@ -133,11 +133,12 @@ class InterceptedMethod(metaclass=_BindsLikeAFunction):
                     cls.incomplete_streams, str(vcr_request.uri), problem, ending, cassette
                 ):
                     return
-            if placeholders.has_markers(body):
-                body = _escape_markers(body)
+            stored_headers = headers
+            if body:
+                body, stored_headers = placeholders.escape_body(body, headers)
             recorded = {
                 "status": {"code": response.status_code, "message": response.reason_phrase},
-                "headers": headers,
+                "headers": stored_headers,
                 "body": {"string": body},
                 META_KEY: {
                     "stream": kind,
@@ -289,14 +290,6 @@ def _shown_in_report() -> Iterator[None]:
 
         RAISED.append(error)
         raise
-
-
-def _escape_markers(body: bytes) -> bytes:
-    """Keep recorded text that looks like a placeholder literal (``{{!fromRequest``)."""
-    try:
-        return placeholders.escape(body.decode("utf-8")).encode("utf-8")
-    except UnicodeDecodeError:
-        return body
 
 
 def _cassette_path(cassette: Any) -> str | None:
