@@ -25,11 +25,37 @@ LINT_DEPS = ["ruff>=0.15", "mypy>=1.18", "pytest>=8.0", "types-PyYAML"]
 DOCS_DEPS = ["mkdocs>=1.6", "mkdocs-material>=9.6"]
 
 
+# The clients matrix (tests/clients): other clients replaying what the current SDKs recorded.
+# Each set gets its own environment, because openai 2.x and 3.x cannot share one. Lower
+# bounds are the versions the matrix was written and run against.
+CLIENT_SETS: dict[str, list[str]] = {
+    # openai 2.x on httpx, with litellm and langchain-openai on top of it.
+    "openai2": ["openai>=2.54,<3", "litellm>=1.110", "langchain-openai>=1.7"],
+    # litellm and langchain on the current openai SDK (httpx2) and anthropic SDK.
+    "frameworks": [
+        "openai>=3.50",
+        "litellm>=1.110",
+        "langchain-openai>=1.7",
+        "langchain-anthropic>=1.7",
+    ],
+}
+
+
 @nox.session
-def tests(session: nox.Session) -> None:
-    """Run the whole test suite (replays the committed cassettes offline)."""
-    session.install("-e", ".[brotli,zstd]", *TEST_DEPS)
-    session.run("pytest", *session.posargs)
+@nox.parametrize("clients", ["current", *CLIENT_SETS])
+def tests(session: nox.Session, clients: str) -> None:
+    """Run the whole test suite, then the clients matrix in one environment per client set.
+
+    ``tests(clients='current')`` is the whole suite (replays the committed cassettes
+    offline); the other parametrizations install their client set and run tests/clients.
+    """
+    if clients == "current":
+        session.install("-e", ".[brotli,zstd]", *TEST_DEPS)
+        session.run("pytest", *session.posargs)
+        return
+    base = [dep for dep in TEST_DEPS if not dep.startswith("openai")]
+    session.install("-e", ".[brotli,zstd]", *base, *CLIENT_SETS[clients])
+    session.run("pytest", "tests/clients", *session.posargs)
 
 
 @nox.session
