@@ -1,4 +1,4 @@
-"""The clients matrix's shared parts: the SDK recordings, the replay driver, the normalizers.
+"""The clients matrix's shared parts: the SDK recordings and the replay driver.
 
 The recordings are made by the current openai and anthropic SDKs in
 ``tests/examples/test_cross_client_sources.py`` (``nox -s record`` writes them again) and
@@ -31,30 +31,6 @@ ANTHROPIC_ANSWER = f"You said: {ANTHROPIC_PROMPT}"
 ANTHROPIC_MAX_TOKENS = 64
 
 
-def drop_stream_false(body: Any) -> Any:
-    """``"stream": false`` means the same as no ``stream`` field (langchain-openai sends it)."""
-    if isinstance(body, dict) and body.get("stream") is False:
-        return {key: value for key, value in body.items() if key != "stream"}
-    return body
-
-
-def text_blocks(body: Any) -> Any:
-    """An Anthropic message's string ``content`` as the one text block it stands for.
-
-    litellm's anthropic route always sends the block form; the anthropic SDK sends what
-    it was given. Both mean the same request.
-    """
-    if not isinstance(body, dict) or not isinstance(body.get("messages"), list):
-        return body
-    messages = [
-        {**message, "content": [{"type": "text", "text": message["content"]}]}
-        if isinstance(message, dict) and isinstance(message.get("content"), str)
-        else message
-        for message in body["messages"]
-    ]
-    return {**body, "messages": messages}
-
-
 def error_chain_text(error: BaseException) -> str:
     """Every message along ``__cause__`` / ``__context__``: clients wrap the mismatch."""
     texts: list[str] = []
@@ -82,12 +58,18 @@ class Replayer:
         return self.provider.anthropic_base_url
 
     @contextmanager
-    def replay(self, recording: str, *normalizers: Any) -> Iterator[None]:
+    def replay(
+        self, recording: str, *normalizers: Any, sdk_defaults: bool = True
+    ) -> Iterator[None]:
         """Answer the client's requests from ``recording`` only (record mode ``none``)."""
         path = SOURCES / f"{recording}.jsonl"
         saved = path.read_bytes()
         before = len(self.provider.requests)
-        match = {"hosts": {self.provider.url: STABLE_ORIGIN}, "normalizers": list(normalizers)}
+        match = {
+            "hosts": {self.provider.url: STABLE_ORIGIN},
+            "normalizers": list(normalizers),
+            "sdk_defaults": sdk_defaults,
+        }
         try:
             with llmcassette.use_cassette(str(path), record_mode="none", match=match) as cassette:
                 yield

@@ -1,7 +1,7 @@
 """langchain-openai and langchain-anthropic replay what the current SDKs recorded.
 
 Both drive the official SDK underneath. langchain-openai sends ``"stream": false`` on a
-plain call, which the SDK leaves out; the documented ``drop_stream_false`` normalizer makes
+plain call, which the SDK leaves out; matching's default ``sdk_defaults`` makes
 the two match. Runs in the ``openai2`` (langchain-openai on openai 2.x) and ``frameworks``
 nox sessions; each part is skipped where its package is missing.
 """
@@ -22,7 +22,6 @@ from ._support import (
     OPENAI_ANSWER,
     OPENAI_PROMPT,
     Replayer,
-    drop_stream_false,
     error_chain_text,
 )
 
@@ -64,15 +63,15 @@ def chat_anthropic(replayer: Replayer) -> Any:
 async def test_chat_openai(replayer: Replayer, call: str) -> None:
     model = chat_openai(replayer)
     recording = "test_openai_chat_stream" if "stream" in call else "test_openai_chat"
-    with replayer.replay(recording, drop_stream_false):
+    with replayer.replay(recording):
         text = await ask(model, call, OPENAI_PROMPT)
     assert text == OPENAI_ANSWER
 
 
-async def test_chat_openai_needs_the_stream_normalizer(replayer: Replayer) -> None:
-    """Without it the plain call differs from the SDK's by one field, and the report says so."""
+async def test_chat_openai_needs_the_sdk_defaults(replayer: Replayer) -> None:
+    """Without them the plain call differs from the SDK's by one field, and the report says so."""
     model = chat_openai(replayer)
-    with pytest.raises(MISMATCH) as raised, replayer.replay("test_openai_chat"):
+    with pytest.raises(MISMATCH) as raised, replayer.replay("test_openai_chat", sdk_defaults=False):
         model.invoke(OPENAI_PROMPT)
     assert "body.stream: recorded (absent), incoming False" in error_chain_text(raised.value)
 
@@ -80,7 +79,7 @@ async def test_chat_openai_needs_the_stream_normalizer(replayer: Replayer) -> No
 async def test_stream_normalizer_keeps_streamed_and_plain_apart(replayer: Replayer) -> None:
     """``stream: true`` is not dropped: a streamed call never gets the plain recording."""
     model = chat_openai(replayer)
-    with pytest.raises(MISMATCH) as raised, replayer.replay("test_openai_chat", drop_stream_false):
+    with pytest.raises(MISMATCH) as raised, replayer.replay("test_openai_chat"):
         "".join(chunk.text for chunk in model.stream(OPENAI_PROMPT))
     assert "body.stream: recorded (absent), incoming True" in error_chain_text(raised.value)
 

@@ -2,7 +2,7 @@
 
 litellm's ``openai/`` route drives the openai SDK (whichever version is installed); its
 ``anthropic/`` route builds the request itself with httpx and always sends message content
-as text blocks, which the documented ``text_blocks`` normalizer matches to the SDK's string.
+as text blocks, which ``llmcassette.matching.normalizers.text_blocks`` matches to the SDK's string.
 Runs in the ``openai2`` and ``frameworks`` nox sessions; skipped where litellm is missing
 (the conftest switches its model cost map to the bundled copy: no network here).
 """
@@ -13,6 +13,8 @@ from typing import Any
 
 import pytest
 
+from llmcassette.matching.normalizers import text_blocks
+
 from ._support import (
     ANTHROPIC_ANSWER,
     ANTHROPIC_MAX_TOKENS,
@@ -21,7 +23,6 @@ from ._support import (
     OPENAI_PROMPT,
     Replayer,
     error_chain_text,
-    text_blocks,
 )
 
 litellm = pytest.importorskip("litellm")

@@ -94,3 +94,41 @@ def test_sse_request_bodies_match_event_by_event(tmp_path: Path, sink_url: str) 
     ):
         httpx2.post(sink_url, content=b'event: a\ndata: {"x": 1, "y": 3}\n\n', headers=headers)
     assert str(raised.value).startswith("body[0].data.y: recorded 2, incoming 3")
+
+
+def test_stream_false_is_the_same_as_no_stream_by_default(tmp_path: Path, sink_url: str) -> None:
+    path = tmp_path / "plain.jsonl"
+    body = {"model": "m", "messages": [{"role": "user", "content": "hi"}]}
+    with llmcassette.use_cassette(path):
+        httpx2.post(sink_url, json=body)
+    with llmcassette.use_cassette(path, record_mode="none"):
+        httpx2.post(sink_url, json={**body, "stream": False})
+    with (
+        llmcassette.use_cassette(path, record_mode="none", match={"sdk_defaults": False}),
+        pytest.raises(
+            llmcassette.CassetteMismatch, match=r"body\.stream: recorded \(absent\), incoming False"
+        ),
+    ):
+        httpx2.post(sink_url, json={**body, "stream": False})
+    with (
+        llmcassette.use_cassette(path, record_mode="none"),
+        pytest.raises(
+            llmcassette.CassetteMismatch, match=r"body\.stream: recorded \(absent\), incoming True"
+        ),
+    ):
+        httpx2.post(sink_url, json={**body, "stream": True})
+
+
+def test_the_hint_names_the_ignore_option_for_the_differing_path(
+    tmp_path: Path, sink_url: str
+) -> None:
+    path = tmp_path / "hint.jsonl"
+    with llmcassette.use_cassette(path):
+        httpx2.post(sink_url, json={"metadata": {"request_id": "a"}})
+    with (
+        llmcassette.use_cassette(path, record_mode="none"),
+        pytest.raises(llmcassette.CassetteMismatch) as raised,
+    ):
+        httpx2.post(sink_url, json={"metadata": {"request_id": "b"}})
+    assert "if body.metadata.request_id changes on every run, leave it out: " in str(raised.value)
+    assert "match={'ignore': ['$.metadata.request_id']}" in str(raised.value)

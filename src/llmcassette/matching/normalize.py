@@ -15,6 +15,8 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
 
+from .normalizers import stream_false_is_absent
+
 Normalizer = Callable[[Any], Any]
 
 IGNORED = "<ignored>"
@@ -75,13 +77,16 @@ class MatchConfig:
     ``$.messages[*].id``). ``volatile``: value shapes replaced wherever they occur in a
     string (``"uuid"``, ``"timestamp"``). ``hosts``: origins treated as another
     (``{"http://localhost:4000": "https://api.openai.com"}``). ``normalizers``: functions
-    called with the parsed body, returning the body to compare.
+    called with the parsed body, returning the body to compare. ``sdk_defaults``: treat
+    what clients spell differently but the API reads the same as equal (``"stream":
+    false`` and no ``stream``); on by default.
     """
 
     ignore: tuple[str, ...] = ()
     volatile: tuple[str, ...] = ()
     hosts: tuple[tuple[str, str], ...] = ()
     normalizers: tuple[Normalizer, ...] = ()
+    sdk_defaults: bool = True
 
     def __post_init__(self) -> None:
         unknown = set(self.volatile) - set(VOLATILE_SHAPES)
@@ -107,11 +112,11 @@ class MatchConfig:
             return cls()
         if isinstance(options, MatchConfig):
             return options
-        unknown = set(options) - {"ignore", "volatile", "hosts", "normalizers"}
+        unknown = set(options) - {"ignore", "volatile", "hosts", "normalizers", "sdk_defaults"}
         if unknown:
             raise MatchConfigError(
                 f"unknown match option(s) {sorted(unknown)}; use ignore, volatile, hosts, "
-                "normalizers"
+                "normalizers, sdk_defaults"
             )
         hosts = options.get("hosts") or {}
         return cls(
@@ -119,6 +124,7 @@ class MatchConfig:
             volatile=tuple(options.get("volatile") or ()),
             hosts=tuple(hosts.items() if isinstance(hosts, Mapping) else hosts),
             normalizers=tuple(options.get("normalizers") or ()),
+            sdk_defaults=bool(options.get("sdk_defaults", True)),
         )
 
     @property
@@ -128,6 +134,8 @@ class MatchConfig:
 
     def body(self, value: Any) -> Any:
         """A normalized copy of a parsed body (the input is never changed)."""
+        if self.sdk_defaults:
+            value = stream_false_is_absent(value)
         if not self.changes_bodies or not isinstance(value, (dict, list, str)):
             return value
         for path in self.ignore:

@@ -164,10 +164,25 @@ def render(
     lines.append(f"  cassette: {cassette}")
     lines.append(
         "  to fix: if the request changed on purpose, record again (pytest --record-mode=rewrite, "
-        "or record_mode='new_episodes'); if a field changes on every run, normalize it with "
-        "before_record_request"
+        "or record_mode='new_episodes'); " + _leave_out_hint(closest)
     )
     return "\n".join(lines)
+
+
+def _leave_out_hint(closest: Candidate | None) -> str:
+    """How to stop matching on the field that differs, when it changes on every run."""
+    first = closest.differences[0].path if closest is not None and closest.differences else ""
+    if first.startswith("body.") or first.startswith("body["):
+        json_path = "$" + first[len("body") :]
+        return (
+            f"if {first} changes on every run, leave it out: "
+            f"match={{'ignore': ['{json_path}']}} in vcr_config or the vcr marker "
+            "(or a volatile shape or normalizer: docs/matching.md)"
+        )
+    return (
+        "if a field changes on every run, leave it out with the match option "
+        "(ignore, volatile, hosts, normalizers: docs/matching.md)"
+    )
 
 
 def display_path(cassette: Any) -> str | None:
