@@ -109,7 +109,7 @@ def _cassette_file(item: pytest.Item, cassette: Any) -> str:
     persister = item.stash.get(_PERSISTER, None)
     if persister is None:
         return str(cassette._path)
-    return os.fspath(persister.resolve(cassette._path))
+    return str(persister.resolve(cassette._path))
 
 
 def _report_entry(item: pytest.Item) -> dict[str, Any]:
