@@ -1,4 +1,4 @@
-"""Developer tasks: ``nox -s tests``, ``lint``, ``docs``, ``demo``, ``record``, ``bench``."""
+"""Developer tasks: ``nox -s tests``, ``lint``, ``docs``, ``demo``, ``record``, ``rerecord``, ``bench``."""
 
 from __future__ import annotations
 
@@ -90,6 +90,13 @@ def record(session: nox.Session) -> None:
     # different set would change every recorded request's accept-encoding header.
     session.install("-e", ".[brotli,zstd]", *TEST_DEPS)
     session.run("pytest", "tests/examples", "--record-mode=rewrite", *session.posargs)
+
+
+@nox.session
+def rerecord(session: nox.Session) -> None:
+    """Re-record only the example cassettes that are missing, stale, expired or outdated."""
+    session.install("-e", ".[brotli,zstd]", *TEST_DEPS)
+    session.run("python", "-m", "llmcassette.workflow", "tests/examples", *session.posargs)
 
 
 @nox.session

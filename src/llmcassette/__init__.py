@@ -4,8 +4,11 @@ from typing import TYPE_CHECKING, Any
 
 from ._version import __version__
 from .errors import (
+    CassetteExpiredError,
+    CassetteExpiredWarning,
     CassetteFormatError,
     CassetteVersionError,
+    ErrorResponseNotRecordedWarning,
     IncompleteStreamError,
     IncompleteStreamWarning,
     LlmCassetteError,
@@ -30,9 +33,12 @@ def __getattr__(name: str) -> Any:
 
 __all__ = [
     "FORMAT_VERSION",
+    "CassetteExpiredError",
+    "CassetteExpiredWarning",
     "CassetteFormatError",
     "CassetteMismatch",
     "CassetteVersionError",
+    "ErrorResponseNotRecordedWarning",
     "IncompleteStreamError",
     "IncompleteStreamWarning",
     "LlmCassetteError",

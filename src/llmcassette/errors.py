@@ -246,3 +246,38 @@ class FaultError(LlmCassetteError):
 
 class PlaceholderError(FaultError):
     """A ``{{fromRequest:...}}`` placeholder is malformed or matches nothing in the request."""
+
+
+class CassetteExpiredError(LlmCassetteError):
+    """A cassette is older than its ``max_age`` and ``expired="fail"`` is set.
+
+    ``path`` is the cassette, ``created_at`` its header's recording time, ``age`` and
+    ``max_age`` are in seconds.
+    """
+
+    def __init__(
+        self, path: str | os.PathLike[str], created_at: str, age: float, max_age: float
+    ) -> None:
+        from .expiry import format_age
+
+        self.path = os.fspath(path)
+        self.created_at = created_at
+        self.age = age
+        self.max_age = max_age
+        super().__init__(
+            f"{self.path}: cassette expired: recorded {created_at}, {format_age(age)} ago, "
+            f"max_age is {format_age(max_age)}\n"
+            "  how to fix: record it again (pytest --record-mode=rewrite on this test, or "
+            "python -m llmcassette.workflow --only expired), or raise max_age"
+        )
+
+
+class CassetteExpiredWarning(UserWarning):
+    """A cassette is older than its ``max_age`` (``expired="warn"``)."""
+
+
+class ErrorResponseNotRecordedWarning(UserWarning):
+    """Responses with an error status were received while recording and left out.
+
+    Pass ``record_errors=True`` to keep them in the cassette.
+    """

@@ -14,8 +14,9 @@ import logging
 import os
 import tempfile
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from vcr.persisters.filesystem import CassetteNotFoundError, FilesystemPersister
 from vcr.serialize import deserialize as vcr_deserialize
@@ -24,8 +25,11 @@ from vcr.serializers import jsonserializer, yamlserializer
 from . import serializer as jsonl
 from . import vcr_bridge
 from .errors import CassetteFormatError
-from .format import cassette_file, vcrpy_files
+from .format import cassette_file, migrations, vcrpy_files
 from .format.cassette_file import Cassette
+
+if TYPE_CHECKING:
+    from .expiry import Expiry
 
 log = logging.getLogger(__name__)
 
@@ -37,13 +41,29 @@ LEGACY_SERIALIZERS: dict[str, Any] = {
 }
 
 
+@dataclass
+class CassetteUse:
+    """A cassette file a test loaded: what the re-recording workflow needs to know about it.
+
+    ``format_version`` is the version the file was written in, before any migration (0 for
+    a vcrpy cassette replayed in its place); ``expired`` is set when it was past ``max_age``.
+    """
+
+    path: str
+    created_at: str | None
+    format_version: int
+    expired: bool = False
+
+
 class Persister:
     """Load and save llmcassette cassettes; delegate every other serializer to ``fallback``.
 
     ``swap_suffix`` (used by the pytest plugin) maps the path pytest-recording computed for
     its default YAML suffix onto the ``.jsonl`` file. ``rewrite`` ignores what the cassette
     holds so everything is recorded again (the old file is still read, to keep the lines of
-    unchanged interactions identical).
+    unchanged interactions identical). ``expiry`` (``llmcassette.expiry.Expiry``) checks the
+    age of the cassette loaded; ``record_errors`` keeps responses with an error status
+    (llmcassette.save_policy reads it). ``used`` lists the cassette files loaded.
     """
 
     def __init__(
@@ -53,10 +73,17 @@ class Persister:
         swap_suffix: str | None = None,
         rewrite: bool = False,
         redactor: Any = None,
+        expiry: Expiry | None = None,
+        record_errors: bool = False,
     ) -> None:
         self.fallback = fallback
         self.swap_suffix = swap_suffix
         self.rewrite = rewrite
+        self.expiry = expiry
+        self.record_errors = record_errors
+        self.used: list[CassetteUse] = []
+        # Expired cassettes being recorded again: their created_at restarts when saved.
+        self._renewing: set[str] = set()
         # llmcassette.redact.Redactor: applied to every line written, then checked (fail closed).
         self.redactor = redactor
         self._headers: dict[str, dict[str, Any]] = {}
@@ -84,7 +111,7 @@ class Persister:
         pause = _CollectorPause()
         try:
             if not self.rewrite:
-                loaded = self._load_one(path)
+                loaded = self._load_one(path, main=True)
                 if loaded is not None:
                     found = True
                     requests, responses, metadata = loaded
@@ -103,16 +130,45 @@ class Persister:
         resuming = _ResumeAfterIteration(requests, pause)
         return (resuming, responses, metadata) if metadata else (resuming, responses)
 
-    def _load_one(self, path: Path) -> tuple[list[Any], list[Any], dict[str, Any]] | None:
+    def _load_one(
+        self, path: Path, *, main: bool = False
+    ) -> tuple[list[Any], list[Any], dict[str, Any]] | None:
+        """Load one file; ``main`` is the test's own cassette (the one expiry applies to)."""
         if path.suffix in LEGACY_SERIALIZERS and not _holds_jsonl(path):
-            return _load_legacy(path)
+            return self._legacy(path, main)
         try:
             data = path.read_bytes()
         except (FileNotFoundError, IsADirectoryError):
-            return self._load_legacy_sibling(path)
+            return self._load_legacy_sibling(path, main)
         if not data.strip():
             return None  # an empty file is recorded again, as vcrpy does
-        return self._to_vcr(path, cassette_file.read(data, path, defer_events=True))
+        cassette = cassette_file.read(data, path, defer_events=True)
+        if main and not self._note_use(path, cassette.header, _written_version(data)):
+            return None  # expired, and recorded again from scratch
+        return self._to_vcr(path, cassette)
+
+    def _legacy(self, path: Path, main: bool) -> tuple[list[Any], list[Any], dict[str, Any]] | None:
+        loaded = _load_legacy(path)
+        if loaded is not None and main:
+            self.used.append(CassetteUse(os.fspath(path), None, 0))
+        return loaded
+
+    def _note_use(self, path: Path, header: dict[str, Any], version: int) -> bool:
+        """Remember the cassette and apply expiry; False when it is to be recorded again."""
+        created_at = header.get("created_at")
+        use = CassetteUse(
+            os.fspath(path), created_at if isinstance(created_at, str) else None, version
+        )
+        self.used.append(use)
+        if self.expiry is None or not self.expiry.is_expired(header):
+            return True
+        use.expired = True
+        if self.expiry.rerecords():
+            log.info("llmcassette: %s expired; recording it again", path)
+            self._renewing.add(os.fspath(path))
+            return False
+        self.expiry.enforce(path, header)
+        return True
 
     def _to_vcr(
         self, path: Path, cassette: Cassette
@@ -132,7 +188,7 @@ class Persister:
         return requests, responses, metadata if isinstance(metadata, dict) else {}
 
     def _load_legacy_sibling(
-        self, path: Path
+        self, path: Path, main: bool = False
     ) -> tuple[list[Any], list[Any], dict[str, Any]] | None:
         if path.suffix != jsonl.SUFFIX:
             return None
@@ -142,7 +198,7 @@ class Persister:
                 log.info(
                     "llmcassette: %s does not exist; replaying vcrpy cassette %s", path, legacy
                 )
-                return _load_legacy(legacy)
+                return self._legacy(legacy, main)
         return None
 
     def save_cassette(
@@ -165,6 +221,8 @@ class Persister:
             created_at = previous.header.get("created_at")
         elif os.fspath(path) in self._headers:
             created_at = self._headers[os.fspath(path)].get("created_at")
+        if self._renews(path, previous):
+            created_at = None  # recorded again because it was too old: its age restarts
         header = cassette_file.new_header(jsonl.RECORDED_BY, created_at)
         if cassette_dict.get("metadata"):
             header["metadata"] = cassette_dict["metadata"]
@@ -182,6 +240,17 @@ class Persister:
         if text == old_text:
             return
         atomic_write(path, text.encode("utf-8"))
+
+    def _renews(self, path: Path, previous: Cassette | None) -> bool:
+        """Whether this save records an expired cassette again (so ``created_at`` restarts)."""
+        if os.fspath(path) in self._renewing:
+            return True
+        return (
+            self.rewrite
+            and previous is not None
+            and self.expiry is not None
+            and self.expiry.is_expired(previous.header)
+        )
 
     def _previous(self, path: Path) -> tuple[Cassette | None, str | None]:
         try:
@@ -261,6 +330,15 @@ def _holds_jsonl(path: Path) -> bool:
     except (OSError, ValueError):
         return False
     return isinstance(record, dict) and record.get("format") == cassette_file.FORMAT_MARKER
+
+
+def _written_version(data: bytes) -> int:
+    """The ``format_version`` on the header line as written (migrations change the parsed one)."""
+    try:
+        version = json.loads(data.split(b"\n", 1)[0]).get("format_version")
+    except (ValueError, AttributeError):
+        return migrations.FORMAT_VERSION
+    return version if isinstance(version, int) else migrations.FORMAT_VERSION
 
 
 def _load_legacy(path: Path) -> tuple[list[Any], list[Any], dict[str, Any]] | None:

@@ -6,6 +6,7 @@ registers no command-line option of its own. ``-p no:llmcassette`` turns it off.
 
 from __future__ import annotations
 
+import os
 import sys
 from collections.abc import Generator
 from typing import Any
@@ -18,6 +19,12 @@ from .setup import configure
 _PYTEST_RECORDING_DEFAULT_SUFFIX = ".yaml"
 
 _current_item: pytest.Item | None = None
+
+# The llmcassette persister of a test's VCR, and what went wrong with its cassette, for the
+# re-recording report (llmcassette.workflow).
+_PERSISTER = pytest.StashKey[Any]()
+_PROBLEMS = pytest.StashKey[set[str]]()
+_report_entries: list[dict[str, Any]] = []
 
 
 @pytest.hookimpl(wrapper=True)
@@ -44,11 +51,106 @@ def pytest_runtest_makereport(
     """
     report = yield
     mismatch = sys.modules.get("llmcassette.mismatch")
+    if _PERSISTER in item.stash:
+        _note_problems(item, call, mismatch.RAISED if mismatch is not None else [])
+        if call.when == "call":
+            _discard_failed_recording(item, call, report)
+        if call.when == "teardown":
+            _report_entries.append(_report_entry(item))
     if mismatch is not None and mismatch.RAISED and report.failed and call.when != "teardown":
         text = "\n\n".join(str(error) for error in mismatch.RAISED)
         report.sections.append(("llmcassette: requests the cassette could not answer", text))
         mismatch.RAISED.clear()
     return report
+
+
+def _note_problems(item: pytest.Item, call: pytest.CallInfo[None], raised: list[Any]) -> None:
+    """Remember why the test's cassette needs recording again (see llmcassette.workflow)."""
+    problems = item.stash.setdefault(_PROBLEMS, set())
+    for error in raised:
+        problems.add("missing" if error.reason == "cassette_not_found" else "mismatch")
+    from .errors import UnusedInteractionsError
+
+    if call.excinfo is not None and call.excinfo.errisinstance(UnusedInteractionsError):
+        problems.add("unused")
+
+
+def _discard_failed_recording(
+    item: pytest.Item, call: pytest.CallInfo[None], report: pytest.TestReport
+) -> None:
+    """Do not save what a failed test recorded (``record_failed=True`` saves it)."""
+    cassette = getattr(item, "funcargs", {}).get("vcr")
+    if (
+        cassette is None
+        or call.excinfo is None
+        or call.excinfo.errisinstance(pytest.skip.Exception)
+    ):
+        return
+    if _options_of(item).get("record_failed", False) or not cassette.dirty:
+        return
+    from .save_policy import discard_new
+
+    count = discard_new(cassette)
+    path = _cassette_file(item, cassette)
+    state = "left as it was" if os.path.exists(path) else "not created"
+    report.sections.append(
+        (
+            "llmcassette",
+            f"the test failed while recording: its {count} new interaction(s) were not saved\n"
+            f"  cassette: {path} ({state})\n"
+            "  fix the test and record again; to keep what a failed test records, use "
+            "@pytest.mark.vcr(record_failed=True)",
+        )
+    )
+
+
+def _cassette_file(item: pytest.Item, cassette: Any) -> str:
+    """The file the test's cassette is saved to (the ``.jsonl`` one under the plugin)."""
+    persister = item.stash.get(_PERSISTER, None)
+    if persister is None:
+        return str(cassette._path)
+    return str(persister.resolve(cassette._path))
+
+
+def _report_entry(item: pytest.Item) -> dict[str, Any]:
+    from .format import FORMAT_VERSION
+
+    persister = item.stash[_PERSISTER]
+    problems = item.stash.get(_PROBLEMS, set())
+    cassettes = []
+    for use in persister.used:
+        if use.expired:
+            problems.add("expired")
+        if use.format_version < FORMAT_VERSION:
+            problems.add("outdated")
+        cassettes.append(
+            {"path": use.path, "created_at": use.created_at, "format_version": use.format_version}
+        )
+    cassette = getattr(item, "funcargs", {}).get("vcr")
+    if not cassettes and cassette is not None:
+        cassettes.append({"path": _cassette_file(item, cassette)})
+    return {
+        "nodeid": item.nodeid,
+        "problems": sorted(problems),
+        "cassettes": cassettes,
+    }
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Run only the tests ``LLMCASSETTE_SELECT`` lists, when it is set (llmcassette.workflow)."""
+    if os.environ.get("LLMCASSETTE_SELECT"):
+        from .workflow import deselect
+
+        deselect(config, items)
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    """Write the re-recording report when ``LLMCASSETTE_REPORT`` names a file."""
+    target = os.environ.get("LLMCASSETTE_REPORT")
+    if target and not hasattr(session.config, "workerinput"):  # xdist workers: not supported
+        from .workflow import write_report
+
+        write_report(target, session.config.rootpath, _report_entries)
 
 
 def _options_of(item: pytest.Item | None) -> dict[str, Any]:
@@ -148,17 +250,27 @@ def pytest_recording_configure(config: pytest.Config, vcr: Any) -> None:
     ``tryfirst`` lets a user's own ``pytest_recording_configure`` run after this one and
     override it; ``optionalhook`` keeps ``-p no:recording`` working.
     """
+    from .expiry import project_defaults
+
     options = _options_of(_current_item)
+    record_mode = _record_mode(config, options) or "none"
+    project = project_defaults(config.rootpath)
     configure(
         vcr,
         swap_suffix=_PYTEST_RECORDING_DEFAULT_SUFFIX,
-        rewrite=_record_mode(config, options) == "rewrite",
+        rewrite=record_mode == "rewrite",
         pace=options.get("pace", "instant"),
         incomplete_streams=options.get("incomplete_streams", "warn"),
         redaction=_redaction(config, options),
         match=options.get("match"),
         overrides=options.get("overrides"),
+        record_errors=options.get("record_errors", False),
+        max_age=options.get("max_age", project.get("max_age")),
+        expired=options.get("expired", project.get("expired")),
+        record_mode=record_mode,
     )
+    if _current_item is not None:
+        _current_item.stash[_PERSISTER] = vcr.persister
 
 
 def _redaction(config: pytest.Config, options: dict[str, Any]) -> Any:

@@ -27,6 +27,10 @@ def configure(
     incomplete_streams: str = "warn",
     match: Any = None,
     overrides: Any = None,
+    record_errors: bool = False,
+    max_age: Any = None,
+    expired: str | None = None,
+    record_mode: str | None = None,
 ) -> vcrpy.VCR:
     """Make ``my_vcr`` read and write llmcassette cassettes; returns it.
 
@@ -43,8 +47,14 @@ def configure(
     ``hosts``, ``normalizers``) says what matching leaves out (see docs/matching.md).
     ``overrides`` (the content of an overrides sidecar, see docs/faults.md) patches or
     replaces the recorded interactions with faults.
+    ``record_errors`` keeps responses with status >= 400 in the cassette (by default they
+    reach the caller but are not saved). ``max_age`` (``"30d"``, ``"12h"``, seconds) and
+    ``expired`` (``"warn"``, ``"fail"``, ``"rerecord"``) set cassette expiry, defaulting to
+    ``[tool.llmcassette]`` in pyproject.toml; ``record_mode`` is the mode cassettes will be
+    used in (default: the VCR's), which ``"rerecord"`` needs to know (see docs/recording.md).
     """
     from . import stream, vcr_fixes
+    from .expiry import Expiry, project_defaults
     from .matching import matchers
     from .matching.normalize import MatchConfig
     from .persister import Persister
@@ -57,8 +67,21 @@ def configure(
     match_config = MatchConfig.from_options(match)
     _install_host_aliases(my_vcr, match_config)
     redactor = _redaction(my_vcr, redaction)  # llmcassette.redact
+    mode = str(
+        getattr(record_mode or my_vcr.record_mode, "value", record_mode or my_vcr.record_mode)
+    )
+    expiry = Expiry.from_options(
+        max_age, expired, can_record=mode != "none", defaults=project_defaults()
+    )
     my_vcr.register_persister(
-        Persister(fallback, swap_suffix=swap_suffix, rewrite=rewrite, redactor=redactor)
+        Persister(
+            fallback,
+            swap_suffix=swap_suffix,
+            rewrite=rewrite,
+            redactor=redactor,
+            expiry=expiry,
+            record_errors=record_errors,
+        )
     )
     my_vcr.register_matcher("llm_body", matchers.LlmBody(match_config))
     my_vcr.match_on = DEFAULT_MATCH_ON
@@ -133,6 +156,9 @@ def use_cassette(
     incomplete_streams: str = "warn",
     match: Any = None,
     overrides: Any = None,
+    record_errors: bool = False,
+    max_age: Any = None,
+    expired: str | None = None,
     **options: Any,
 ) -> Any:
     """Record to / replay from an llmcassette cassette, as a context manager or decorator.
@@ -141,9 +167,9 @@ def use_cassette(
     functions; used as a bare decorator the cassette is named after the function.
     ``pace`` sets how fast replayed streams deliver their events: ``"instant"`` (default),
     ``"recorded"``, or a number that scales the recorded delays (``0.1`` is ten times faster).
-    ``redaction``, ``incomplete_streams``, ``match`` and ``overrides`` are as for
-    :func:`configure`. Other
-    keyword arguments are vcrpy ``use_cassette`` options.
+    ``redaction``, ``incomplete_streams``, ``match``, ``overrides``, ``record_errors``,
+    ``max_age`` and ``expired`` are as for :func:`configure`. Other keyword arguments are
+    vcrpy ``use_cassette`` options.
     """
     import vcr as vcrpy
 
@@ -154,5 +180,9 @@ def use_cassette(
         incomplete_streams=incomplete_streams,
         match=match,
         overrides=overrides,
+        record_errors=record_errors,
+        max_age=max_age,
+        expired=expired,
+        record_mode=record_mode,
     )
     return my_vcr.use_cassette(path, record_mode=record_mode, **options)

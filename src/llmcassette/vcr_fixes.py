@@ -8,7 +8,8 @@ _installed = False
 
 
 def install() -> None:
-    """Always undo a cassette's HTTP patches when its context exits, even if saving raised.
+    """Always undo a cassette's HTTP patches when its context exits, even if saving raised;
+    leave error responses out of what is saved (llmcassette.save_policy).
 
     vcrpy's ``CassetteContextDecorator.__exit__`` saves, then closes the generator that
     holds the patches; when the save raises (llmcassette refuses to overwrite a cassette it
@@ -24,7 +25,12 @@ def install() -> None:
     original_exit = CassetteContextDecorator.__exit__
 
     def __exit__(self: Any, *exc_info: Any) -> Any:
+        cassette = getattr(self, "_CassetteContextDecorator__cassette", None)
         try:
+            if cassette is not None:
+                from .save_policy import drop_error_responses
+
+                drop_error_responses(cassette)  # responses >= 400 are not saved unless asked
             return original_exit(self, *exc_info)
         finally:
             finish = getattr(self, "_CassetteContextDecorator__finish", None)

@@ -98,9 +98,13 @@ class Recorder:
         self,
         action: Callable[[], Any],
         replay_action: Callable[[], Any] | None = None,
+        **options: Any,
     ) -> RoundTrip:
-        """Record ``action``, stop the provider, replay (``replay_action`` or the same code)."""
-        recorded = await self.record(action)
+        """Record ``action``, stop the provider, replay (``replay_action`` or the same code).
+
+        ``options`` go to the recording's ``use_cassette``.
+        """
+        recorded = await self.record(action, **options)
         replayed = await self.replay(replay_action or action)
         # The file must also be readable by llmcassette's own strict reader.
         cassette = read_cassette(self.path)

@@ -88,7 +88,10 @@ def _expect_rate_limit(action: Any) -> Any:
 @pytest.mark.parametrize("mode", ["sync", "async"])
 async def test_rate_limit_recorded_and_replayed(recorder: Recorder, mode: str) -> None:
     recorder.provider.queue_error(429, retry_after=0)
-    trip = await recorder.roundtrip(_expect_rate_limit(_call(recorder, mode, "hello")))
+    # Error responses are kept only on request.
+    trip = await recorder.roundtrip(
+        _expect_rate_limit(_call(recorder, mode, "hello")), record_errors=True
+    )
 
     assert trip.replayed == trip.recorded
     assert trip.recorded["status"] == 429
@@ -107,7 +110,7 @@ async def test_rate_limit_recorded_and_replayed(recorder: Recorder, mode: str) -
 
 async def test_openai_error_body_is_stored_as_json(recorder: Recorder) -> None:
     recorder.provider.queue_error(429, retry_after=0)
-    await recorder.record(_expect_rate_limit(_call(recorder, "sync", "hello")))
+    await recorder.record(_expect_rate_limit(_call(recorder, "sync", "hello")), record_errors=True)
 
     ((_, response, _),) = stream_interactions(recorder.path)
     assert response["body"]["json"]["error"]["code"] == "rate_limit_exceeded"
