@@ -3,11 +3,51 @@
 from __future__ import annotations
 
 import argparse
+import dataclasses
+import json
+import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, TextIO
 
 from ._version import __version__
 from .errors import LlmCassetteError
+
+if TYPE_CHECKING:
+    from .format.cassette_file import Cassette
+
+
+def _color_enabled(choice: str, stream: TextIO) -> bool:
+    """``--color always|never`` wins; for ``auto``, NO_COLOR, then FORCE_COLOR, then a TTY."""
+    if choice != "auto":
+        return choice == "always"
+    if os.environ.get("NO_COLOR"):
+        return False
+    if os.environ.get("FORCE_COLOR", "") not in ("", "0"):
+        return True
+    if os.environ.get("TERM") == "dumb":
+        return False
+    isatty = getattr(stream, "isatty", None)
+    return bool(isatty and isatty())
+
+
+_STYLES = {"header": "1", "removed": "31", "added": "32", "changed": "33", "path": "36"}
+
+
+def _painter(args: argparse.Namespace) -> Callable[[str, str], str]:
+    if not _color_enabled(getattr(args, "color", "auto"), sys.stdout):
+        return lambda text, style: text
+    return lambda text, style: f"\x1b[{_STYLES[style]}m{text}\x1b[0m"
+
+
+def _add_color(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--color",
+        choices=("auto", "always", "never"),
+        default="auto",
+        help="colour the output: auto (the default) colours a terminal unless NO_COLOR is set",
+    )
 
 
 def _scan(args: argparse.Namespace) -> int:
@@ -16,6 +56,7 @@ def _scan(args: argparse.Namespace) -> int:
 
     redactor = Redactor(project_config())
     total = files = 0
+    records: list[dict[str, object]] = []
     for path in cassette_paths(args.paths):
         try:
             findings = scan(redactor, path)
@@ -24,8 +65,13 @@ def _scan(args: argparse.Namespace) -> int:
             return 2
         files += 1
         for finding in findings:
-            print(finding.render())  # file:line: json path: rule -- never the value
+            if args.json:  # the same fields as the text line: never the value
+                records.append(dataclasses.asdict(finding))
+            else:
+                print(finding.render())  # file:line: json path: rule -- never the value
         total += len(findings)
+    if args.json:
+        print(json.dumps(records, indent=2))
     if total:
         print(
             f"llmcassette scan: {total} secret-looking value(s) in {files} file(s); "
@@ -63,55 +109,59 @@ def _redact(args: argparse.Namespace) -> int:
 
 
 def _check(args: argparse.Namespace) -> int:
-    from .format import cassette_file
-    from .redact.files import cassette_paths
-    from .stream.integrity import missing_terminator
+    from .check import UNREADABLE, Options, check_paths, parse_age
 
+    try:
+        max_age = parse_age(args.max_age) if args.max_age else None
+    except ValueError as error:
+        print(f"llmcassette check: --max-age: {error}", file=sys.stderr)
+        return 2
+    options = Options(max_age=max_age, orphans=args.orphans, secrets=not args.no_secrets)
+    records: list[dict[str, object]] = []
     problems = files = 0
-    for path in cassette_paths(args.paths):
-        if path.suffix != ".jsonl":
-            continue
+    unreadable = False
+    for _, found in check_paths(args.paths, options):
         files += 1
-        try:
-            cassette = cassette_file.read(path.read_bytes(), path)
-        except OSError as error:
-            print(f"{path}: cannot read: {error.strerror}")
-            problems += 1
-            continue
-        except LlmCassetteError as error:
-            print(error)
-            problems += 1
-            continue
-        for item in cassette.interactions:
-            if item.stream is None:
-                continue
-            problem = item.end_extra.get("incomplete") or missing_terminator(
-                item.stream, item.response_body
-            )
-            if problem:
-                print(f"{path}:{item.line}: {item.method} {item.uri}: {problem}")
-                problems += 1
+        problems += len(found)
+        for problem in found:
+            unreadable = unreadable or problem.kind == UNREADABLE
+            if args.json:
+                records.append(problem.as_json())
+            else:
+                print(problem.render(), file=sys.stderr if problem.kind == UNREADABLE else None)
+    if args.json:
+        print(json.dumps(records, indent=2))
     if not args.quiet:
         verdict = f"{problems} problem(s)" if problems else "no problems"
-        print(f"llmcassette check: {verdict} in {files} cassette(s)", file=sys.stderr)
+        print(f"llmcassette check: {verdict} in {files} file(s)", file=sys.stderr)
+    if unreadable:
+        return 2
     return 1 if problems else 0
 
 
-def _show(args: argparse.Namespace) -> int:
-    import dataclasses
-    import json
-    from pathlib import Path
-
+def _read_cassette(raw: str, *, empty_ok: bool = False) -> Cassette:
+    """A cassette file read strictly; ``empty_ok`` lets an empty file (git's /dev/null for
+    an added or deleted file) stand for a cassette without interactions."""
     from .format import cassette_file
+
+    path = Path(raw)
+    data = path.read_bytes()
+    if empty_ok and not data.strip():
+        return cassette_file.Cassette({}, [])
+    return cassette_file.read(data, path)
+
+
+def _show(args: argparse.Namespace) -> int:
     from .show import render, summarize
 
     path = Path(args.cassette)
+    if args.textconv:
+        return _textconv(path)
     try:
-        data = path.read_bytes()
         if args.raw:
-            sys.stdout.write(data.decode("utf-8"))
+            sys.stdout.write(path.read_bytes().decode("utf-8"))
             return 0
-        cassette = cassette_file.read(data, path)
+        cassette = _read_cassette(args.cassette)
     except OSError as error:
         print(f"{path}: cannot read: {error.strerror}", file=sys.stderr)
         return 2
@@ -121,14 +171,91 @@ def _show(args: argparse.Namespace) -> int:
     shown = [summarize(n, item) for n, item in enumerate(cassette.interactions, start=1)]
     if args.json:
         print(json.dumps([dataclasses.asdict(item) for item in shown], indent=2))
-    else:
-        print("\n\n".join(render(item) for item in shown))
+        return 0
+    paint = _painter(args)
+    blocks = []
+    for item in shown:
+        first, _, rest = render(item).partition("\n")
+        blocks.append(paint(first, "header") + ("\n" + rest if rest else ""))
+    print("\n\n".join(blocks))
     return 0
 
 
-def _convert(args: argparse.Namespace) -> int:
-    from pathlib import Path
+def _textconv(path: Path) -> int:
+    """``show --textconv``: git runs it on both sides of a diff; never fail the diff."""
+    from .diff import textconv
 
+    try:
+        data = path.read_bytes()
+    except OSError as error:
+        print(f"{path}: cannot read: {error.strerror}", file=sys.stderr)
+        return 2
+    try:
+        text = textconv(_read_cassette(str(path), empty_ok=True))
+    except LlmCassetteError as error:
+        # Not a readable llmcassette file (another JSONL file, a damaged revision): git
+        # still gets the text, under a line that says why it is not rendered.
+        problem = getattr(error, "problem", str(error))
+        text = f"(not rendered by llmcassette: {problem})\n" + data.decode("utf-8", "replace")
+    sys.stdout.write(text)
+    return 0
+
+
+def _diff(args: argparse.Namespace) -> int:
+    from .diff import diff_cassettes, render, to_json
+
+    cassettes = []
+    for raw in (args.a, args.b):
+        try:
+            cassettes.append(_read_cassette(raw, empty_ok=True))
+        except OSError as error:
+            print(f"{raw}: cannot read: {error.strerror}", file=sys.stderr)
+            return 2
+        except LlmCassetteError as error:
+            print(error, file=sys.stderr)
+            return 2
+    result = diff_cassettes(*cassettes, a_name=args.a, b_name=args.b, everything=args.all)
+    if args.json:
+        print(json.dumps(to_json(result), indent=2, default=repr))
+    else:
+        print(render(result, _painter(args)))
+    return 0 if result.equivalent else 1
+
+
+def _migrate(args: argparse.Namespace) -> int:
+    from .format.migrations import FORMAT_VERSION
+    from .migrate import migrate_file
+    from .redact.files import cassette_paths
+
+    status = 0
+    pending = files = 0
+    for path in cassette_paths(args.paths):
+        if path.suffix != ".jsonl":
+            continue
+        files += 1
+        try:
+            outcome = migrate_file(path, write=not args.check)
+        except OSError as error:
+            print(f"{path}: cannot read: {error.strerror}; not changed", file=sys.stderr)
+            status = 2
+            continue
+        except LlmCassetteError as error:
+            print(f"{error}\n  the file was not changed", file=sys.stderr)
+            status = 2
+            continue
+        if outcome.changes:
+            pending += 1
+            verb = "would migrate" if args.check else "migrated"
+            print(f"{path}: {verb} from format_version {outcome.version} to {FORMAT_VERSION}")
+    if not args.quiet:
+        verb = "need migrating" if args.check else "migrated"
+        print(f"llmcassette migrate: {pending} of {files} cassette(s) {verb}", file=sys.stderr)
+    if status:
+        return status
+    return 1 if args.check and pending else 0
+
+
+def _convert(args: argparse.Namespace) -> int:
     from .convert import to_jsonl, to_vcrpy_json
     from .persister import atomic_write
 
@@ -164,6 +291,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     scan.add_argument("paths", nargs="+", metavar="PATH", help="cassette files or folders")
     scan.add_argument("-q", "--quiet", action="store_true", help="print findings only")
+    scan.add_argument(
+        "--json", action="store_true", help="print the findings as a JSON list (never the values)"
+    )
     scan.set_defaults(run=_scan)
     redact = commands.add_parser(
         "redact", help="rewrite cassettes in place with the current redaction rules"
@@ -173,18 +303,72 @@ def main(argv: Sequence[str] | None = None) -> int:
     redact.set_defaults(run=_redact)
     check = commands.add_parser(
         "check",
-        help="check cassettes' structure and find streams that were cut short (exit 1 if any)",
+        help="find cassettes that cannot be trusted: broken structure, newer format, streams "
+        "cut short, secrets, and optionally expired or orphaned ones (exit 1 if any)",
+        description="Exit codes: 0 no problems, 1 problems found, 2 a path cannot be read "
+        "or the options are wrong.",
     )
     check.add_argument("paths", nargs="+", metavar="PATH", help="cassette files or folders")
     check.add_argument("-q", "--quiet", action="store_true", help="print problems only")
+    check.add_argument("--json", action="store_true", help="print the problems as a JSON list")
+    check.add_argument(
+        "--max-age",
+        metavar="AGE",
+        help="report cassettes whose header's created_at is older than AGE (30d, 12h, 2w, 1y)",
+    )
+    check.add_argument(
+        "--orphans",
+        action="store_true",
+        help="report cassettes under cassettes/<module>/ whose test module or test function "
+        "no longer exists",
+    )
+    check.add_argument(
+        "--no-secrets", action="store_true", help="do not scan for secret-looking values"
+    )
     check.set_defaults(run=_check)
     show = commands.add_parser(
         "show", help="print a cassette as a conversation: requests, assembled answers, usage"
     )
     show.add_argument("cassette", metavar="CASSETTE", help="an llmcassette .jsonl file")
-    show.add_argument("--raw", action="store_true", help="print the cassette's lines as they are")
-    show.add_argument("--json", action="store_true", help="machine-readable output")
+    mode = show.add_mutually_exclusive_group()
+    mode.add_argument("--raw", action="store_true", help="print the cassette's lines as they are")
+    mode.add_argument("--json", action="store_true", help="machine-readable output")
+    mode.add_argument(
+        "--textconv",
+        action="store_true",
+        help="one line per field, no timings: for git diff (diff.llmcassette.textconv)",
+    )
+    _add_color(show)
     show.set_defaults(run=_show)
+    diff = commands.add_parser(
+        "diff",
+        help="what changed between two cassettes: interactions added, removed or changed, "
+        "and the JSON paths that differ (exit 1 if any)",
+        description="Exit codes: 0 equivalent, 1 different, 2 a file cannot be read.",
+    )
+    diff.add_argument("a", metavar="A", help="the old cassette")
+    diff.add_argument("b", metavar="B", help="the new cassette")
+    diff.add_argument("--json", action="store_true", help="machine-readable output")
+    diff.add_argument(
+        "--all",
+        action="store_true",
+        help="also compare what changes on every recording: timings, created_at, volatile "
+        "headers, the numbering of and values behind redaction placeholders",
+    )
+    _add_color(diff)
+    diff.set_defaults(run=_diff)
+    migrate = commands.add_parser(
+        "migrate",
+        help="rewrite cassettes of older format versions as the current version, in place",
+        description="Exit codes: 0 done (or nothing to do), 1 with --check when a file would "
+        "change, 2 a file cannot be read or is newer than this llmcassette.",
+    )
+    migrate.add_argument("paths", nargs="+", metavar="PATH", help="cassette files or folders")
+    migrate.add_argument(
+        "--check", action="store_true", help="change nothing; exit 1 if a file would change"
+    )
+    migrate.add_argument("-q", "--quiet", action="store_true", help="no summary line")
+    migrate.set_defaults(run=_migrate)
     convert = commands.add_parser(
         "convert",
         help="vcrpy YAML/JSON cassettes (also gzip-compressed, parsed_body style) to JSONL, "

@@ -1,0 +1,242 @@
+"""``llmcassette check``: find cassettes that cannot be trusted, one ``Problem`` each.
+
+Every check is about one file: its structure and format version (strict read, every event
+line), streams cut short, its age (``created_at`` against ``max_age``), whether a test still
+uses it (``orphans``) and values that a redaction rule still matches (``secrets``).
+"""
+
+from __future__ import annotations
+
+import datetime
+import os
+import re
+from collections.abc import Iterable, Iterator
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+from .errors import CassetteFormatError, CassetteVersionError, LlmCassetteError
+
+# Problem kinds, as they appear in ``--json`` records.
+UNREADABLE = "unreadable"  # the file cannot be opened: exit code 2, not 1
+FORMAT = "format"
+VERSION = "version"
+TRUNCATED = "truncated-stream"
+EXPIRED = "expired"
+AGE_UNKNOWN = "age-unknown"
+ORPHAN = "orphan"
+SECRET = "secret"
+
+CASSETTE_DIR = "cassettes"  # pytest-recording's <test dir>/cassettes/<module>/<test>.<ext>
+
+
+@dataclass(frozen=True)
+class Problem:
+    """One thing wrong with one cassette: where, what kind, and what to do about it."""
+
+    path: str
+    line: int | None
+    kind: str
+    message: str
+    hint: str | None = None
+
+    def render(self) -> str:
+        """``path:line: message`` and, on a second line, how to fix it."""
+        where = f"{self.path}:{self.line}" if self.line is not None else self.path
+        text = f"{where}: {self.message}"
+        return text + (f"\n  how to fix: {self.hint}" if self.hint else "")
+
+    def as_json(self) -> dict[str, Any]:
+        """The ``--json`` record."""
+        return asdict(self)
+
+
+@dataclass(frozen=True)
+class Options:
+    """What to check besides structure and streams."""
+
+    max_age: datetime.timedelta | None = None
+    orphans: bool = False
+    secrets: bool = True
+    now: datetime.datetime | None = None  # for the age check; the current time when None
+
+
+_AGE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([hdwy]?)\s*$")
+_AGE_UNITS = {"h": 1 / 24, "d": 1.0, "w": 7.0, "y": 365.0, "": 1.0}
+
+
+def parse_age(text: str) -> datetime.timedelta:
+    """``30d``, ``12h``, ``2w``, ``1y`` or a bare number of days, as a duration."""
+    match = _AGE.match(text)
+    if match is None:
+        raise ValueError(
+            f"cannot read the age {text!r}: write a number and a unit, like 30d, 12h, 2w or 1y"
+        )
+    return datetime.timedelta(days=float(match.group(1)) * _AGE_UNITS[match.group(2)])
+
+
+def _created_at(value: Any) -> datetime.datetime | None:
+    if not isinstance(value, str):
+        return None
+    try:
+        moment = datetime.datetime.fromisoformat(value.replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    return moment if moment.tzinfo else moment.replace(tzinfo=datetime.timezone.utc)
+
+
+def _structure(path: Path, data: bytes, options: Options) -> Iterator[Problem]:
+    from .format import cassette_file
+    from .stream.integrity import missing_terminator
+
+    name = os.fspath(path)
+    try:
+        cassette = cassette_file.read(data, path)
+    except CassetteVersionError as error:
+        yield Problem(name, error.line, VERSION, error.problem, error.hint)
+        return
+    except CassetteFormatError as error:
+        yield Problem(name, error.line, FORMAT, error.problem, error.hint)
+        return
+    for item in cassette.interactions:
+        if item.stream is None:
+            continue
+        problem = item.end_extra.get("incomplete") or missing_terminator(
+            item.stream, item.response_body
+        )
+        if problem:
+            yield Problem(
+                name,
+                item.line,
+                TRUNCATED,
+                f"{item.method} {item.uri}: {problem}",
+                "record the cassette again; a stream cut short replays a partial answer",
+            )
+    if options.max_age is not None:
+        created = _created_at(cassette.header.get("created_at"))
+        now = options.now or datetime.datetime.now(datetime.timezone.utc)
+        if created is None:
+            yield Problem(
+                name,
+                1,
+                AGE_UNKNOWN,
+                "the header has no readable created_at, so the cassette's age is unknown",
+                "record the cassette again",
+            )
+        elif now - created > options.max_age:
+            days = (now - created).days
+            yield Problem(
+                name,
+                1,
+                EXPIRED,
+                f"recorded {cassette.header['created_at']} ({days} days ago), "
+                f"older than the allowed {_age_text(options.max_age)}",
+                "record it again: pytest --record-mode=rewrite on the test that uses it",
+            )
+
+
+def _age_text(age: datetime.timedelta) -> str:
+    days = age.total_seconds() / 86400
+    return f"{days:g} days" if days >= 1 else f"{days * 24:g} hours"
+
+
+def test_name_of(cassette: Path) -> tuple[str | None, str] | None:
+    """``(class name, function name)`` a pytest-recording cassette name stands for, or None
+    when the file is not in a ``cassettes/<module>/`` folder."""
+    if cassette.parent.parent.name != CASSETTE_DIR:
+        return None
+    stem = cassette.name[: -len(".gz")] if cassette.name.endswith(".gz") else cassette.name
+    stem = stem.rsplit(".", 1)[0]
+    stem = stem.split("[", 1)[0]  # parametrized tests: test_x[param-id]
+    test_class, _, function = stem.rpartition(".")
+    return (test_class or None), function
+
+
+def orphan(cassette: Path) -> Problem | None:
+    """A problem when no test module or test function uses this cassette any more.
+
+    The check is static: the module must exist beside the ``cassettes`` folder, and define
+    ``def <test>`` (and ``class <Class>`` for ``<Class>.<test>`` names). A module that
+    names the cassette file (e.g. ``@pytest.mark.vcr("shared.yaml")``) also counts as use.
+    """
+    names = test_name_of(cassette)
+    if names is None:
+        return None
+    test_class, function = names
+    folder = cassette.parent
+    module = folder.parent.parent / f"{folder.name}.py"
+    name = os.fspath(cassette)
+    hint = "delete the cassette, or move it to the name the test uses now"
+    try:
+        source = module.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return Problem(name, None, ORPHAN, f"no test module {module} uses this cassette", hint)
+    if cassette.name in source or f"{cassette.name.rsplit('.', 1)[0]}" in _strings(source):
+        return None
+    if not re.search(rf"^\s*(?:async\s+)?def\s+{re.escape(function)}\s*\(", source, re.M):
+        return Problem(name, None, ORPHAN, f"{module} has no test function {function}", hint)
+    if test_class and not re.search(rf"^\s*class\s+{re.escape(test_class)}\b", source, re.M):
+        return Problem(name, None, ORPHAN, f"{module} has no test class {test_class}", hint)
+    return None
+
+
+def _strings(source: str) -> set[str]:
+    return set(re.findall(r"""["']([^"'\n]+)["']""", source))
+
+
+def _secrets(path: Path, redactor: Any) -> Iterator[Problem]:
+    from .redact.files import scan
+
+    for finding in scan(redactor, path):
+        yield Problem(
+            finding.path,
+            finding.line,
+            SECRET,
+            f"{finding.json_path}: a value matches redaction rule {finding.rule!r}",
+            "run `llmcassette redact PATH` (the value is never printed)",
+        )
+
+
+def check_file(path: Path, options: Options, redactor: Any = None) -> list[Problem]:
+    """Every problem of one cassette file (``redactor`` is needed for ``options.secrets``)."""
+    name = os.fspath(path)
+    try:
+        data = path.read_bytes()
+    except OSError as error:
+        return [Problem(name, None, UNREADABLE, f"cannot read: {error.strerror or error}")]
+    problems: list[Problem] = []
+    if path.suffix == ".jsonl":
+        problems.extend(_structure(path, data, options))
+    if options.orphans:
+        found = orphan(path)
+        if found is not None:
+            problems.append(found)
+    if options.secrets and redactor is not None:
+        import yaml
+
+        from .format.vcrpy_files import error_line
+
+        try:
+            problems.extend(_secrets(path, redactor))
+        except (ValueError, LlmCassetteError, yaml.YAMLError) as error:
+            if path.suffix != ".jsonl":  # a JSONL file that cannot be read is reported above
+                problem = f"cannot read this vcrpy cassette: {type(error).__name__}"
+                problems.append(Problem(name, error_line(error), FORMAT, problem))
+    return problems
+
+
+def check_paths(
+    paths: Iterable[str | os.PathLike[str]], options: Options
+) -> Iterator[tuple[Path, list[Problem]]]:
+    """Each cassette under ``paths`` with its problems (folders are searched)."""
+    from .redact.files import cassette_paths
+
+    redactor = None
+    if options.secrets:
+        from .redact import Redactor, project_config
+
+        redactor = Redactor(project_config())
+    for path in cassette_paths(paths):
+        if path.suffix != ".jsonl" and not (options.orphans or options.secrets):
+            continue
+        yield path, check_file(path, options, redactor)
