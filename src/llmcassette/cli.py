@@ -190,8 +190,10 @@ def _textconv(path: Path) -> int:
     except OSError as error:
         print(f"{path}: cannot read: {error.strerror}", file=sys.stderr)
         return 2
+    if not data.strip():
+        return 0  # an empty file renders as nothing, as git shows an added file
     try:
-        text = textconv(_read_cassette(str(path), empty_ok=True))
+        text = textconv(_read_cassette(str(path)))
     except LlmCassetteError as error:
         # Not a readable llmcassette file (another JSONL file, a damaged revision): git
         # still gets the text, under a line that says why it is not rendered.

@@ -1,0 +1,219 @@
+"""`llmcassette check`: structure, streams, age, orphans and secrets, with exit codes CI uses."""
+
+from __future__ import annotations
+
+import datetime
+import json
+from pathlib import Path
+
+import pytest
+from _cli_support import cli, read_records, write_records
+from conftest import Record
+
+from llmcassette.check import parse_age
+from llmcassette.cli import main
+from llmcassette.testing import LocalProvider
+
+SECRET = "sk-proj-" + "A1b2C3d4E5" * 3 + "T3BlbkFJ" + "z9Y8x7W6v5" * 3
+
+
+def test_a_clean_folder_passes_and_each_problem_is_one_json_record(
+    tmp_path: Path, record: Record, capsys: pytest.CaptureFixture[str]
+) -> None:
+    good = record(tmp_path / "good.jsonl")
+    assert main(["check", "--json", str(tmp_path)]) == 0
+    assert json.loads(capsys.readouterr().out) == []
+
+    # A damaged copy, one from a newer llmcassette, one holding a secret.
+    lines = good.read_text().splitlines()
+    (tmp_path / "damaged.jsonl").write_text("\n".join([*lines[:3], "{oops", *lines[4:]]) + "\n")
+    records = read_records(good)
+    records[0]["format_version"] = 99
+    write_records(tmp_path / "newer.jsonl", records)
+    records = read_records(good)
+    records[1]["body"]["json"]["messages"][0]["content"] = f"my key is {SECRET}"
+    write_records(tmp_path / "leaky.jsonl", records)
+
+    assert main(["check", "--json", str(tmp_path)]) == 1
+    captured = capsys.readouterr()
+    assert SECRET not in captured.out + captured.err
+    problems = {(Path(p["path"]).name, p["kind"]): p for p in json.loads(captured.out)}
+    assert set(problems) == {
+        ("damaged.jsonl", "format"),
+        ("newer.jsonl", "version"),
+        ("leaky.jsonl", "secret"),
+    }
+    damaged = problems["damaged.jsonl", "format"]
+    assert damaged["line"] == 4
+    assert damaged["message"].startswith("line is not valid JSON")
+    assert set(damaged) == {"path", "line", "kind", "message", "hint"}
+    newer = problems["newer.jsonl", "version"]
+    assert newer["line"] == 1
+    assert "format_version 99 is newer" in newer["message"]
+    assert "pip install" in newer["hint"]
+    leaky = problems["leaky.jsonl", "secret"]
+    assert leaky["line"] == 2
+    assert "body.json.messages[0].content" in leaky["message"]
+    assert "openai" in leaky["message"]
+
+    assert main(["check", "--no-secrets", str(tmp_path / "leaky.jsonl")]) == 0
+    assert main(["check", str(tmp_path / "leaky.jsonl")]) == 1
+    out = capsys.readouterr().out
+    assert f"{tmp_path / 'leaky.jsonl'}:2: body.json.messages[0].content: " in out
+    assert "how to fix: run `llmcassette redact PATH`" in out
+
+
+def test_max_age_reports_cassettes_recorded_too_long_ago(
+    tmp_path: Path, record: Record, capsys: pytest.CaptureFixture[str]
+) -> None:
+    cassette = record(tmp_path / "c.jsonl")
+    records = read_records(cassette)
+    long_ago = datetime.datetime.now(datetime.timezone.utc) - datetime.timedelta(days=60)
+    records[0]["created_at"] = long_ago.strftime("%Y-%m-%dT%H:%M:%SZ")
+    write_records(cassette, records)
+    assert main(["check", "--max-age", "90d", str(cassette)]) == 0
+    assert main(["check", "--max-age", "30d", str(cassette)]) == 1
+    out = capsys.readouterr().out
+    assert f"{cassette}:1: recorded {records[0]['created_at']} (60 days ago)" in out
+    assert "older than the allowed 30 days" in out
+    assert main(["check", "--max-age", "4w", "--json", str(cassette)]) == 1
+    (problem,) = json.loads(capsys.readouterr().out)
+    assert problem["kind"] == "expired"
+    del records[0]["created_at"]
+    write_records(cassette, records)
+    assert main(["check", "--max-age", "30d", "--json", str(cassette)]) == 1
+    (problem,) = json.loads(capsys.readouterr().out)
+    assert problem["kind"] == "age-unknown"
+
+
+def test_age_units() -> None:
+    assert parse_age("30d") == datetime.timedelta(days=30)
+    assert parse_age("12h") == datetime.timedelta(hours=12)
+    assert parse_age("2w") == datetime.timedelta(days=14)
+    assert parse_age("1y") == datetime.timedelta(days=365)
+    assert parse_age("7") == datetime.timedelta(days=7)
+    with pytest.raises(ValueError, match="like 30d"):
+        parse_age("a month")
+
+
+RECORDED_TESTS = """
+import os
+import httpx
+import pytest
+
+URL = os.environ["PROVIDER_URL"] + "/v1/models"
+
+@pytest.mark.vcr
+def test_kept():
+    httpx.get(URL)
+
+@pytest.mark.vcr
+def test_renamed_later():
+    httpx.get(URL)
+
+@pytest.mark.vcr
+@pytest.mark.parametrize("n", [1, 2])
+def test_params(n):
+    httpx.get(URL, params={"n": n})
+
+class TestGroup:
+    @pytest.mark.vcr
+    def test_in_class(self):
+        httpx.get(URL)
+
+@pytest.mark.vcr
+@pytest.mark.default_cassette("shared_models")
+def test_named():
+    httpx.get(URL)
+"""
+
+
+def test_orphans_are_cassettes_no_test_uses_any_more(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    pytester.makepyfile(test_models=RECORDED_TESTS, test_gone=RECORDED_TESTS)
+    with LocalProvider() as provider:
+        monkeypatch.setenv("PROVIDER_URL", provider.url)
+        pytester.runpytest_subprocess("--record-mode=once").assert_outcomes(passed=12)
+    folder = pytester.path / "cassettes" / "test_models"
+    assert sorted(p.name for p in folder.iterdir()) == [
+        "TestGroup.test_in_class.jsonl",
+        "shared_models.jsonl",
+        "test_kept.jsonl",
+        "test_params[1].jsonl",
+        "test_params[2].jsonl",
+        "test_renamed_later.jsonl",
+    ]
+    assert cli("check", "--orphans", pytester.path).returncode == 0
+
+    # Later: a test is renamed, the class and one module are deleted.
+    source = RECORDED_TESTS.replace("def test_renamed_later", "def test_new_name")
+    source = source.replace("class TestGroup:", "class TestOther:")
+    (pytester.path / "test_models.py").write_text(source)
+    (pytester.path / "test_gone.py").unlink()
+    result = cli("check", "--orphans", "--json", pytester.path)
+    assert result.returncode == 1
+    orphans = {
+        Path(p["path"]).relative_to(pytester.path).as_posix(): p for p in json.loads(result.stdout)
+    }
+    assert {p["kind"] for p in orphans.values()} == {"orphan"}
+    gone = [name for name in orphans if name.startswith("cassettes/test_gone/")]
+    assert len(gone) == 6
+    assert "no test module" in orphans[gone[0]]["message"]
+    assert set(orphans) - set(gone) == {
+        "cassettes/test_models/test_renamed_later.jsonl",
+        "cassettes/test_models/TestGroup.test_in_class.jsonl",
+    }
+    assert (
+        "has no test function test_renamed_later"
+        in orphans["cassettes/test_models/test_renamed_later.jsonl"]["message"]
+    )
+    assert (
+        "has no test class TestGroup"
+        in orphans["cassettes/test_models/TestGroup.test_in_class.jsonl"]["message"]
+    )
+    assert cli("check", pytester.path).returncode == 0  # orphans only when asked
+
+
+def test_exit_codes_in_a_child_process(tmp_path: Path, record: Record) -> None:
+    good = record(tmp_path / "good.jsonl")
+    clean = cli("check", good)
+    assert (clean.returncode, clean.stdout) == (0, "")
+    assert "no problems in 1 file(s)" in clean.stderr
+    records = read_records(good)
+    stream_end = next(n for n, r in enumerate(records) if r.get("text") == "[DONE]")
+    del records[stream_end]
+    records[stream_end]["events"] -= 1
+    cut = tmp_path / "cut.jsonl"
+    write_records(cut, records)
+    found = cli("check", cut)
+    assert found.returncode == 1
+    assert f"{cut}:2: POST http://127.0.0.1:" in found.stdout
+    assert "[DONE]" in found.stdout
+    missing = cli("check", tmp_path / "missing.jsonl")
+    assert missing.returncode == 2
+    assert "missing.jsonl: cannot read" in missing.stderr
+    assert cli("check", "--max-age", "soon", good).returncode == 2
+    assert cli("check").returncode == 2  # usage error: no path
+
+
+def test_scan_json_lists_findings_without_values(
+    tmp_path: Path, record: Record, capsys: pytest.CaptureFixture[str]
+) -> None:
+    cassette = record(tmp_path / "c.jsonl")
+    assert main(["scan", "--json", str(cassette)]) == 0
+    assert json.loads(capsys.readouterr().out) == []
+    records = read_records(cassette)
+    records[1]["headers"]["x-api-key"] = SECRET
+    write_records(cassette, records)
+    result = cli("scan", "--json", cassette)
+    assert result.returncode == 1
+    assert SECRET not in result.stdout + result.stderr
+    assert json.loads(result.stdout) == [
+        {
+            "path": str(cassette),
+            "line": 2,
+            "json_path": "headers.x-api-key",
+            "rule": "openai-api-key",
+        }
+    ]
