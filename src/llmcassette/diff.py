@@ -18,7 +18,7 @@ import contextlib
 import difflib
 import json
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlsplit
@@ -186,9 +186,18 @@ def same_but_redacted(a: Any, b: Any) -> bool:
 def compare(a: Any, b: Any, *, everything: bool = False, path: str = "") -> list[Difference]:
     """Where two views differ; placeholders count only with ``everything``."""
     found = differences(a, b, path)
+    found.sort(key=_part_order)  # what was sent, then what came back; stable within a part
     if everything:
         return found
     return [d for d in found if not same_but_redacted(d.recorded, d.incoming)]
+
+
+_PARTS = ("request", "response", "answer", "stream", "end", "timing")
+
+
+def _part_order(difference: Difference) -> int:
+    part = re.split(r"[.\[]", difference.path, maxsplit=1)[0]
+    return _PARTS.index(part) if part in _PARTS else len(_PARTS)
 
 
 @dataclass
@@ -265,12 +274,14 @@ def diff_cassettes(
     a: Cassette, b: Cassette, *, a_name: str = "A", b_name: str = "B", everything: bool = False
 ) -> CassetteDiff:
     """Compare two cassettes interaction by interaction."""
-    header = compare(
-        header_view(a.header, everything=everything),
-        header_view(b.header, everything=everything),
-        everything=everything,
-        path="header",
-    )
+    header: list[Difference] = []
+    if a.header and b.header:  # an empty file (an added or deleted cassette) has no header
+        header = compare(
+            header_view(a.header, everything=everything),
+            header_view(b.header, everything=everything),
+            everything=everything,
+            path="header",
+        )
     changes: list[Change] = []
     for i, j in pair(a.interactions, b.interactions):
         if i is not None and j is not None:
@@ -304,7 +315,7 @@ def describe(difference: Difference, width: int = 80) -> str:
     return f"{difference.path}: {old} -> {new}"
 
 
-def render(result: CassetteDiff, paint: Any = _plain, width: int = 80) -> str:
+def render(result: CassetteDiff, paint: Callable[[str, str], str] = _plain, width: int = 80) -> str:
     """The text ``llmcassette diff`` prints. ``paint(text, style)`` may add colour; styles
     are ``"header"``, ``"removed"``, ``"added"``, ``"changed"`` and ``"path"``."""
     lines = [paint(f"--- {result.a}", "removed"), paint(f"+++ {result.b}", "added")]
@@ -328,10 +339,6 @@ def render(result: CassetteDiff, paint: Any = _plain, width: int = 80) -> str:
     verdict = "equivalent" if result.equivalent else "different"
     lines.append(f"llmcassette diff: {verdict}: {summary} interaction(s)")
     return "\n".join(lines)
-
-
-def _json_value(value: Any) -> Any:
-    return None if value is MISSING else value
 
 
 def to_json(result: CassetteDiff) -> dict[str, Any]:

@@ -113,6 +113,15 @@ def test_exit_codes_and_bad_input_named_with_its_line(tmp_path: Path, record: Re
     assert result.returncode == 2
     assert f"{broken}:3: line is not valid JSON" in result.stderr
     assert result.stdout == ""
+    empty = tmp_path / "empty.jsonl"  # git difftool's side of an added cassette
+    empty.write_text("")
+    added = cli("diff", empty, a)
+    assert added.returncode == 1
+    assert added.stdout.splitlines()[2:] == [
+        f"+ #1 POST {read_records(a)[1]['uri']} (only in {a})",
+        f"+ #2 POST {read_records(a)[1]['uri']} (only in {a})",
+        "llmcassette diff: different: 0 changed, 0 removed, 2 added, 0 same interaction(s)",
+    ]
     missing = cli("diff", a, tmp_path / "missing.jsonl")
     assert missing.returncode == 2
     assert "missing.jsonl: cannot read" in missing.stderr

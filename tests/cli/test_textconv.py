@@ -111,3 +111,17 @@ def test_textconv_never_fails_the_diff(tmp_path: Path) -> None:
     empty = tmp_path / "empty.jsonl"
     empty.write_text("")
     assert cli("show", "--textconv", empty).stdout == ""
+
+
+def test_git_difftool_runs_llmcassette_diff_on_two_revisions(repo: Path, record: Record) -> None:
+    cassette = record(repo / "c.jsonl", ["Hi", "Yo"])
+    git(repo, "add", ".")
+    git(repo, "commit", "-q", "-m", "first")
+    cassette.unlink()
+    record(cassette, ["Hi", "Hey"])
+    git(repo, "commit", "-q", "-am", "second")
+    command = f"{shlex.quote(sys.executable)} -m llmcassette diff --color never"
+    out = git(repo, "difftool", "-y", "-x", command, "HEAD~1", "HEAD", "--", "c.jsonl")
+    assert "~ #2 POST http://127.0.0.1:" in out
+    assert "request.body.messages[0].content: 'Yo' -> 'Hey'" in out
+    assert "llmcassette diff: different: 1 changed, 0 removed, 0 added, 1 same" in out
