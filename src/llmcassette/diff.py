@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlsplit
 
+from .format import events
 from .format.cassette_file import Cassette, Interaction
 from .matching.diff import MISSING, Difference, child_path, differences, shorten_pair
 from .redact.rules import PLACEHOLDER_RE
@@ -50,9 +51,7 @@ VOLATILE_HTTP_HEADERS = frozenset(
 _VOLATILE_HTTP_PREFIXES = ("x-ratelimit-", "anthropic-ratelimit-")
 
 # Answer kinds show.assemble builds from an LLM API; other bodies are compared field by field.
-_LLM_ANSWERS = frozenset(
-    {"openai-chat", "openai-responses", "anthropic-messages", "ndjson", "stream"}
-)
+_LLM_ANSWERS = frozenset({"openai-chat", "openai-responses", "anthropic-messages", "ndjson"})
 
 
 def is_volatile_header(name: str) -> bool:
@@ -116,6 +115,9 @@ def view(item: Interaction, *, everything: bool = False) -> dict[str, Any]:
         },
         "response": response,
     }
+    payloads = []
+    if item.stream is not None:
+        payloads = events.payloads(item.stream, item.response_body.decode("utf-8", "replace"))
     if answer.kind in _LLM_ANSWERS:
         result["answer"] = {
             "kind": answer.kind,
@@ -123,16 +125,16 @@ def view(item: Interaction, *, everything: bool = False) -> dict[str, Any]:
             "tool_calls": [_tool_call(call) for call in answer.tool_calls],
             "usage": answer.usage,
         }
-    else:  # not an LLM answer: the body itself is what the test saw
+    elif item.stream is None:  # not an LLM answer: the body itself is what the test saw
         response["body"] = _parse_body(item.response_body)
     # The end line's fields other than its time: cut_short, error, incomplete.
     ending = {k: v for k, v in item.end_extra.items() if k not in _TIMING_FIELDS}
     if item.stream is not None:
-        from .format import events
-
-        body = item.response_body.decode("utf-8", "replace")
-        count = len(events.payloads(item.stream, body))
-        result["stream"] = {"kind": item.stream, "events": count, **ending}
+        result["stream"] = {"kind": item.stream, "events": len(payloads), **ending}
+        if answer.kind not in _LLM_ANSWERS:  # a stream of another API: compare its events
+            result["stream"]["data"] = [
+                data if name is None else {"event": name, "data": data} for name, data in payloads
+            ]
     elif ending:
         result["end"] = ending
     if everything:

@@ -180,3 +180,35 @@ def test_colour_only_on_a_terminal_and_as_the_environment_says(
     assert "\x1b[" in always.stdout  # an explicit --color wins over the environment
     shown = _run_in_pty(["show", str(a)], env)
     assert "\x1b[1m#1 POST http://127.0.0.1:" in shown
+
+
+def _sse_cassette(path: Path, ticks: list[int]) -> Path:
+    from llmcassette.format import cassette_file
+
+    body = "".join(f'event: tick\ndata: {{"n": {n}}}\n\n' for n in ticks).encode()
+    item = cassette_file.Interaction(
+        method="GET",
+        uri="http://127.0.0.1:1/events",
+        request_headers={},
+        request_body=None,
+        status=200,
+        reason="OK",
+        response_headers={"content-type": ["text/event-stream"]},
+        response_body=body,
+    )
+    header = cassette_file.new_header("test", "2026-01-01T00:00:00Z")
+    path.write_text(cassette_file.write(cassette_file.Cassette(header, [item])))
+    return path
+
+
+def test_streams_of_other_apis_are_compared_event_by_event(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    a = _sse_cassette(tmp_path / "a.jsonl", [1, 2, 3])
+    b = _sse_cassette(tmp_path / "b.jsonl", [1, 5, 3, 4])
+    assert main(["diff", str(a), str(a)]) == 0
+    assert main(["diff", str(a), str(b)]) == 1
+    out = capsys.readouterr().out
+    assert "stream.events: 3 -> 4" in out
+    assert "stream.data[1].data.n: 2 -> 5" in out
+    assert "stream.data[3]: (absent) -> {'event': 'tick', 'data': {'n': 4}}" in out
