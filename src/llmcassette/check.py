@@ -15,7 +15,8 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from .errors import CassetteFormatError, CassetteVersionError, LlmCassetteError
+from .errors import CassetteFormatError, CassetteVersionError, LlmCassetteError, OverridesError
+from .faults.sidecar import SUFFIX as SIDECAR_SUFFIX
 
 # Problem kinds, as they appear in ``--json`` records.
 UNREADABLE = "unreadable"  # the file cannot be opened: exit code 2, not 1
@@ -26,6 +27,7 @@ EXPIRED = "expired"
 AGE_UNKNOWN = "age-unknown"
 ORPHAN = "orphan"
 SECRET = "secret"
+OVERRIDES = "overrides"  # an overrides sidecar (llmcassette.faults) that does not validate
 
 CASSETTE_DIR = "cassettes"  # pytest-recording's <test dir>/cassettes/<module>/<test>.<ext>
 
@@ -140,13 +142,14 @@ def _age_text(age: datetime.timedelta) -> str:
     return f"{days:g} days" if days >= 1 else f"{days * 24:g} hours"
 
 
-def test_name_of(cassette: Path) -> tuple[str | None, str] | None:
+def owning_test(cassette: Path) -> tuple[str | None, str] | None:
     """``(class name, function name)`` a pytest-recording cassette name stands for, or None
     when the file is not in a ``cassettes/<module>/`` folder."""
     if cassette.parent.parent.name != CASSETTE_DIR:
         return None
-    stem = cassette.name[: -len(".gz")] if cassette.name.endswith(".gz") else cassette.name
-    stem = stem.rsplit(".", 1)[0]
+    name = cassette.name
+    # An overrides sidecar belongs to the test of the cassette it sits beside.
+    stem = name[: -len(SIDECAR_SUFFIX)] if name.endswith(SIDECAR_SUFFIX) else name.rsplit(".", 1)[0]
     stem = stem.split("[", 1)[0]  # parametrized tests: test_x[param-id]
     test_class, _, function = stem.rpartition(".")
     return (test_class or None), function
@@ -159,7 +162,17 @@ def orphan(cassette: Path) -> Problem | None:
     ``def <test>`` (and ``class <Class>`` for ``<Class>.<test>`` names). A module that
     names the cassette file (e.g. ``@pytest.mark.vcr("shared.yaml")``) also counts as use.
     """
-    names = test_name_of(cassette)
+    if cassette.name.endswith(SIDECAR_SUFFIX):
+        stem = cassette.name[: -len(SIDECAR_SUFFIX)]
+        if not any(cassette.with_name(stem + suffix).exists() for suffix in _CASSETTE_SUFFIXES):
+            return Problem(
+                os.fspath(cassette),
+                None,
+                ORPHAN,
+                f"no cassette {stem}.jsonl (or .yaml) beside this overrides file",
+                "delete it, or rename it after the cassette it is for",
+            )
+    names = owning_test(cassette)
     if names is None:
         return None
     test_class, function = names
@@ -171,13 +184,29 @@ def orphan(cassette: Path) -> Problem | None:
         source = module.read_text(encoding="utf-8", errors="replace")
     except OSError:
         return Problem(name, None, ORPHAN, f"no test module {module} uses this cassette", hint)
-    if cassette.name in source or f"{cassette.name.rsplit('.', 1)[0]}" in _strings(source):
+    if cassette.name in source or cassette.name.rsplit(".", 1)[0] in _strings(source):
         return None
     if not re.search(rf"^\s*(?:async\s+)?def\s+{re.escape(function)}\s*\(", source, re.M):
         return Problem(name, None, ORPHAN, f"{module} has no test function {function}", hint)
     if test_class and not re.search(rf"^\s*class\s+{re.escape(test_class)}\b", source, re.M):
         return Problem(name, None, ORPHAN, f"{module} has no test class {test_class}", hint)
     return None
+
+
+_CASSETTE_SUFFIXES = (".jsonl", ".yaml", ".yml", ".json")
+
+
+def _overrides(path: Path) -> Iterator[Problem]:
+    from .faults import sidecar
+
+    try:
+        sidecar.load(path)
+    except OverridesError as error:
+        where = "" if error.entry is None else f"entries[{error.entry}]"
+        if error.field:
+            where += f".{error.field}" if where else error.field
+        message = f"{where}: {error.problem}" if where else error.problem
+        yield Problem(os.fspath(path), None, OVERRIDES, message, error.hint or None)
 
 
 def _strings(source: str) -> set[str]:
@@ -207,6 +236,8 @@ def check_file(path: Path, options: Options, redactor: Any = None) -> list[Probl
     problems: list[Problem] = []
     if path.suffix == ".jsonl":
         problems.extend(_structure(path, data, options))
+    elif path.name.endswith(SIDECAR_SUFFIX):
+        problems.extend(_overrides(path))
     if options.orphans:
         found = orphan(path)
         if found is not None:
@@ -237,6 +268,7 @@ def check_paths(
 
         redactor = Redactor(project_config())
     for path in cassette_paths(paths):
-        if path.suffix != ".jsonl" and not (options.orphans or options.secrets):
+        checked = path.suffix == ".jsonl" or path.name.endswith(SIDECAR_SUFFIX)
+        if not checked and not (options.orphans or options.secrets):
             continue
         yield path, check_file(path, options, redactor)

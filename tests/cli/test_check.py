@@ -217,3 +217,29 @@ def test_scan_json_lists_findings_without_values(
             "rule": "openai-api-key",
         }
     ]
+
+
+def test_overrides_sidecars_are_validated_and_follow_their_cassette(
+    tmp_path: Path, record: Record
+) -> None:
+    folder = tmp_path / "cassettes" / "test_mod"
+    record(folder / "test_a.jsonl")
+    (tmp_path / "test_mod.py").write_text("def test_a():\n    pass\n")
+    valid = '{"mode": "patch", "entries": [{"at": 0, "status": 429}]}'
+    (folder / "test_a.overrides.json").write_text(valid)
+    assert cli("check", "--orphans", tmp_path).returncode == 0
+
+    (folder / "test_a.overrides.json").write_text(
+        '{"mode": "patch", "entries": [{"at": 0, "status": "soon"}]}'
+    )
+    (folder / "test_b.overrides.json").write_text(valid)  # its cassette is gone
+    result = cli("check", "--orphans", "--json", tmp_path)
+    assert result.returncode == 1
+    problems = {Path(p["path"]).name: p for p in json.loads(result.stdout)}
+    assert set(problems) == {"test_a.overrides.json", "test_b.overrides.json"}
+    invalid = problems["test_a.overrides.json"]
+    assert invalid["kind"] == "overrides"
+    assert invalid["message"].startswith("entries[0].status: must be an HTTP status")
+    orphan = problems["test_b.overrides.json"]
+    assert orphan["kind"] == "orphan"
+    assert "no cassette test_b.jsonl" in orphan["message"]
