@@ -7,7 +7,6 @@ uses it (``orphans``) and values that a redaction rule still matches (``secrets`
 
 from __future__ import annotations
 
-import datetime
 import os
 import re
 from collections.abc import Iterable, Iterator
@@ -57,34 +56,9 @@ class Problem:
 class Options:
     """What to check besides structure and streams."""
 
-    max_age: datetime.timedelta | None = None
+    max_age: float | None = None  # seconds, as ``expiry.parse_age`` gives them
     orphans: bool = False
     secrets: bool = True
-    now: datetime.datetime | None = None  # for the age check; the current time when None
-
-
-_AGE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([hdwy]?)\s*$")
-_AGE_UNITS = {"h": 1 / 24, "d": 1.0, "w": 7.0, "y": 365.0, "": 1.0}
-
-
-def parse_age(text: str) -> datetime.timedelta:
-    """``30d``, ``12h``, ``2w``, ``1y`` or a bare number of days, as a duration."""
-    match = _AGE.match(text)
-    if match is None:
-        raise ValueError(
-            f"cannot read the age {text!r}: write a number and a unit, like 30d, 12h, 2w or 1y"
-        )
-    return datetime.timedelta(days=float(match.group(1)) * _AGE_UNITS[match.group(2)])
-
-
-def _created_at(value: Any) -> datetime.datetime | None:
-    if not isinstance(value, str):
-        return None
-    try:
-        moment = datetime.datetime.fromisoformat(value.replace("Z", "+00:00"))
-    except ValueError:
-        return None
-    return moment if moment.tzinfo else moment.replace(tzinfo=datetime.timezone.utc)
 
 
 def _structure(path: Path, data: bytes, options: Options) -> Iterator[Problem]:
@@ -115,9 +89,10 @@ def _structure(path: Path, data: bytes, options: Options) -> Iterator[Problem]:
                 "record the cassette again; a stream cut short replays a partial answer",
             )
     if options.max_age is not None:
-        created = _created_at(cassette.header.get("created_at"))
-        now = options.now or datetime.datetime.now(datetime.timezone.utc)
-        if created is None:
+        from .expiry import age_of, format_age
+
+        age = age_of(cassette.header)
+        if age is None:
             yield Problem(
                 name,
                 1,
@@ -125,21 +100,16 @@ def _structure(path: Path, data: bytes, options: Options) -> Iterator[Problem]:
                 "the header has no readable created_at, so the cassette's age is unknown",
                 "record the cassette again",
             )
-        elif now - created > options.max_age:
-            days = (now - created).days
+        elif age > options.max_age:
             yield Problem(
                 name,
                 1,
                 EXPIRED,
-                f"recorded {cassette.header['created_at']} ({days} days ago), "
-                f"older than the allowed {_age_text(options.max_age)}",
-                "record it again: pytest --record-mode=rewrite on the test that uses it",
+                f"recorded {cassette.header['created_at']}, {format_age(age)} ago; "
+                f"max_age is {format_age(options.max_age)}",
+                "record it again (pytest --record-mode=rewrite on the test that uses it, or "
+                "python -m llmcassette.workflow --only expired)",
             )
-
-
-def _age_text(age: datetime.timedelta) -> str:
-    days = age.total_seconds() / 86400
-    return f"{days:g} days" if days >= 1 else f"{days * 24:g} hours"
 
 
 def owning_test(cassette: Path) -> tuple[str | None, str] | None:

@@ -109,12 +109,14 @@ def _redact(args: argparse.Namespace) -> int:
 
 
 def _check(args: argparse.Namespace) -> int:
-    from .check import UNREADABLE, Options, check_paths, parse_age
+    from .check import UNREADABLE, Options, check_paths
+    from .expiry import ExpiryConfigError, parse_age, project_defaults
 
-    try:
-        max_age = parse_age(args.max_age) if args.max_age else None
-    except ValueError as error:
-        print(f"llmcassette check: --max-age: {error}", file=sys.stderr)
+    try:  # the same max_age the tests use, from [tool.llmcassette], unless given here
+        max_age_setting = args.max_age or project_defaults().get("max_age")
+        max_age = None if max_age_setting is None else parse_age(max_age_setting)
+    except ExpiryConfigError as error:
+        print(f"llmcassette check: {error}", file=sys.stderr)
         return 2
     options = Options(max_age=max_age, orphans=args.orphans, secrets=not args.no_secrets)
     records: list[dict[str, object]] = []
@@ -316,7 +318,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     check.add_argument(
         "--max-age",
         metavar="AGE",
-        help="report cassettes whose header's created_at is older than AGE (30d, 12h, 2w, 1y)",
+        help="report cassettes whose header's created_at is older than AGE (30d, 12h, 2w, or "
+        "seconds); the default is max_age from [tool.llmcassette] in pyproject.toml, if set",
     )
     check.add_argument(
         "--orphans",

@@ -10,7 +10,6 @@ import pytest
 from _cli_support import cli, read_records, write_records
 from conftest import Record
 
-from llmcassette.check import parse_age
 from llmcassette.cli import main
 from llmcassette.testing import LocalProvider
 
@@ -74,8 +73,7 @@ def test_max_age_reports_cassettes_recorded_too_long_ago(
     assert main(["check", "--max-age", "90d", str(cassette)]) == 0
     assert main(["check", "--max-age", "30d", str(cassette)]) == 1
     out = capsys.readouterr().out
-    assert f"{cassette}:1: recorded {records[0]['created_at']} (60 days ago)" in out
-    assert "older than the allowed 30 days" in out
+    assert f"{cassette}:1: recorded {records[0]['created_at']}, 60d ago; max_age is 30d" in out
     assert main(["check", "--max-age", "4w", "--json", str(cassette)]) == 1
     (problem,) = json.loads(capsys.readouterr().out)
     assert problem["kind"] == "expired"
@@ -86,14 +84,21 @@ def test_max_age_reports_cassettes_recorded_too_long_ago(
     assert problem["kind"] == "age-unknown"
 
 
-def test_age_units() -> None:
-    assert parse_age("30d") == datetime.timedelta(days=30)
-    assert parse_age("12h") == datetime.timedelta(hours=12)
-    assert parse_age("2w") == datetime.timedelta(days=14)
-    assert parse_age("1y") == datetime.timedelta(days=365)
-    assert parse_age("7") == datetime.timedelta(days=7)
-    with pytest.raises(ValueError, match="like 30d"):
-        parse_age("a month")
+def test_max_age_defaults_to_the_projects_setting(tmp_path: Path, record: Record) -> None:
+    cassette = record(tmp_path / "c.jsonl")
+    records = read_records(cassette)
+    records[0]["created_at"] = "2020-01-01T00:00:00Z"
+    write_records(cassette, records)
+    assert cli("check", cassette, cwd=tmp_path).returncode == 0  # no max_age anywhere
+    (tmp_path / "pyproject.toml").write_text('[tool.llmcassette]\nmax_age = "30d"\n')
+    expired = cli("check", "--json", cassette, cwd=tmp_path)
+    assert expired.returncode == 1
+    assert [p["kind"] for p in json.loads(expired.stdout)] == ["expired"]
+    assert cli("check", "--max-age", "100000d", cassette, cwd=tmp_path).returncode == 0
+    (tmp_path / "pyproject.toml").write_text('[tool.llmcassette]\nmax_age = "a month"\n')
+    wrong = cli("check", cassette, cwd=tmp_path)
+    assert wrong.returncode == 2
+    assert "max_age" in wrong.stderr
 
 
 RECORDED_TESTS = """
@@ -101,30 +106,34 @@ import os
 import httpx
 import pytest
 
-URL = os.environ["PROVIDER_URL"] + "/v1/models"
+URL = os.environ["PROVIDER_URL"] + "/v1/chat/completions"
+
+def ask(prompt="hi"):
+    body = {"model": "gpt-4o-mini", "messages": [{"role": "user", "content": prompt}]}
+    httpx.post(URL, json=body, headers={"authorization": "Bearer sk-test"}).raise_for_status()
 
 @pytest.mark.vcr
 def test_kept():
-    httpx.get(URL)
+    ask()
 
 @pytest.mark.vcr
 def test_renamed_later():
-    httpx.get(URL)
+    ask()
 
 @pytest.mark.vcr
 @pytest.mark.parametrize("n", [1, 2])
 def test_params(n):
-    httpx.get(URL, params={"n": n})
+    ask(str(n))
 
 class TestGroup:
     @pytest.mark.vcr
     def test_in_class(self):
-        httpx.get(URL)
+        ask()
 
 @pytest.mark.vcr
 @pytest.mark.default_cassette("shared_models")
 def test_named():
-    httpx.get(URL)
+    ask()
 """
 
 
@@ -193,7 +202,9 @@ def test_exit_codes_in_a_child_process(tmp_path: Path, record: Record) -> None:
     missing = cli("check", tmp_path / "missing.jsonl")
     assert missing.returncode == 2
     assert "missing.jsonl: cannot read" in missing.stderr
-    assert cli("check", "--max-age", "soon", good).returncode == 2
+    wrong_age = cli("check", "--max-age", "soon", good)
+    assert wrong_age.returncode == 2
+    assert "'30d'" in wrong_age.stderr
     assert cli("check").returncode == 2  # usage error: no path
 
 
