@@ -7,6 +7,7 @@ uses it (``orphans``) and values that a redaction rule still matches (``secrets`
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 from collections.abc import Iterable, Iterator
@@ -128,9 +129,10 @@ def owning_test(cassette: Path) -> tuple[str | None, str] | None:
 def orphan(cassette: Path) -> Problem | None:
     """A problem when no test module or test function uses this cassette any more.
 
-    The check is static: the module must exist beside the ``cassettes`` folder, and define
-    ``def <test>`` (and ``class <Class>`` for ``<Class>.<test>`` names). A module that
-    names the cassette file (e.g. ``@pytest.mark.vcr("shared.yaml")``) also counts as use.
+    The check is static: the module ``<module>.py`` (beside the ``cassettes`` folder, or
+    else anywhere under the folder holding it) must define ``def <test>`` (and
+    ``class <Class>`` for ``<Class>.<test>`` names). A module that names the cassette file
+    (e.g. ``@pytest.mark.vcr("shared.yaml")``) also counts as use.
     """
     if cassette.name.endswith(SIDECAR_SUFFIX):
         stem = cassette.name[: -len(SIDECAR_SUFFIX)]
@@ -147,20 +149,49 @@ def orphan(cassette: Path) -> Problem | None:
         return None
     test_class, function = names
     folder = cassette.parent
-    module = folder.parent.parent / f"{folder.name}.py"
+    root = folder.parent.parent
+    beside = root / f"{folder.name}.py"
+    # pytest-recording puts the folder beside the module; a vcr_cassette_dir fixture may
+    # keep it elsewhere in the project, so a module of that name under the root counts too.
+    modules = [beside] if beside.is_file() else _modules_under(root).get(beside.name, [])
     name = os.fspath(cassette)
     hint = "delete the cassette, or move it to the name the test uses now"
-    try:
+    if not modules:
+        problem = f"no test module {beside.name} beside or under {root} uses this cassette"
+        return Problem(name, None, ORPHAN, problem, hint)
+    missing = ""
+    for module in modules:
         source = module.read_text(encoding="utf-8", errors="replace")
-    except OSError:
-        return Problem(name, None, ORPHAN, f"no test module {module} uses this cassette", hint)
-    if cassette.name in source or cassette.name.rsplit(".", 1)[0] in _strings(source):
-        return None
-    if not re.search(rf"^\s*(?:async\s+)?def\s+{re.escape(function)}\s*\(", source, re.M):
-        return Problem(name, None, ORPHAN, f"{module} has no test function {function}", hint)
-    if test_class and not re.search(rf"^\s*class\s+{re.escape(test_class)}\b", source, re.M):
-        return Problem(name, None, ORPHAN, f"{module} has no test class {test_class}", hint)
-    return None
+        if cassette.name in source or cassette.name.rsplit(".", 1)[0] in _strings(source):
+            return None
+        if not re.search(rf"^\s*(?:async\s+)?def\s+{re.escape(function)}\s*\(", source, re.M):
+            missing = f"{module} has no test function {function}"
+        elif test_class and not re.search(rf"^\s*class\s+{re.escape(test_class)}\b", source, re.M):
+            missing = f"{module} has no test class {test_class}"
+        else:
+            return None
+    return Problem(name, None, ORPHAN, missing, hint)
+
+
+_SKIPPED_DIRS = frozenset({"node_modules", "site-packages", "__pycache__", "build", "dist"})
+
+
+@functools.lru_cache(maxsize=64)
+def _modules_under(root: Path) -> dict[str, list[Path]]:
+    """Python files under ``root`` by file name, outside hidden folders and virtualenvs."""
+    found: dict[str, list[Path]] = {}
+    for folder, subfolders, files in os.walk(root):
+        subfolders[:] = sorted(
+            d
+            for d in subfolders
+            if not d.startswith(".")
+            and d not in _SKIPPED_DIRS
+            and not os.path.exists(os.path.join(folder, d, "pyvenv.cfg"))
+        )
+        for file in files:
+            if file.endswith(".py"):
+                found.setdefault(file, []).append(Path(folder, file))
+    return found
 
 
 _CASSETTE_SUFFIXES = (".jsonl", ".yaml", ".yml", ".json")

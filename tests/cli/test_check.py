@@ -254,3 +254,21 @@ def test_overrides_sidecars_are_validated_and_follow_their_cassette(
     orphan = problems["test_b.overrides.json"]
     assert orphan["kind"] == "orphan"
     assert "no cassette test_b.jsonl" in orphan["message"]
+
+
+def test_orphans_with_cassettes_kept_away_from_their_module(tmp_path: Path, record: Record) -> None:
+    # A vcr_cassette_dir fixture keeps <root>/cassettes/<module>/ for <root>/tests/x/<module>.py.
+    record(tmp_path / "cassettes" / "test_far" / "test_a.jsonl")
+    module = tmp_path / "tests" / "examples" / "test_far.py"
+    module.parent.mkdir(parents=True)
+    module.write_text("def test_a():\n    pass\n")
+    venv_copy = tmp_path / ".venv" / "lib" / "test_far.py"  # never looked at
+    venv_copy.parent.mkdir(parents=True)
+    venv_copy.write_text("def test_b():\n    pass\n")
+    assert cli("check", "--orphans", tmp_path).returncode == 0
+    module.write_text("def test_b():\n    pass\n")
+    result = cli("check", "--orphans", "--json", tmp_path / "cassettes")
+    assert result.returncode == 1
+    (problem,) = json.loads(result.stdout)
+    assert problem["kind"] == "orphan"
+    assert problem["message"] == f"{module} has no test function test_a"
