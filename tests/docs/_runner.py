@@ -1,0 +1,281 @@
+"""Runs the code blocks of one docs page, in order, the way a reader would.
+
+The conventions (CONTRIBUTING.md has the short version for authors):
+
+- ``python`` blocks run in one namespace per page, in a fresh working directory, with
+  ``OPENAI_BASE_URL`` / ``ANTHROPIC_BASE_URL`` pointing at a running LocalProvider;
+- a ``python`` block that is a pytest test module (``def test_`` and ``pytest.mark.vcr``) is
+  written to the file its first line names (``# tests/test_chat.py``), else to
+  ``test_<page>_line<N>.py``, and run with pytest twice: recording (``--record-mode=once``),
+  then replaying (``--record-mode=none``), which must not reach the provider;
+- ``<!-- docs-test: file=PATH -->`` writes the next block, whatever its language, to PATH
+  and runs nothing (a conftest.py, a pyproject.toml, a test module a later command runs);
+- ``<!-- docs-test: output -->`` before a ``text`` block: it must be what the previous
+  ``python`` block printed;
+- ``<!-- docs-test: run -->`` before a ``console``/``sh`` block: each ``$ llmcassette ...``
+  or ``$ pytest ...`` command runs and must exit 0 (or N when its comment says
+  ``# exit N``); an llmcassette command must print the lines shown under it, if any;
+- ``<!-- docs-test: skip -->``: the block does not run.
+
+Every failure names the page and line of the block.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import difflib
+import glob
+import io
+import linecache
+import re
+import shlex
+import sys
+import traceback
+import types
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from llmcassette.cli import main as cli_main
+from llmcassette.testing import LocalProvider
+
+from ._markdown import Block
+
+PYTHON = frozenset({"python", "py", "python3"})
+SHELL = frozenset({"console", "sh", "bash", "shell", "shell-session"})
+OUTPUT = frozenset({"text", "console", ""})
+
+_NAMED_FILE = re.compile(r"^#\s*(?P<path>[\w./-]+\.py)\s*$")
+_EXIT = re.compile(r"#.*\bexit (?P<code>\d+)")
+_PYTEST_TIMEOUT = 300.0
+
+
+class DocsExampleFailure(AssertionError):
+    """A docs code block did not do what the page says."""
+
+
+def is_test_module(block: Block) -> bool:
+    """Whether a python block is a pytest test module that uses cassettes."""
+    return "def test_" in block.code and "pytest.mark.vcr" in block.code
+
+
+@dataclass
+class Tally:
+    """What a page run did, for the summary line."""
+
+    executed: int = 0
+    pytest_modules: int = 0
+    files: int = 0
+    outputs: int = 0
+    commands: int = 0
+    skipped: int = 0
+
+    def __str__(self) -> str:
+        return (
+            f"{self.executed} python block(s) executed, {self.pytest_modules} pytest module(s) "
+            f"recorded and replayed, {self.files} file(s) written, {self.outputs} output(s) "
+            f"compared, {self.commands} command(s) run, {self.skipped} skipped"
+        )
+
+
+def _fail(block: Block, what: str, detail: str) -> DocsExampleFailure:
+    return DocsExampleFailure(f"{block.where}: ```{block.lang} block {what}\n{detail}")
+
+
+def _diff(expected: str, actual: str) -> str:
+    lines = difflib.unified_diff(
+        expected.splitlines(), actual.splitlines(), "shown in the docs", "actual", lineterm=""
+    )
+    return "\n".join(lines)
+
+
+def _normalized(text: str) -> str:
+    return "\n".join(line.rstrip() for line in text.strip("\n").splitlines())
+
+
+class PageRunner:
+    """Runs the blocks of one page in ``workdir`` (the current directory during the run)."""
+
+    def __init__(
+        self, page: str, workdir: Path, provider: LocalProvider, pytester: pytest.Pytester
+    ) -> None:
+        self.page = page
+        self.workdir = workdir
+        self.provider = provider
+        self.pytester = pytester
+        self.tally = Tally()
+        module_name = "docs_example_" + re.sub(r"\W", "_", page)
+        self.module = types.ModuleType(module_name)
+        self.last_output: str | None = None
+
+    def run(self, blocks: list[Block]) -> Tally:
+        """Run every block in order; raises `DocsExampleFailure` at the first that fails."""
+        sys.modules[self.module.__name__] = self.module
+        try:
+            for block in blocks:
+                self._run_block(block)
+        finally:
+            sys.modules.pop(self.module.__name__, None)
+        return self.tally
+
+    def _run_block(self, block: Block) -> None:
+        if block.directive.get("skip"):
+            self.tally.skipped += 1
+        elif "file" in block.directive:
+            self._write_file(block, str(block.directive["file"]))
+        elif block.lang in PYTHON and is_test_module(block):
+            self._run_pytest_module(block)
+        elif block.directive.get("output"):
+            self._compare_output(block)
+        elif block.directive.get("run"):
+            self._run_commands(block)
+        elif block.lang in PYTHON:
+            self._execute(block)
+
+    # --- python ---------------------------------------------------------------------------
+
+    def _execute(self, block: Block) -> None:
+        # Padding keeps line numbers those of the page, so tracebacks point into the docs.
+        source = "\n" * block.line + block.code
+        filename = self.page
+        linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
+        output = io.StringIO()
+        try:
+            code = compile(source, filename, "exec")
+            with contextlib.redirect_stdout(output):
+                exec(code, self.module.__dict__)
+        except BaseException as error:
+            if isinstance(error, KeyboardInterrupt):
+                raise
+            # Leave out this runner's own frame: the trace starts in the page.
+            trace = "".join(traceback.format_exception(error.with_traceback(_tail(error))))
+            printed = f"\nit printed:\n{output.getvalue()}" if output.getvalue() else ""
+            raise _fail(block, "raised", trace + printed) from None
+        self.last_output = output.getvalue()
+        self.tally.executed += 1
+
+    def _compare_output(self, block: Block) -> None:
+        if self.last_output is None:
+            raise _fail(block, "is marked as output", "but no python block ran before it")
+        if block.lang not in OUTPUT:
+            raise _fail(block, "is marked as output", "use a ```text block for printed output")
+        expected, actual = _normalized(block.code), _normalized(self.last_output)
+        if expected != actual:
+            raise _fail(
+                block, "is not what the python block before it printed", _diff(expected, actual)
+            )
+        self.tally.outputs += 1
+
+    # --- files and pytest -----------------------------------------------------------------
+
+    def _write_file(self, block: Block, name: str) -> Path:
+        path = self.workdir / name
+        if not path.resolve().is_relative_to(self.workdir.resolve()):
+            raise _fail(block, f"names file={name}", "the file must be inside the page directory")
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(block.code, encoding="utf-8")
+        self.tally.files += 1
+        return path
+
+    def _test_file_name(self, block: Block) -> str:
+        named = _NAMED_FILE.match(block.code.splitlines()[0]) if block.code.strip() else None
+        if named:
+            return named["path"]
+        stem = re.sub(r"\W", "_", Path(self.page).stem)
+        return f"test_{stem}_line{block.line}.py"
+
+    def _run_pytest_module(self, block: Block) -> None:
+        path = self._write_file(block, self._test_file_name(block))
+        target = str(path.relative_to(self.workdir))
+        self.tally.files -= 1
+        record = self.pytester.runpytest_subprocess(
+            target, "-p", "no:cacheprovider", "--record-mode=once", timeout=_PYTEST_TIMEOUT
+        )
+        self._check_run(block, record, f"written to {target}, failed while recording")
+        reached = len(self.provider.requests)
+        replay = self.pytester.runpytest_subprocess(
+            target, "-p", "no:cacheprovider", "--record-mode=none", timeout=_PYTEST_TIMEOUT
+        )
+        self._check_run(block, replay, f"written to {target}, failed while replaying")
+        if len(self.provider.requests) != reached:
+            raise _fail(
+                block,
+                f"written to {target}, reached the provider while replaying",
+                "the replay run (--record-mode=none) must be served from cassettes",
+            )
+        self.tally.pytest_modules += 1
+
+    def _check_run(self, block: Block, result: pytest.RunResult, what: str) -> None:
+        if result.ret != 0:
+            output = "\n".join(result.outlines + result.errlines)
+            raise _fail(block, what, f"pytest exit code {result.ret}:\n{output}")
+
+    # --- commands -------------------------------------------------------------------------
+
+    def _run_commands(self, block: Block) -> None:
+        if block.lang not in SHELL:
+            raise _fail(block, "is marked run", "only console/sh blocks of commands run")
+        for command, shown in _commands(block):
+            expected_exit = _EXIT.search(command)
+            want = int(expected_exit["code"]) if expected_exit else 0
+            argv = shlex.split(command, comments=True)
+            if argv and argv[0] == "llmcassette":
+                status, output = self._llmcassette(argv[1:])
+            elif argv and argv[0] == "pytest":
+                status, output = self._pytest(argv[1:])
+                shown = ""  # durations and paths vary: only the exit code counts
+            else:
+                raise _fail(
+                    block, f"runs {command!r}", "only llmcassette and pytest commands can run"
+                )
+            if status != want:
+                raise _fail(
+                    block, f"runs {command!r}", f"exit code {status}, expected {want}:\n{output}"
+                )
+            if shown.strip() and _normalized(shown) != _normalized(output):
+                raise _fail(block, f"runs {command!r}", _diff(_normalized(shown), output))
+            self.tally.commands += 1
+
+    def _llmcassette(self, args: list[str]) -> tuple[Any, str]:
+        """The command line, in this process: its exit code and what it printed."""
+        output = io.StringIO()
+        with contextlib.redirect_stdout(output), contextlib.redirect_stderr(output):
+            try:
+                status: Any = cli_main([arg for pattern in args for arg in _expand(pattern)])
+            except SystemExit as exit_:
+                status = exit_.code
+        return status, output.getvalue()
+
+    def _pytest(self, args: list[str]) -> tuple[Any, str]:
+        """pytest, in a subprocess (vcrpy's YAML writer breaks on a second in-process run)."""
+        result = self.pytester.runpytest_subprocess(
+            "-p", "no:cacheprovider", *args, timeout=_PYTEST_TIMEOUT
+        )
+        return int(result.ret), "\n".join(result.outlines + result.errlines)
+
+
+def _tail(error: BaseException) -> types.TracebackType | None:
+    tb = error.__traceback__
+    return tb.tb_next if tb is not None and tb.tb_next is not None else tb
+
+
+def _commands(block: Block) -> list[tuple[str, str]]:
+    """``(command, output shown under it)`` for each ``$ `` line of a console block."""
+    commands: list[tuple[str, list[str]]] = []
+    for line in block.code.splitlines():
+        if line.startswith("$ "):
+            commands.append((line[2:], []))
+        elif commands:
+            commands[-1][1].append(line)
+        elif line.strip():
+            commands.append((line, []))  # an sh block: every line is a command
+    return [(command, "\n".join(shown)) for command, shown in commands]
+
+
+def _expand(pattern: str) -> list[str]:
+    """Shell-style glob expansion; a pattern matching nothing stays as it is."""
+    if not any(char in pattern for char in "*?["):
+        return [pattern]
+    return sorted(glob.glob(pattern, recursive=True)) or [pattern]
