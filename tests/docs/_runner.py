@@ -27,16 +27,16 @@ import difflib
 import glob
 import io
 import linecache
+import os
 import re
 import shlex
+import subprocess
 import sys
 import traceback
 import types
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
-
-import pytest
 
 from llmcassette.cli import main as cli_main
 from llmcassette.testing import LocalProvider
@@ -50,6 +50,8 @@ OUTPUT = frozenset({"text", "console", ""})
 _NAMED_FILE = re.compile(r"^#\s*(?P<path>[\w./-]+\.py)\s*$")
 _EXIT = re.compile(r"#.*\bexit (?P<code>\d+)")
 _PYTEST_TIMEOUT = 300.0
+# Set by the pytest running this suite; an inner pytest must not inherit them.
+_OUTER_PYTEST_ENV = frozenset({"PYTEST_ADDOPTS", "PYTEST_CURRENT_TEST", "PYTEST_PLUGINS"})
 
 
 class DocsExampleFailure(AssertionError):
@@ -98,13 +100,11 @@ def _normalized(text: str) -> str:
 class PageRunner:
     """Runs the blocks of one page in ``workdir`` (the current directory during the run)."""
 
-    def __init__(
-        self, page: str, workdir: Path, provider: LocalProvider, pytester: pytest.Pytester
-    ) -> None:
+    def __init__(self, page: str, workdir: Path, provider: LocalProvider) -> None:
         self.page = page
         self.workdir = workdir
         self.provider = provider
-        self.pytester = pytester
+        self.pytest_runs = 0
         self.tally = Tally()
         module_name = "docs_example_" + re.sub(r"\W", "_", page)
         self.module = types.ModuleType(module_name)
@@ -190,15 +190,15 @@ class PageRunner:
         path = self._write_file(block, self._test_file_name(block))
         target = str(path.relative_to(self.workdir))
         self.tally.files -= 1
-        record = self.pytester.runpytest_subprocess(
-            target, "-p", "no:cacheprovider", "--record-mode=once", timeout=_PYTEST_TIMEOUT
-        )
-        self._check_run(block, record, f"written to {target}, failed while recording")
+        status, output = self._pytest([target, "--record-mode=once"])
+        if status != 0:
+            what = f"written to {target}, failed while recording"
+            raise _fail(block, what, f"pytest exit code {status}:\n{output}")
         reached = len(self.provider.requests)
-        replay = self.pytester.runpytest_subprocess(
-            target, "-p", "no:cacheprovider", "--record-mode=none", timeout=_PYTEST_TIMEOUT
-        )
-        self._check_run(block, replay, f"written to {target}, failed while replaying")
+        status, output = self._pytest([target, "--record-mode=none"])
+        if status != 0:
+            what = f"written to {target}, failed while replaying"
+            raise _fail(block, what, f"pytest exit code {status}:\n{output}")
         if len(self.provider.requests) != reached:
             raise _fail(
                 block,
@@ -207,10 +207,29 @@ class PageRunner:
             )
         self.tally.pytest_modules += 1
 
-    def _check_run(self, block: Block, result: pytest.RunResult, what: str) -> None:
-        if result.ret != 0:
-            output = "\n".join(result.outlines + result.errlines)
-            raise _fail(block, what, f"pytest exit code {result.ret}:\n{output}")
+    def _pytest(self, args: list[str]) -> tuple[int, str]:
+        """pytest in a subprocess, in the page's directory: its exit code and its output.
+
+        Not pytester: its teardown drops every module a test imported, and the in-process
+        examples import the SDKs, httpx and yaml, whose later re-imports no longer agree
+        with the copies other tests hold (exception classes, yaml's C loader).
+        """
+        self.pytest_runs += 1
+        basetemp = self.workdir / f".pytest-basetemp-{self.pytest_runs}"
+        env = {k: v for k, v in os.environ.items() if k not in _OUTER_PYTEST_ENV}
+        command = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider"]
+        try:
+            done = subprocess.run(
+                [*command, f"--basetemp={basetemp}", *args],
+                cwd=self.workdir,
+                env=env,
+                capture_output=True,
+                text=True,
+                timeout=_PYTEST_TIMEOUT,
+            )
+        except subprocess.TimeoutExpired as error:
+            return -1, f"pytest did not finish within {error.timeout} s"
+        return done.returncode, done.stdout + done.stderr
 
     # --- commands -------------------------------------------------------------------------
 
@@ -247,13 +266,6 @@ class PageRunner:
             except SystemExit as exit_:
                 status = exit_.code
         return status, output.getvalue()
-
-    def _pytest(self, args: list[str]) -> tuple[Any, str]:
-        """pytest, in a subprocess (vcrpy's YAML writer breaks on a second in-process run)."""
-        result = self.pytester.runpytest_subprocess(
-            "-p", "no:cacheprovider", *args, timeout=_PYTEST_TIMEOUT
-        )
-        return int(result.ret), "\n".join(result.outlines + result.errlines)
 
 
 def _tail(error: BaseException) -> types.TracebackType | None:

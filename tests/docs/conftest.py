@@ -3,13 +3,9 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
-
-# Imported before any pytester test: pytester drops the modules a test imported when it
-# ends, and a re-imported `yaml` no longer works with its C loader, which keeps the first
-# import's node classes ("could not determine a constructor for the tag None").
-import yaml  # noqa: F401
 
 from llmcassette.testing import LocalProvider
 
@@ -39,3 +35,10 @@ def docs_provider(monkeypatch: pytest.MonkeyPatch) -> Iterator[LocalProvider]:
         for name in _LEAKY:
             monkeypatch.delenv(name, raising=False)
         yield provider
+
+
+@pytest.fixture
+def docs_workdir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A fresh directory, made the current one, where a page's examples run."""
+    monkeypatch.chdir(tmp_path)
+    return tmp_path

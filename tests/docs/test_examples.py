@@ -16,12 +16,10 @@ PAGES = sorted(path.relative_to(ROOT).as_posix() for path in (ROOT / "docs").rgl
 
 
 @pytest.mark.parametrize("page", PAGES)
-def test_page_examples_run(
-    page: str, pytester: pytest.Pytester, docs_provider: LocalProvider
-) -> None:
+def test_page_examples_run(page: str, docs_workdir: Path, docs_provider: LocalProvider) -> None:
     blocks = read_blocks(ROOT / page, page)
     try:
-        tally = PageRunner(page, pytester.path, docs_provider, pytester).run(blocks)
+        tally = PageRunner(page, docs_workdir, docs_provider).run(blocks)
     except DocsExampleFailure as failure:
         pytest.fail(str(failure), pytrace=False)
     print(f"{page}: {tally}")

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from llmcassette.testing import LocalProvider
@@ -12,9 +14,9 @@ from ._runner import DocsExampleFailure, PageRunner, Tally
 FENCE = "```"
 
 
-def run_page(text: str, pytester: pytest.Pytester, provider: LocalProvider) -> Tally:
+def run_page(text: str, workdir: Path, provider: LocalProvider) -> Tally:
     page = "docs/example.md"
-    return PageRunner(page, pytester.path, provider, pytester).run(blocks(text, page))
+    return PageRunner(page, workdir, provider).run(blocks(text, page))
 
 
 def page(*lines: str) -> str:
@@ -22,7 +24,7 @@ def page(*lines: str) -> str:
 
 
 def test_blocks_share_a_namespace_and_an_output_is_compared(
-    pytester: pytest.Pytester, docs_provider: LocalProvider
+    docs_workdir: Path, docs_provider: LocalProvider
 ) -> None:
     text = page(
         "# Title",
@@ -40,16 +42,16 @@ def test_blocks_share_a_namespace_and_an_output_is_compared(
         "HI",
         FENCE,
     )
-    tally = run_page(text, pytester, docs_provider)
+    tally = run_page(text, docs_workdir, docs_provider)
     assert (tally.executed, tally.outputs, tally.skipped) == (2, 1, 0)
 
 
 def test_a_failing_block_names_its_page_and_line(
-    pytester: pytest.Pytester, docs_provider: LocalProvider
+    docs_workdir: Path, docs_provider: LocalProvider
 ) -> None:
     text = page("# Title", "", f"{FENCE}python", "x = 1", "raise ValueError('broken')", FENCE)
     with pytest.raises(DocsExampleFailure) as failure:
-        run_page(text, pytester, docs_provider)
+        run_page(text, docs_workdir, docs_provider)
     message = str(failure.value)
     assert message.startswith("docs/example.md:3: ```python block raised")
     # The traceback points at the page's own line, with its text.
@@ -58,7 +60,7 @@ def test_a_failing_block_names_its_page_and_line(
 
 
 def test_skipped_blocks_do_not_run_and_are_counted(
-    pytester: pytest.Pytester, docs_provider: LocalProvider
+    docs_workdir: Path, docs_provider: LocalProvider
 ) -> None:
     text = page(
         "<!-- docs-test: skip -->",
@@ -67,11 +69,11 @@ def test_skipped_blocks_do_not_run_and_are_counted(
         "raise RuntimeError('needs a real API key')",
         FENCE,
     )
-    assert run_page(text, pytester, docs_provider).skipped == 1
+    assert run_page(text, docs_workdir, docs_provider).skipped == 1
 
 
 def test_a_wrong_output_shows_the_difference(
-    pytester: pytest.Pytester, docs_provider: LocalProvider
+    docs_workdir: Path, docs_provider: LocalProvider
 ) -> None:
     text = page(
         f"{FENCE}python",
@@ -83,14 +85,14 @@ def test_a_wrong_output_shows_the_difference(
         FENCE,
     )
     with pytest.raises(DocsExampleFailure) as failure:
-        run_page(text, pytester, docs_provider)
+        run_page(text, docs_workdir, docs_provider)
     assert str(failure.value).startswith("docs/example.md:5:")
     assert "-You said: bye" in str(failure.value)
     assert "+You said: hi" in str(failure.value)
 
 
 def test_examples_reach_the_local_provider_through_the_sdk_defaults(
-    pytester: pytest.Pytester, docs_provider: LocalProvider
+    docs_workdir: Path, docs_provider: LocalProvider
 ) -> None:
     text = page(
         f"{FENCE}python",
@@ -105,12 +107,12 @@ def test_examples_reach_the_local_provider_through_the_sdk_defaults(
         "You said: ping",
         FENCE,
     )
-    run_page(text, pytester, docs_provider)
+    run_page(text, docs_workdir, docs_provider)
     assert [request.path for request in docs_provider.requests] == ["/v1/chat/completions"]
 
 
 def test_file_blocks_are_written_and_commands_checked(
-    pytester: pytest.Pytester, docs_provider: LocalProvider
+    docs_workdir: Path, docs_provider: LocalProvider
 ) -> None:
     text = page(
         "<!-- docs-test: file=cassettes/hello.jsonl -->",
@@ -124,32 +126,32 @@ def test_file_blocks_are_written_and_commands_checked(
         FENCE,
     )
     with pytest.raises(DocsExampleFailure) as failure:
-        run_page(text, pytester, docs_provider)
-    assert (pytester.path / "cassettes" / "hello.jsonl").is_file()
+        run_page(text, docs_workdir, docs_provider)
+    assert (docs_workdir / "cassettes" / "hello.jsonl").is_file()
     # The command ran and succeeded, but what it printed is not what the page shows.
     message = str(failure.value)
     assert message.startswith("docs/example.md:6: ```console block runs 'llmcassette check")
     assert "-llmcassette check: 1 cassette(s), no problems" in message
     assert "+llmcassette check: no problems in 1 cassette(s)" in message
     shown = text.replace("1 cassette(s), no problems", "no problems in 1 cassette(s)")
-    assert run_page(shown, pytester, docs_provider).commands == 1
+    assert run_page(shown, docs_workdir, docs_provider).commands == 1
 
 
 def test_a_command_must_exit_as_the_page_says(
-    pytester: pytest.Pytester, docs_provider: LocalProvider
+    docs_workdir: Path, docs_provider: LocalProvider
 ) -> None:
-    (pytester.path / "bad.jsonl").write_text("not json\n")
+    (docs_workdir / "bad.jsonl").write_text("not json\n")
     text = page(
         "<!-- docs-test: run -->", f"{FENCE}console", "$ llmcassette check bad.jsonl", FENCE
     )
     with pytest.raises(DocsExampleFailure, match="exit code 1, expected 0"):
-        run_page(text, pytester, docs_provider)
+        run_page(text, docs_workdir, docs_provider)
     said = text.replace("bad.jsonl\n", "bad.jsonl   # exit 1\n")
-    assert run_page(said, pytester, docs_provider).commands == 1
+    assert run_page(said, docs_workdir, docs_provider).commands == 1
 
 
 def test_a_pytest_module_records_then_replays_offline(
-    pytester: pytest.Pytester, docs_provider: LocalProvider
+    docs_workdir: Path, docs_provider: LocalProvider
 ) -> None:
     text = page(
         f"{FENCE}python",
@@ -166,13 +168,13 @@ def test_a_pytest_module_records_then_replays_offline(
         "    assert reply.choices[0].message.content == 'You said: hi'",
         FENCE,
     )
-    assert run_page(text, pytester, docs_provider).pytest_modules == 1
-    assert (pytester.path / "tests" / "cassettes" / "test_hi" / "test_hi.jsonl").is_file()
+    assert run_page(text, docs_workdir, docs_provider).pytest_modules == 1
+    assert (docs_workdir / "tests" / "cassettes" / "test_hi" / "test_hi.jsonl").is_file()
     assert len(docs_provider.requests) == 1  # recorded once, replayed from the cassette
 
 
 def test_a_failing_pytest_module_names_its_page_and_line(
-    pytester: pytest.Pytester, docs_provider: LocalProvider
+    docs_workdir: Path, docs_provider: LocalProvider
 ) -> None:
     text = page(
         "Intro",
@@ -187,7 +189,7 @@ def test_a_failing_pytest_module_names_its_page_and_line(
         FENCE,
     )
     with pytest.raises(DocsExampleFailure) as failure:
-        run_page(text, pytester, docs_provider)
+        run_page(text, docs_workdir, docs_provider)
     message = str(failure.value)
     assert message.startswith(
         "docs/example.md:3: ```python block written to test_example_line3.py, failed while recording"
