@@ -132,8 +132,8 @@ def test_file_blocks_are_written_and_commands_checked(
     message = str(failure.value)
     assert message.startswith("docs/example.md:6: ```console block runs 'llmcassette check")
     assert "-llmcassette check: 1 cassette(s), no problems" in message
-    assert "+llmcassette check: no problems in 1 cassette(s)" in message
-    shown = text.replace("1 cassette(s), no problems", "no problems in 1 cassette(s)")
+    assert "+llmcassette check: no problems in 1 file(s)" in message
+    shown = text.replace("1 cassette(s), no problems", "no problems in 1 file(s)")
     assert run_page(shown, docs_workdir, docs_provider).commands == 1
 
 
