@@ -55,13 +55,17 @@ def _candidates(text: str) -> list[str]:
         first = body.split("\n", 2)[1]
         indent = len(first) - len(first.lstrip(" "))
         bases = [f"indent{indent}"] if 0 < indent <= _MAX_INDENT else []
+    elif body.startswith("{") and body != "{}" and '": ' in body:
+        # An object with keys renders differently in the two, so the order cannot change
+        # the layout chosen; spaced first saves a rendering for the spaced text it looks like.
+        bases = ["spaced", "compact"]
     else:
         bases = ["compact", "spaced"]
-    names = []
-    for base in bases:
-        names.append(base + suffix)
-        names.append(base + "+ascii" + suffix)
-    return names
+    # ``+ascii`` can only be needed for ASCII text with \u escapes: ASCII text without them
+    # holds only ASCII characters (both flavours render it alike, and the plain one is
+    # named first), and ``+ascii`` never renders text that is not ASCII.
+    flavours = ("", "+ascii") if "\\u" in body and body.isascii() else ("",)
+    return [base + flavour + suffix for base in bases for flavour in flavours]
 
 
 def check_layout(layout: object) -> None:
