@@ -40,7 +40,9 @@ def _as_bytes(body: Any) -> bytes | None:
 
 def _headers(raw: Mapping[str, Any]) -> Headers:
     out: Headers = {}
-    for name, value in raw.items():
+    store = getattr(raw, "_store", None)  # vcrpy's HeadersDict: {lower: (name, value)}
+    pairs = store.values() if isinstance(store, dict) else raw.items()
+    for name, value in pairs:
         out[name] = [value] if isinstance(value, str) else [str(v) for v in value]
     return out
 

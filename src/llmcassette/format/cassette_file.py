@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..errors import CassetteFormatError, CassetteVersionError
-from . import bodies, events
+from . import bodies, events, jsontext
 from .compression import decode_content
 from .migrations import (
     FIRST_RELEASE_WITH_VERSION,
@@ -198,7 +198,7 @@ def new_header(recorded_by: str, created_at: str | None = None) -> dict[str, Any
 
 
 # One encoder for every line: json.dumps with options builds a new encoder on each call.
-_encode_line = json.JSONEncoder(ensure_ascii=False, allow_nan=False).encode
+_encode_line = jsontext.encoder(", ", ": ", ensure_ascii=False, allow_nan=False)
 
 
 def _dump(record: Mapping[str, Any]) -> str:

@@ -141,6 +141,7 @@ class Redactor:
         # state (placeholders are numbered only when something is replaced), and a client
         # sends the same few URLs again and again.
         self._clean_uris: set[str] = set()
+        self._clean_texts: set[str] = set()  # the same, for short strings (header values...)
 
         self._placeholders: dict[str, str] = {}
         self.counts: dict[str, int] = {}
@@ -253,6 +254,14 @@ class Redactor:
 
     def text(self, value: str) -> str:
         """``value`` with every secret-shaped substring replaced (also URL / JSON escaped)."""
+        if value in self._clean_texts:
+            return value
+        result = self._text(value)
+        if result == value and len(value) <= _CACHED_TEXT and len(self._clean_texts) < _CACHE_LIMIT:
+            self._clean_texts.add(value)
+        return result
+
+    def _text(self, value: str) -> str:
         result = self._shapes(value)
         if "%" in result:
             decoded = unquote(result)
@@ -519,25 +528,32 @@ class Redactor:
         path: tuple[Any, ...],
         groups: dict[tuple[Any, ...], list[tuple[Any, Any]]],
     ) -> None:
+        # The hot loop of saving a streamed cassette: no list is made for a path that
+        # already has one, and key names are looked up in the cache directly.
         value = container[key]
         if isinstance(value, str):
-            groups.setdefault(path, []).append((container, key))
+            _add_ref(groups, path, (container, key))
         elif isinstance(value, dict):
             names: tuple[str, ...] = ()
+            cache = self._key_cache
             if self._secret_paths:
                 names = tuple(_norm_key(p) for p in path[1:] if isinstance(p, str))
+                cache = {}  # the answer depends on the path
             for name, item in value.items():
                 if isinstance(item, str):
-                    if self._secret_key(name, names):
+                    secret = cache.get(name)
+                    if secret is None:
+                        secret = self._secret_key(name, names)
+                    if secret:
                         value[name] = self.secret(item, name)
                     else:
-                        groups.setdefault((*path, name), []).append((value, name))
+                        _add_ref(groups, (*path, name), (value, name))
                 elif isinstance(item, (dict, list)):
                     self._collect(value, name, (*path, name), groups)
         elif isinstance(value, list):
             for index, item in enumerate(value):
                 if isinstance(item, str):
-                    groups.setdefault((*path, index), []).append((value, index))
+                    _add_ref(groups, (*path, index), (value, index))
                 elif isinstance(item, (dict, list)):
                     self._collect(value, index, (*path, index), groups)
 
@@ -604,7 +620,20 @@ class Redactor:
         return request
 
 
+def _add_ref(
+    groups: dict[tuple[Any, ...], list[tuple[Any, Any]]],
+    path: tuple[Any, ...],
+    ref: tuple[Any, Any],
+) -> None:
+    refs = groups.get(path)
+    if refs is None:
+        groups[path] = [ref]
+    else:
+        refs.append(ref)
+
+
 _CACHE_LIMIT = 4096  # entries in each of a redactor's caches, which only grow
+_CACHED_TEXT = 256  # longest string kept as known clean
 
 
 def _literal_trie(words: Iterable[str]) -> str:

@@ -36,17 +36,18 @@ def _verdict(kind: str | None, body: bytes) -> bool | str | None:
         text = body.decode("utf-8")
     except UnicodeDecodeError:
         return None
-    read = events.payloads(kind, text)
+    # Only the events a verdict needs are parsed as JSON: for most streams, two.
+    read = events.read_events(kind, text)
     if not read:
         return None
+    parse = events.parse_data
     if kind == events.NDJSON:
-        return _ndjson(read[0][1], read[-1][1])
-    first_name, first = read[0]
-    last = read[-1][1]
+        return _ndjson(parse(read[0][1]), parse(read[-1][1]))
+    first_name, first = read[0][0], parse(read[0][1])
     if isinstance(first, dict) and first.get("object") == "chat.completion.chunk":
-        return (
-            True if last == "[DONE]" else "an OpenAI chat stream that ended without `data: [DONE]`"
-        )
+        if parse(read[-1][1]) == "[DONE]":
+            return True
+        return "an OpenAI chat stream that ended without `data: [DONE]`"
     if first_name == "message_start" or (
         isinstance(first, dict) and first.get("type") == "message_start"
     ):
@@ -56,7 +57,9 @@ def _verdict(kind: str | None, body: bytes) -> bool | str | None:
         return "an Anthropic stream that ended without `message_stop`"
     if isinstance(first, dict) and str(first.get("type", "")).startswith("response."):
         # OpenRouter, for one, still sends `data: [DONE]` after the final event.
-        types = {data.get("type") for _, data in read if isinstance(data, dict)}
+        types = {
+            data.get("type") for data in map(parse, (d for _, d in read)) if isinstance(data, dict)
+        }
         if types & RESPONSES_ENDINGS or "error" in {name for name, _ in read}:
             return True
         return "a Responses API stream that ended without `response.completed`"

@@ -26,8 +26,9 @@ def event_times(
         ends.append(total)
     times: list[float] = []
     offset = 0
+    ascii_only = text.isascii()  # then characters are bytes: no need to encode each piece
     for piece in events.split_events(kind, text):
-        offset += len(piece.encode("utf-8"))
+        offset += len(piece) if ascii_only else len(piece.encode("utf-8"))
         index = min(bisect_left(ends, offset), len(chunks) - 1)
         times.append(round(chunks[index][0], decimals) if chunks else 0.0)
     return times
