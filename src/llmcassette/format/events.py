@@ -106,7 +106,7 @@ def read_events(kind: str, text: str) -> list[tuple[str | None, str | None]]:
     """
     out: list[tuple[str | None, str | None]] = []
     for piece in split_events(kind, text):
-        name, data_text = _read_event(kind, piece)
+        name, data_text = read_event(kind, piece)
         if name is not None or data_text is not None:
             out.append((name, data_text))
     return out
@@ -120,7 +120,8 @@ def parse_data(data_text: str | None) -> Any:
         return data_text
 
 
-def _read_event(kind: str, piece: str) -> tuple[str | None, str | None]:
+def read_event(kind: str, piece: str) -> tuple[str | None, str | None]:
+    """One event's name and data text, read leniently (both None: a blank line or comment)."""
     if kind == NDJSON:
         return None, piece.strip() or None
     if (

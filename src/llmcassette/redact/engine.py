@@ -280,6 +280,10 @@ class Redactor:
         """Replace the whole of ``value`` (a known credential) by a placeholder."""
         if not value or _is_placeholder(value):
             return value
+        known = self._placeholders.get(value)
+        if known is not None:  # the same credential again (an API key on every request)
+            self.changes += 1
+            return known
         shaped = self._shapes(value)
         if _is_placeholder(shaped):
             return shaped
@@ -496,7 +500,11 @@ class Redactor:
         for record in records:
             for field in ("data", "text", "raw", "event", "id"):
                 if field in record:
-                    self._collect(record, field, (field,), groups)
+                    value = record[field]
+                    if isinstance(value, str):
+                        _add_ref(groups, (field,), (record, field))
+                    elif isinstance(value, (dict, list)):
+                        self._collect(value, (field,), groups)
         for refs in groups.values():
             pieces = [container[key] for container, key in refs]
             joined = pieces[0] if len(pieces) == 1 else "".join(pieces)
@@ -523,17 +531,14 @@ class Redactor:
 
     def _collect(
         self,
-        container: Any,
-        key: Any,
+        value: dict[str, Any] | list[Any],
         path: tuple[Any, ...],
         groups: dict[tuple[Any, ...], list[tuple[Any, Any]]],
     ) -> None:
-        # The hot loop of saving a streamed cassette: no list is made for a path that
-        # already has one, and key names are looked up in the cache directly.
-        value = container[key]
-        if isinstance(value, str):
-            _add_ref(groups, path, (container, key))
-        elif isinstance(value, dict):
+        # The hot loop of saving a streamed cassette: a string leaf costs a dictionary
+        # lookup or two; no list is made for a path that already has one.
+        get = groups.get
+        if isinstance(value, dict):
             names: tuple[str, ...] = ()
             cache = self._key_cache
             if self._secret_paths:
@@ -546,16 +551,26 @@ class Redactor:
                         secret = self._secret_key(name, names)
                     if secret:
                         value[name] = self.secret(item, name)
+                        continue
+                    child = (*path, name)
+                    refs = get(child)
+                    if refs is None:
+                        groups[child] = [(value, name)]
                     else:
-                        _add_ref(groups, (*path, name), (value, name))
+                        refs.append((value, name))
                 elif isinstance(item, (dict, list)):
-                    self._collect(value, name, (*path, name), groups)
-        elif isinstance(value, list):
+                    self._collect(item, (*path, name), groups)
+        else:
             for index, item in enumerate(value):
                 if isinstance(item, str):
-                    _add_ref(groups, (*path, index), (value, index))
+                    child = (*path, index)
+                    refs = get(child)
+                    if refs is None:
+                        groups[child] = [(value, index)]
+                    else:
+                        refs.append((value, index))
                 elif isinstance(item, (dict, list)):
-                    self._collect(value, index, (*path, index), groups)
+                    self._collect(item, (*path, index), groups)
 
     # ------------------------------------------------------------------ whole interactions
 

@@ -36,18 +36,21 @@ def _verdict(kind: str | None, body: bytes) -> bool | str | None:
         text = body.decode("utf-8")
     except UnicodeDecodeError:
         return None
-    # Only the events a verdict needs are parsed as JSON: for most streams, two.
-    read = events.read_events(kind, text)
-    if not read:
+    # Only the events a verdict needs are read and parsed: for most streams, two.
+    pieces = events.split_events(kind, text)
+    ends = _outer_events(kind, pieces)
+    if ends is None:
         return None
+    (first_name, first_data), (_, last_data) = ends
     parse = events.parse_data
     if kind == events.NDJSON:
-        return _ndjson(parse(read[0][1]), parse(read[-1][1]))
-    first_name, first = read[0][0], parse(read[0][1])
+        return _ndjson(parse(first_data), parse(last_data))
+    first = parse(first_data)
     if isinstance(first, dict) and first.get("object") == "chat.completion.chunk":
-        if parse(read[-1][1]) == "[DONE]":
+        if parse(last_data) == "[DONE]":
             return True
         return "an OpenAI chat stream that ended without `data: [DONE]`"
+    read = [event for event in (events.read_event(kind, p) for p in pieces) if event != _NONE]
     if first_name == "message_start" or (
         isinstance(first, dict) and first.get("type") == "message_start"
     ):
@@ -64,6 +67,20 @@ def _verdict(kind: str | None, body: bytes) -> bool | str | None:
             return True
         return "a Responses API stream that ended without `response.completed`"
     return None
+
+
+_NONE = (None, None)  # a blank line or a comment: neither a name nor data
+
+
+def _outer_events(
+    kind: str, pieces: list[str]
+) -> tuple[tuple[str | None, str | None], tuple[str | None, str | None]] | None:
+    """The first and the last event that has a name or data, or None if none has."""
+    first = next((e for e in (events.read_event(kind, p) for p in pieces) if e != _NONE), None)
+    if first is None:
+        return None
+    last = next(e for e in (events.read_event(kind, p) for p in reversed(pieces)) if e != _NONE)
+    return first, last
 
 
 def _ndjson(first: Any, last: Any) -> bool | str | None:
