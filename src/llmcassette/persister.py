@@ -209,12 +209,15 @@ class Persister:
             self.fallback.save_cassette(cassette_path, cassette_dict, serializer=serializer)
             return
         path = self.resolve(cassette_path)
-        items = [
-            vcr_bridge.from_vcr(request, response)
-            for request, response in zip(
-                cassette_dict["requests"], cassette_dict["responses"], strict=True
-            )
-        ]
+        items = []
+        for request, response in zip(
+            cassette_dict["requests"], cassette_dict["responses"], strict=True
+        ):
+            item = vcr_bridge.from_vcr(request, response)
+            if self.redactor is not None:
+                # Recorded just now or loaded, a request these rules redacted is not redone.
+                item.request_redacted = getattr(request, "redacted_by", None) is self.redactor
+            items.append(item)
         previous, old_text = self._previous(path)
         created_at = None
         if previous is not None:

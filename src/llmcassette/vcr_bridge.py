@@ -40,7 +40,9 @@ def _as_bytes(body: Any) -> bytes | None:
 
 def _headers(raw: Mapping[str, Any]) -> Headers:
     out: Headers = {}
-    for name, value in raw.items():
+    store = getattr(raw, "_store", None)  # vcrpy's HeadersDict: {lower: (name, value)}
+    pairs = store.values() if isinstance(store, dict) else raw.items()
+    for name, value in pairs:
         out[name] = [value] if isinstance(value, str) else [str(v) for v in value]
     return out
 
@@ -158,6 +160,10 @@ def _stored_request_class() -> type:
                 headers_dict((name, values[0]) for name, values in headers.items() if values),
             )
 
+        @classmethod
+        def incoming(cls, method: str, uri: str, body: bytes | None, pairs: Any) -> Any:
+            return cls(method, uri, body, headers_dict(pairs))
+
         def __deepcopy__(self, memo: dict[int, Any]) -> Any:
             copy = object.__new__(type(self))
             copy.__dict__.update(self.__dict__)
@@ -170,6 +176,18 @@ def _stored_request_class() -> type:
             return copy
 
     return StoredRequest
+
+
+def incoming_request(method: str, uri: str, body: bytes | None, headers: Any) -> Request:
+    """The vcrpy request for one a client is sending now, cheap to deep-copy.
+
+    vcrpy deep-copies a request before each ``before_record_request``; this one shares its
+    immutable parts (see ``StoredRequest``). ``headers`` are httpx ``Headers``, whose
+    ``items()`` joins a repeated name's values with ", " as vcrpy's ``HeadersDict`` does.
+    """
+    request_class: Any = _stored_request_class()
+    request: Request = request_class.incoming(method, uri, body, headers.items())
+    return request
 
 
 def _body_of(item: Interaction) -> dict[str, Any]:

@@ -188,3 +188,33 @@ def test_encode_ndjson_event(text: str, fields: dict[str, object]) -> None:
 )
 def test_stream_kind(content_type: str | None, kind: str | None) -> None:
     assert events.stream_kind(content_type) == kind
+
+
+@SETTINGS
+@given(text=stream_text.map(lambda t: t.replace("\r", "")))
+def test_events_of_a_stream_without_cr_end_at_their_first_empty_line(text: str) -> None:
+    # Streams without CR are cut with str.find; each event ends at its first empty line.
+    parts = events.split_events(events.SSE, text)
+    assert "".join(parts) == text
+    for index, part in enumerate(parts):
+        if part == "\n":
+            continue  # an empty line on its own
+        assert not part.startswith("\n")
+        assert "\n\n" not in part[:-1]
+        assert part.endswith("\n\n") or index == len(parts) - 1
+
+
+@SETTINGS
+@given(kind=st.sampled_from([events.SSE, events.NDJSON]), text=stream_text)
+def test_encoding_a_whole_stream_encodes_each_event(kind: str, text: str) -> None:
+    pieces = events.split_events(kind, text)
+    assert events.encode_events(kind, text) == [events.encode_event(kind, p) for p in pieces]
+
+
+@SETTINGS
+@given(text=stream_text)
+def test_reading_events_for_integrity_matches_payloads(text: str) -> None:
+    read = events.read_events(events.SSE, text)
+    assert [(name, events.parse_data(data)) for name, data in read] == events.payloads(
+        events.SSE, text
+    )

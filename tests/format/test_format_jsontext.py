@@ -194,3 +194,24 @@ def test_first_matching_layout_is_the_simplest() -> None:
     # ASCII-only compact text matches both "compact" and "compact+ascii": compact is stored.
     assert jsontext.parse_exact('{"a":1}') == ({"a": 1}, "compact")
     assert jsontext.parse_exact('{"a": 1}') == ({"a": 1}, "spaced")
+
+
+@SETTINGS
+@given(
+    value=json_values,
+    separators=st.sampled_from([(",", ":"), (", ", ": ")]),
+    ensure_ascii=st.booleans(),
+)
+def test_reusable_encoder_writes_what_json_dumps_writes(
+    value: Any, separators: tuple[str, str], ensure_ascii: bool
+) -> None:
+    encode = jsontext.encoder(*separators, ensure_ascii=ensure_ascii, allow_nan=False)
+    expected = json.dumps(value, separators=separators, ensure_ascii=ensure_ascii)
+    assert encode(value) == expected
+    assert encode(value) == expected  # the encoder keeps no state between values
+
+
+def test_reusable_encoder_refuses_nan_when_asked() -> None:
+    encode = jsontext.encoder(", ", ": ", ensure_ascii=False, allow_nan=False)
+    with pytest.raises(ValueError, match="not JSON compliant"):
+        encode({"a": float("nan")})

@@ -7,6 +7,8 @@ import json
 from urllib.parse import quote
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from llmcassette.redact import RedactionConfig, Redactor
 
@@ -272,3 +274,53 @@ def test_pyproject_table(tmp_path, monkeypatch) -> None:  # type: ignore[no-unty
     merged = resolve({"headers": ["x-other"]})
     assert merged.headers == ("x-tenant", "x-other")
     assert resolve(False).enabled is False
+
+
+# Strings built from the rules' triggers and secret-shaped pieces, so that several rules
+# (and placeholders) meet in one string.
+_PIECES = [s for secrets in SHAPES.values() for s in secrets] + [
+    "sk-",
+    "Bearer ",
+    "Basic dXNlcjpwYXNz",
+    "://",
+    "user:pw@",
+    "<REDACTED:jwt>",
+    "eyJ",
+    "%2D",
+    " ",
+    "x",
+]
+
+
+@settings(max_examples=300, derandomize=True, deadline=None, database=None)
+@given(st.lists(st.sampled_from(_PIECES), max_size=6).map("".join))
+def test_only_the_triggered_rules_run_and_find_what_all_of_them_find(text: str) -> None:
+    # The redactor searches a string with the rules whose triggers occur in it; that must
+    # replace exactly what the alternation of every rule replaces.
+    from llmcassette.redact import rules
+
+    cut_down = Redactor(RedactionConfig(literals=(("x:pw", "pw"),)), environ={})
+    everything = Redactor(RedactionConfig(literals=(("x:pw", "pw"),)), environ={})
+    regex = rules.compile_shapes(everything._rules, everything._literal_kinds)
+    assert cut_down._shapes(text) == regex.sub(everything._replacement, text)
+    assert cut_down.counts == everything.counts
+
+
+def test_a_credential_seen_again_gets_its_placeholder_again(redactor: Redactor) -> None:
+    first = redactor.header_value("authorization", f"Bearer {OPENAI}")
+    again = redactor.header_value("authorization", f"Bearer {OPENAI}")
+    other = redactor.header_value("x-api-key", OPENAI_2)
+    assert first == again == "Bearer <REDACTED:openai-api-key>"
+    assert other == "<REDACTED:openai-api-key:2>"
+
+
+def test_clean_strings_remembered_stay_clean_and_secrets_are_still_found(
+    redactor: Redactor,
+) -> None:
+    url = "https://api.openai.com/v1/chat/completions"
+    assert redactor.uri(url) == url
+    assert redactor.uri(url) == url  # from the cache of clean URLs
+    assert redactor.text("keep-alive") == "keep-alive"
+    assert redactor.text("keep-alive") == "keep-alive"
+    assert redactor.uri(f"{url}?key={OPENAI}") == f"{url}?key=<REDACTED:openai-api-key>"
+    assert redactor.text(f"token {ANTHROPIC}") == "token <REDACTED:anthropic-api-key>"

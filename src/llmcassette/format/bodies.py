@@ -57,7 +57,7 @@ def encode_stream(raw: bytes | str, kind: str) -> list[dict[str, Any]] | None:
             return None
     else:
         text = raw
-    return [events.encode_event(kind, chunk) for chunk in events.split_events(kind, text)]
+    return events.encode_events(kind, text)
 
 
 def decode(body: Body) -> bytes | None:

@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..errors import CassetteFormatError, CassetteVersionError
-from . import bodies, events
+from . import bodies, events, jsontext
 from .compression import decode_content
 from .migrations import (
     FIRST_RELEASE_WITH_VERSION,
@@ -42,8 +42,11 @@ CONVERT_HINT = (
 
 Headers = dict[str, list[str]]
 
-#: A redaction pass over one interaction's records (request, response, event records), in place.
-RedactHook = Callable[[dict[str, Any], dict[str, Any], "list[dict[str, Any]] | None"], None]
+#: A redaction pass over one interaction's records (request, response, event records), in
+#: place. The request is None when ``Interaction.request_redacted`` says it needs none.
+RedactHook = Callable[
+    ["dict[str, Any] | None", dict[str, Any], "list[dict[str, Any]] | None"], None
+]
 
 
 @dataclass
@@ -65,6 +68,9 @@ class Interaction:
     response_extra: dict[str, Any] = field(default_factory=dict)
     end_extra: dict[str, Any] = field(default_factory=dict)
     line: int = 0
+    # The request is stored as the cassette's redaction already left it (redacted when it
+    # was sent): writing it passes None for the request to the redact hook.
+    request_redacted: bool = False
 
 
 EventEntry = tuple[int, str | None, dict[str, Any] | None]
@@ -191,8 +197,14 @@ def new_header(recorded_by: str, created_at: str | None = None) -> dict[str, Any
 # ---------------------------------------------------------------- writing
 
 
+# One encoder for every line: json.dumps with options builds a new encoder on each call.
+_encode_line = jsontext.encoder(", ", ": ", ensure_ascii=False, allow_nan=False)
+
+
 def _dump(record: Mapping[str, Any]) -> str:
-    line = json.dumps(record, ensure_ascii=False, allow_nan=False)
+    line: str = _encode_line(record)
+    if line.isascii():
+        return line  # no lone surrogate and no line separator can be in it
     try:
         line.encode("utf-8")
     except UnicodeEncodeError:  # a lone surrogate from an escaped JSON body: keep it escaped
@@ -251,7 +263,7 @@ def interaction_lines(
     else:
         response["body"] = {"stream": kind}
     if redact is not None:  # llmcassette.redact: secrets never reach the lines below
-        redact(request, response, event_records)
+        redact(None if item.request_redacted else request, response, event_records)
     if with_timing:
         response.update(item.response_extra)
     lines = [_dump(request), _dump(response)]

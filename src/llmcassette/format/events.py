@@ -56,6 +56,8 @@ def split_events(kind: str, text: str) -> list[str]:
         lines = [line + "\n" for line in text.split("\n")]
         lines[-1] = lines[-1][:-1]
         return lines if lines[-1] else lines[:-1]
+    if "\r" not in text:
+        return _split_sse_lf(text)
     blocks: list[str] = []
     block_start = line_start = 0
     for match in _EOL.finditer(text):
@@ -68,43 +70,104 @@ def split_events(kind: str, text: str) -> list[str]:
     return blocks
 
 
+def _split_sse_lf(text: str) -> list[str]:
+    # split_events for text whose lines all end in "\n": an event ends at the first "\n\n"
+    # (a line end, then an empty line), or is a lone empty line.
+    blocks: list[str] = []
+    start = 0
+    while True:
+        if text.startswith("\n", start):
+            blocks.append("\n")
+            start += 1
+            continue
+        end = text.find("\n\n", start)
+        if end < 0:
+            break
+        blocks.append(text[start : end + 2])
+        start = end + 2
+    if start < len(text):
+        blocks.append(text[start:])
+    return blocks
+
+
 def payloads(kind: str, text: str) -> list[tuple[str | None, Any]]:
     """Each event of a stream as ``(event name, data)``, read leniently, for summaries.
 
     ``data`` is the parsed JSON when it is JSON, else its text (``"[DONE]"``), or None when
     the event has none. Events with neither (blank lines, comments) are left out.
     """
-    out: list[tuple[str | None, Any]] = []
+    return [(name, parse_data(data)) for name, data in read_events(kind, text)]
+
+
+def read_events(kind: str, text: str) -> list[tuple[str | None, str | None]]:
+    """Each event of a stream as ``(event name, data text)``, without parsing the data.
+
+    Events with neither (blank lines, comments) are left out.
+    """
+    out: list[tuple[str | None, str | None]] = []
     for piece in split_events(kind, text):
-        if kind == NDJSON:
-            data_text: str | None = piece.strip() or None
-            name = None
-        else:
-            name, data_lines = None, []
-            for line in piece.replace("\r\n", "\n").replace("\r", "\n").split("\n"):
-                field, _, value = line.partition(":")
-                value = value[1:] if value.startswith(" ") else value
-                if field == "event":
-                    name = value
-                elif field == "data":
-                    data_lines.append(value)
-            data_text = "\n".join(data_lines) if data_lines else None
-        if name is None and data_text is None:
-            continue
-        try:
-            data = json.loads(data_text) if data_text else data_text
-        except ValueError:
-            data = data_text
-        out.append((name, data))
+        name, data_text = read_event(kind, piece)
+        if name is not None or data_text is not None:
+            out.append((name, data_text))
     return out
 
 
+def parse_data(data_text: str | None) -> Any:
+    """An event's data: the parsed JSON when it is JSON, else its text (None stays None)."""
+    try:
+        return json.loads(data_text) if data_text else data_text
+    except ValueError:
+        return data_text
+
+
+def read_event(kind: str, piece: str) -> tuple[str | None, str | None]:
+    """One event's name and data text, read leniently (both None: a blank line or comment)."""
+    if kind == NDJSON:
+        return None, piece.strip() or None
+    if (
+        piece.startswith("data: ")
+        and piece.find("\n") == len(piece) - 2
+        and piece[-1] == "\n"
+        and "\r" not in piece
+    ):
+        return None, piece[6:-2]  # the usual event: one data line and the blank line
+    name, data_lines = None, []
+    for line in piece.replace("\r\n", "\n").replace("\r", "\n").split("\n"):
+        field, _, value = line.partition(":")
+        value = value[1:] if value.startswith(" ") else value
+        if field == "event":
+            name = value
+        elif field == "data":
+            data_lines.append(value)
+    return name, "\n".join(data_lines) if data_lines else None
+
+
 def encode_event(kind: str, text: str) -> dict[str, Any]:
-    """The cassette fields for one event (without ``type`` and timing)."""
+    """The cassette fields for one event (without ``type`` and timing).
+
+    The parsers accept only events that ``render_event`` writes back byte for byte (a
+    structured payload is kept only when its layout renders it exactly), so the fields
+    are not rendered again to compare: that would cost a second JSON encoding per event.
+    """
     fields = _parse_sse(text) if kind == SSE else _parse_ndjson(text)
-    if fields is None or render_event(kind, fields) != text:
-        return {"raw": text}
-    return fields
+    return {"raw": text} if fields is None else fields
+
+
+def encode_events(kind: str, text: str) -> list[dict[str, Any]]:
+    """``encode_event`` for every event of a stream, with a short way for the usual event."""
+    out: list[dict[str, Any]] = []
+    for piece in split_events(kind, text):
+        if (
+            kind == SSE
+            and piece.startswith("data: ")
+            and piece.find("\n") == len(piece) - 2
+            and piece[-1] == "\n"
+            and "\r" not in piece
+        ):
+            out.append(_structure_payload(piece[6:-2]))  # what _parse_sse makes of it
+        else:
+            out.append(encode_event(kind, piece))
+    return out
 
 
 def render_event(kind: str, fields: dict[str, Any]) -> str:
@@ -163,20 +226,27 @@ def _structure_payload(payload: str) -> dict[str, Any]:
 
 
 def _parse_sse(text: str) -> dict[str, Any] | None:
-    if not text.endswith("\n\n") or "\r" in text:
+    # None unless render_event rebuilds ``text`` exactly: "name: value" lines with "\n"
+    # ends, event/id/retry at most once each, in that order, before any data line, and
+    # the blank line that ends the event.
+    if len(text) <= 2 or not text.endswith("\n\n") or "\r" in text:
         return None
+    if text.startswith("data: ") and text.find("\n") == len(text) - 2:
+        return _structure_payload(text[6:-2])  # the usual event: one data line
     fields: dict[str, Any] = {}
     data_lines: list[str] = []
-    for line in text[:-2].split("\n") if len(text) > 2 else []:
+    order = -1  # position in _SSE_FIELDS of the last field seen
+    for line in text[:-2].split("\n"):
         name, sep, value = line.partition(": ")
         if not sep:
             return None
         if name == "data":
             data_lines.append(value)
-        elif name in _SSE_FIELDS and name not in fields and not data_lines:
+        elif name in _SSE_FIELDS and _SSE_FIELDS.index(name) > order and not data_lines:
             if name == "retry" and not value.isdigit():
                 return None
             fields[name] = value
+            order = _SSE_FIELDS.index(name)
         else:
             return None
     if data_lines:

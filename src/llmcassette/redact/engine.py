@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import base64
 import binascii
-import functools
 import hashlib
 import json
 import os
@@ -113,9 +112,17 @@ class Redactor:
         self._trigger_re = (
             None if self._triggers is None else re.compile(_literal_trie(self._triggers))
         )
+        # Which rules a string can need (see ``_regex_for``): (trigger, rule index) pairs,
+        # the rules without triggers (custom patterns), and one search for every literal.
+        self._rule_triggers = tuple(
+            (trigger, index) for index, rule in enumerate(shape_rules) for trigger in rule.triggers
+        )
+        self._untriggered = tuple(i for i, rule in enumerate(shape_rules) if not rule.triggers)
+        self._literal_re = re.compile(_literal_trie(literals)) if literals else None
+        self._subsets: dict[tuple[tuple[int, ...], bool], re.Pattern[str]] = {}
         names = sorted(self._secret_keys | {p.rsplit(".", 1)[-1] for p in self._secret_paths})
         self._key_re = (
-            re.compile(r'"(?:' + "|".join(_key_variants(names)) + r')"\s*:')
+            re.compile(r'"(?:' + _word_trie(_key_variants(names)) + r')"\s*:')
             if self._keys_on
             else None
         )
@@ -129,17 +136,44 @@ class Redactor:
             else None
         )
         self._key_cache: dict[str, bool] = {}
+        self._action_cache: dict[str, str] = {}
+        # URLs these rules leave unchanged. Redacting one that holds no secret changes no
+        # state (placeholders are numbered only when something is replaced), and a client
+        # sends the same few URLs again and again.
+        self._clean_uris: set[str] = set()
+        self._clean_texts: set[str] = set()  # the same, for short strings (header values...)
 
         self._placeholders: dict[str, str] = {}
         self.counts: dict[str, int] = {}
         #: Number of values replaced and headers dropped (for ``llmcassette redact``).
         self.changes = 0
 
-    @functools.cached_property
-    def _regex(self) -> re.Pattern[str]:
-        # Compiled on first use: a cassette that these rules already redacted loads without
-        # it, and compiling the alternation of every rule costs tens of milliseconds.
-        return rules.compile_shapes(self._rules, self._literal_kinds)
+    def _regex_for(self, text: str) -> re.Pattern[str] | None:
+        """The shape regex cut down to the rules that can match in ``text``; None if none can.
+
+        A rule with triggers matches only in a string holding one of them, so the rules
+        left out cannot match anywhere in ``text``, and the alternation (leftmost match,
+        first alternative) finds exactly what the regex of every rule finds. A URL (``://``
+        triggers the userinfo rule) is then searched with two alternatives, not with all.
+        """
+        if self._trigger_re is not None and self._trigger_re.search(text) is None:
+            return None
+        chosen = sorted(
+            {index for trigger, index in self._rule_triggers if trigger in text}.union(
+                self._untriggered
+            )
+        )
+        literal = self._literal_re is not None and self._literal_re.search(text) is not None
+        if not chosen and not literal:
+            return None
+        key = (tuple(chosen), literal)
+        regex = self._subsets.get(key)
+        if regex is None:
+            regex = self._subsets[key] = rules.compile_numbered(
+                ((index, self._rules[index]) for index in chosen),
+                self._literal_kinds if literal else (),
+            )
+        return regex
 
     # ------------------------------------------------------------------ state
 
@@ -213,28 +247,44 @@ class Redactor:
             return True
         return self._param_re is not None and "=" in text and bool(self._param_re.search(lowered))
 
+    def _shapes(self, value: str) -> str:
+        """``value`` with every secret-shaped substring replaced (no escaped forms)."""
+        regex = self._regex_for(value)
+        return value if regex is None else regex.sub(self._replacement, value)
+
     def text(self, value: str) -> str:
         """``value`` with every secret-shaped substring replaced (also URL / JSON escaped)."""
-        result = self._regex.sub(self._replacement, value) if self._possible(value) else value
+        if value in self._clean_texts:
+            return value
+        result = self._text(value)
+        if result == value and len(value) <= _CACHED_TEXT and len(self._clean_texts) < _CACHE_LIMIT:
+            self._clean_texts.add(value)
+        return result
+
+    def _text(self, value: str) -> str:
+        result = self._shapes(value)
         if "%" in result:
             decoded = unquote(result)
-            if decoded != result and self._possible(decoded):
-                new = self._regex.sub(self._replacement, decoded)
+            if decoded != result:
+                new = self._shapes(decoded)
                 if new != decoded:
                     result = new
         if "\\u" in result:
             decoded = _JSON_ESCAPE.sub(lambda m: chr(int(m.group(1), 16)), result)
-            if self._possible(decoded):
-                new = self._regex.sub(self._replacement, decoded)
-                if new != decoded:
-                    result = new
+            new = self._shapes(decoded)
+            if new != decoded:
+                result = new
         return result
 
     def secret(self, value: str, kind: str) -> str:
         """Replace the whole of ``value`` (a known credential) by a placeholder."""
         if not value or _is_placeholder(value):
             return value
-        shaped = self._regex.sub(self._replacement, value)
+        known = self._placeholders.get(value)
+        if known is not None:  # the same credential again (an API key on every request)
+            self.changes += 1
+            return known
+        shaped = self._shapes(value)
         if _is_placeholder(shaped):
             return shaped
         return self.placeholder(_kind(kind), value)
@@ -243,6 +293,14 @@ class Redactor:
 
     def header_action(self, name: str) -> str:
         """What happens to a header: keep, drop, credential, cookie, identifying or scan."""
+        action = self._action_cache.get(name)
+        if action is None:
+            action = self._header_action(name)
+            if len(self._action_cache) < _CACHE_LIMIT:
+                self._action_cache[name] = action
+        return action
+
+    def _header_action(self, name: str) -> str:
         lower = name.lower()
         if lower in self._keep_headers:
             return "keep"
@@ -333,6 +391,8 @@ class Redactor:
 
     def uri(self, uri: str) -> str:
         """A URL with userinfo, secret query parameters and secret shapes replaced."""
+        if uri in self._clean_uris:
+            return uri
         base, hash_sign, fragment = uri.partition("#")
         path, question, query = base.partition("?")
         out = self.text(path)
@@ -340,6 +400,8 @@ class Redactor:
             out += "?" + self.params(query)
         if hash_sign:
             out += "#" + self.text(fragment)
+        if out == uri and len(self._clean_uris) < _CACHE_LIMIT:
+            self._clean_uris.add(uri)
         return out
 
     # ------------------------------------------------------------------ JSON
@@ -438,17 +500,22 @@ class Redactor:
         for record in records:
             for field in ("data", "text", "raw", "event", "id"):
                 if field in record:
-                    self._collect(record, field, (field,), groups)
+                    value = record[field]
+                    if isinstance(value, str):
+                        _add_ref(groups, (field,), (record, field))
+                    elif isinstance(value, (dict, list)):
+                        self._collect(value, (field,), groups)
         for refs in groups.values():
             pieces = [container[key] for container, key in refs]
             joined = pieces[0] if len(pieces) == 1 else "".join(pieces)
-            if not self._possible(joined):
+            regex = self._regex_for(joined)
+            if regex is None:
                 if "%" in joined or "\\u" in joined:
                     for container, key in refs:
                         container[key] = self.text(container[key])
                 continue
             spans = []
-            for match in self._regex.finditer(joined):
+            for match in regex.finditer(joined):
                 replacement = self._replacement(match)
                 if replacement != match.group():
                     spans.append((match.start(), match.end(), replacement))
@@ -464,47 +531,66 @@ class Redactor:
 
     def _collect(
         self,
-        container: Any,
-        key: Any,
+        value: dict[str, Any] | list[Any],
         path: tuple[Any, ...],
         groups: dict[tuple[Any, ...], list[tuple[Any, Any]]],
     ) -> None:
-        value = container[key]
-        if isinstance(value, str):
-            groups.setdefault(path, []).append((container, key))
-        elif isinstance(value, dict):
+        # The hot loop of saving a streamed cassette: a string leaf costs a dictionary
+        # lookup or two; no list is made for a path that already has one.
+        get = groups.get
+        if isinstance(value, dict):
             names: tuple[str, ...] = ()
+            cache = self._key_cache
             if self._secret_paths:
                 names = tuple(_norm_key(p) for p in path[1:] if isinstance(p, str))
+                cache = {}  # the answer depends on the path
             for name, item in value.items():
                 if isinstance(item, str):
-                    if self._secret_key(name, names):
+                    secret = cache.get(name)
+                    if secret is None:
+                        secret = self._secret_key(name, names)
+                    if secret:
                         value[name] = self.secret(item, name)
+                        continue
+                    child = (*path, name)
+                    refs = get(child)
+                    if refs is None:
+                        groups[child] = [(value, name)]
                     else:
-                        groups.setdefault((*path, name), []).append((value, name))
+                        refs.append((value, name))
                 elif isinstance(item, (dict, list)):
-                    self._collect(value, name, (*path, name), groups)
-        elif isinstance(value, list):
+                    self._collect(item, (*path, name), groups)
+        else:
             for index, item in enumerate(value):
                 if isinstance(item, str):
-                    groups.setdefault((*path, index), []).append((value, index))
+                    child = (*path, index)
+                    refs = get(child)
+                    if refs is None:
+                        groups[child] = [(value, index)]
+                    else:
+                        refs.append((value, index))
                 elif isinstance(item, (dict, list)):
-                    self._collect(value, index, (*path, index), groups)
+                    self._collect(item, (*path, index), groups)
 
     # ------------------------------------------------------------------ whole interactions
 
     def records(
         self,
-        request: dict[str, Any],
+        request: dict[str, Any] | None,
         response: dict[str, Any],
         events: list[dict[str, Any]] | None,
     ) -> None:
-        """Redact the cassette records of one interaction in place (the write-time pass)."""
+        """Redact the cassette records of one interaction in place (the write-time pass).
+
+        ``request`` is None when the request is stored as these rules already redacted it.
+        """
         if not self.config.enabled:
             return
-        request["uri"] = self.uri(request["uri"])
-        request["headers"] = self.headers(request.get("headers") or {})
-        request["body"] = self.body_record(request.get("body"), _content_type(request["headers"]))
+        if request is not None:
+            request["uri"] = self.uri(request["uri"])
+            request["headers"] = self.headers(request.get("headers") or {})
+            content_type = _content_type(request["headers"])
+            request["body"] = self.body_record(request.get("body"), content_type)
         response["headers"] = self.headers(response.get("headers") or {})
         body = response.get("body")
         if body and "stream" not in body:
@@ -518,11 +604,20 @@ class Redactor:
         """vcrpy ``before_record_request``: redact a (copied) ``vcr.request.Request``."""
         if not self.config.enabled or request is None:
             return request
-        request.uri = self.uri(request.uri)
-        headers = dict(request.headers)
+        uri = self.uri(request.uri)
+        if uri != request.uri:
+            request.uri = uri
+        store = getattr(request.headers, "_store", None)  # vcrpy's {lower: (name, value)}
+        pairs = store.values() if isinstance(store, dict) else request.headers.items()
+        headers = dict(pairs)
         redacted = self.headers(headers)
         if redacted != headers:
-            request.headers = redacted
+            # Changed in place: the same headers, in the same order, as a new HeadersDict.
+            for name, value in headers.items():
+                if name not in redacted:
+                    del request.headers[name]
+                elif redacted[name] != value:
+                    request.headers[name] = redacted[name]
         body = request.body
         if isinstance(body, (dict, list)):
             # vcrpy's aiohttp stub keeps a `json=` argument as the object: redact (and match)
@@ -538,6 +633,22 @@ class Redactor:
             if new != body:
                 request.body = new
         return request
+
+
+def _add_ref(
+    groups: dict[tuple[Any, ...], list[tuple[Any, Any]]],
+    path: tuple[Any, ...],
+    ref: tuple[Any, Any],
+) -> None:
+    refs = groups.get(path)
+    if refs is None:
+        groups[path] = [ref]
+    else:
+        refs.append(ref)
+
+
+_CACHE_LIMIT = 4096  # entries in each of a redactor's caches, which only grow
+_CACHED_TEXT = 256  # longest string kept as known clean
 
 
 def _literal_trie(words: Iterable[str]) -> str:
@@ -605,9 +716,34 @@ def _key_variants(names: Iterable[str]) -> list[str]:
     out = set()
     for name in names:
         name = name.lower()  # matched against lower-cased text
-        out.add(re.escape(name))
-        out.add(re.escape(name.replace("_", "-")))
+        out.add(name)
+        out.add(name.replace("_", "-"))
     return sorted(out)
+
+
+def _word_trie(words: Iterable[str]) -> str:
+    """A regex matching exactly ``words``, its alternatives factored like a trie.
+
+    It is tried at every quote of a JSON line: one branch per character there, where the
+    plain alternation tries every word in turn.
+    """
+    trie: dict[str, Any] = {}
+    for word in words:
+        node = trie
+        for char in word:
+            node = node.setdefault(char, {})
+        node[""] = {}
+
+    def branch(node: dict[str, Any]) -> str:
+        options = [re.escape(char) + branch(child) for char, child in sorted(node.items()) if char]
+        if not options:
+            return ""
+        body = options[0] if len(options) == 1 else "(?:" + "|".join(options) + ")"
+        if "" in node:  # a word ends here, and longer ones go on
+            return "(?:" + body + ")?"
+        return body
+
+    return branch(trie) if trie else "(?!)"
 
 
 def _add_literal(literals: dict[str, str], value: str, kind: str, minimum: int = 0) -> None:

@@ -224,8 +224,15 @@ def group_name(index: int) -> str:
 
 def compile_shapes(rules: Iterable[ShapeRule], literals: Iterable[str]) -> re.Pattern[str]:
     """One regex: placeholders first (so they are skipped), then every rule, then literals."""
+    return compile_numbered(enumerate(rules), literals)
+
+
+def compile_numbered(
+    numbered: Iterable[tuple[int, ShapeRule]], literals: Iterable[str]
+) -> re.Pattern[str]:
+    """Like ``compile_shapes`` for some of the rules, each named by its index in the full set."""
     parts = [f"(?P<placeholder>{PLACEHOLDER_PATTERN})"]
-    parts += [f"(?P<{group_name(i)}>{rule.pattern})" for i, rule in enumerate(rules)]
+    parts += [f"(?P<{group_name(i)}>{rule.pattern})" for i, rule in numbered]
     ordered = sorted(set(literals), key=len, reverse=True)
     if ordered:
         parts.append("(?P<literal>" + "|".join(re.escape(v) for v in ordered) + ")")

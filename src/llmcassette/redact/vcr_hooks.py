@@ -33,7 +33,11 @@ class RedactRequest:
             return None
         if getattr(request, "redacted_by", None) is self.redactor:
             return request  # loaded from a cassette these very rules redacted when writing it
-        return self.redactor.vcr_request(request)
+        request = self.redactor.vcr_request(request)
+        # Redaction is the last hook, so the request is stored as it is now: saving the
+        # cassette need not redact it again (the fail-closed scan still checks its lines).
+        request.redacted_by = self.redactor
+        return request
 
 
 def install(my_vcr: Any, redactor: Redactor) -> None:

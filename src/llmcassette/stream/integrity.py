@@ -36,17 +36,21 @@ def _verdict(kind: str | None, body: bytes) -> bool | str | None:
         text = body.decode("utf-8")
     except UnicodeDecodeError:
         return None
-    read = events.payloads(kind, text)
-    if not read:
+    # Only the events a verdict needs are read and parsed: for most streams, two.
+    pieces = events.split_events(kind, text)
+    ends = _outer_events(kind, pieces)
+    if ends is None:
         return None
+    (first_name, first_data), (_, last_data) = ends
+    parse = events.parse_data
     if kind == events.NDJSON:
-        return _ndjson(read[0][1], read[-1][1])
-    first_name, first = read[0]
-    last = read[-1][1]
+        return _ndjson(parse(first_data), parse(last_data))
+    first = parse(first_data)
     if isinstance(first, dict) and first.get("object") == "chat.completion.chunk":
-        return (
-            True if last == "[DONE]" else "an OpenAI chat stream that ended without `data: [DONE]`"
-        )
+        if parse(last_data) == "[DONE]":
+            return True
+        return "an OpenAI chat stream that ended without `data: [DONE]`"
+    read = [event for event in (events.read_event(kind, p) for p in pieces) if event != _NONE]
     if first_name == "message_start" or (
         isinstance(first, dict) and first.get("type") == "message_start"
     ):
@@ -56,11 +60,27 @@ def _verdict(kind: str | None, body: bytes) -> bool | str | None:
         return "an Anthropic stream that ended without `message_stop`"
     if isinstance(first, dict) and str(first.get("type", "")).startswith("response."):
         # OpenRouter, for one, still sends `data: [DONE]` after the final event.
-        types = {data.get("type") for _, data in read if isinstance(data, dict)}
+        types = {
+            data.get("type") for data in map(parse, (d for _, d in read)) if isinstance(data, dict)
+        }
         if types & RESPONSES_ENDINGS or "error" in {name for name, _ in read}:
             return True
         return "a Responses API stream that ended without `response.completed`"
     return None
+
+
+_NONE = (None, None)  # a blank line or a comment: neither a name nor data
+
+
+def _outer_events(
+    kind: str, pieces: list[str]
+) -> tuple[tuple[str | None, str | None], tuple[str | None, str | None]] | None:
+    """The first and the last event that has a name or data, or None if none has."""
+    first = next((e for e in (events.read_event(kind, p) for p in pieces) if e != _NONE), None)
+    if first is None:
+        return None
+    last = next(e for e in (events.read_event(kind, p) for p in reversed(pieces)) if e != _NONE)
+    return first, last
 
 
 def _ndjson(first: Any, last: Any) -> bool | str | None:

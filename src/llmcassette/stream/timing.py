@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from bisect import bisect_left
+from itertools import accumulate
 
 from ..format import events
 
@@ -19,15 +20,12 @@ def event_times(
         text = body.decode("utf-8")
     except UnicodeDecodeError:
         return None
-    ends: list[int] = []
-    total = 0
-    for _, size in chunks:
-        total += size
-        ends.append(total)
-    times: list[float] = []
-    offset = 0
-    for piece in events.split_events(kind, text):
-        offset += len(piece.encode("utf-8"))
-        index = min(bisect_left(ends, offset), len(chunks) - 1)
-        times.append(round(chunks[index][0], decimals) if chunks else 0.0)
-    return times
+    pieces = events.split_events(kind, text)
+    if not chunks:
+        return [0.0] * len(pieces)
+    ends = list(accumulate(size for _, size in chunks))  # byte offset where each chunk ends
+    arrived = [round(seconds, decimals) for seconds, _ in chunks]
+    last = len(chunks) - 1
+    # Characters are bytes in an ASCII stream: no need to encode each event to count them.
+    sizes = map(len, pieces) if text.isascii() else (len(p.encode("utf-8")) for p in pieces)
+    return [arrived[min(bisect_left(ends, offset), last)] for offset in accumulate(sizes)]

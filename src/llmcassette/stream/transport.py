@@ -60,9 +60,9 @@ class InterceptedMethod(metaclass=_BindsLikeAFunction):
 
     @classmethod
     def _vcr_request(cls, request: Any, body: bytes) -> Any:
-        from vcr.request import Request
+        from ..vcr_bridge import incoming_request
 
-        return Request(request.method, str(request.url), body, request.headers)
+        return incoming_request(request.method, str(request.url), body, request.headers)
 
     @classmethod
     def _refuse(cls, vcr_request: Any) -> None:
