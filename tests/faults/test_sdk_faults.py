@@ -57,6 +57,16 @@ def attempts(cassette: Any) -> int:
     return int(cassette.__dict__.get("_llmcassette_calls", 0))
 
 
+def record_through(sdk: str, provider: LocalProvider, path: Path) -> tuple[Any, Any, str]:
+    """Record one streamed answer through ``sdk``: its client factory, its ask, the answer."""
+    make, ask = (
+        (openai_client, openai_text) if sdk == "openai" else (anthropic_client, anthropic_text)
+    )
+    with llmcassette.use_cassette(path):
+        recorded = ask(make(provider))
+    return make, ask, recorded
+
+
 RETRY_THEN_RECORDED = [
     {"at": 0, "status": 429, "headers": {"retry-after": "0"}},
     {"at": 1, "recorded": 0},
@@ -68,11 +78,7 @@ def test_sdk_retries_a_429_then_gets_the_recorded_answer(
     provider: LocalProvider, tmp_path: Path, sdk: str
 ) -> None:
     path = tmp_path / "retry.jsonl"
-    make, ask = (
-        (openai_client, openai_text) if sdk == "openai" else (anthropic_client, anthropic_text)
-    )
-    with llmcassette.use_cassette(path):
-        recorded = ask(make(provider))
+    make, ask, recorded = record_through(sdk, provider, path)
     write_sidecar(path, RETRY_THEN_RECORDED)
     seen = len(provider.requests)
     with llmcassette.use_cassette(path, record_mode="none") as cassette:
@@ -88,11 +94,7 @@ def test_without_retries_the_sdk_raises_its_rate_limit_error(
     provider: LocalProvider, tmp_path: Path, sdk: str
 ) -> None:
     path = tmp_path / "retry.jsonl"
-    make, ask = (
-        (openai_client, openai_text) if sdk == "openai" else (anthropic_client, anthropic_text)
-    )
-    with llmcassette.use_cassette(path):
-        ask(make(provider))
+    make, ask, _ = record_through(sdk, provider, path)
     module: Any = openai if sdk == "openai" else anthropic
     with llmcassette.use_cassette(path, record_mode="none") as cassette:
         faults.schedule(cassette, faults.http_error(429, retry_after=0))
