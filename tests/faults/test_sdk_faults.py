@@ -269,28 +269,48 @@ def test_an_async_cut_raises_the_same_type(
     assert len(received) == 2
 
 
-def test_async_openai_sdk_cut(provider: LocalProvider, tmp_path: Path) -> None:
+async def async_openai_events(provider: LocalProvider, received: list[str]) -> None:
+    client = openai.AsyncOpenAI(base_url=provider.openai_base_url, api_key="sk-test", max_retries=0)
+    stream = await client.chat.completions.create(
+        model="gpt-4o-mini", messages=MESSAGES, stream=True
+    )
+    async for chunk in stream:
+        received.append(chunk.choices[0].delta.content or "" if chunk.choices else "")
+
+
+async def async_anthropic_events(provider: LocalProvider, received: list[str]) -> None:
+    client = anthropic.AsyncAnthropic(
+        base_url=provider.anthropic_base_url, api_key="sk-ant", max_retries=0
+    )
+    async with client.messages.stream(
+        model="claude-haiku-4-5", max_tokens=64, messages=MESSAGES
+    ) as stream:
+        async for event in stream:
+            received.append(event.type)
+
+
+@pytest.mark.parametrize(
+    ("events", "delivered"),
+    [
+        (async_openai_events, 3),
+        # three SSE events; the SDK does not hand its "ping" event on
+        (async_anthropic_events, ["message_start", "content_block_start"]),
+    ],
+    ids=["openai", "anthropic"],
+)
+def test_async_sdk_cut(
+    provider: LocalProvider, tmp_path: Path, events: Any, delivered: Any
+) -> None:
     path = tmp_path / "cut.jsonl"
-
-    async def run(received: list[str]) -> None:
-        client = openai.AsyncOpenAI(
-            base_url=provider.openai_base_url, api_key="sk-test", max_retries=0
-        )
-        stream = await client.chat.completions.create(
-            model="gpt-4o-mini", messages=MESSAGES, stream=True
-        )
-        async for chunk in stream:
-            received.append(chunk.choices[0].delta.content or "" if chunk.choices else "")
-
-    expected = live_cut_error(provider, lambda: asyncio.run(run([])))
+    expected = live_cut_error(provider, lambda: asyncio.run(events(provider, [])))
     with llmcassette.use_cassette(path):
-        asyncio.run(run([]))
+        asyncio.run(events(provider, []))
     with llmcassette.use_cassette(path, record_mode="none") as cassette:
         faults.schedule(cassette, faults.cut_stream(3))
         received: list[str] = []
         with pytest.raises(expected):
-            asyncio.run(run(received))
-    assert len(received) == 3
+            asyncio.run(events(provider, received))
+    assert (len(received) if isinstance(delivered, int) else received) == delivered
 
 
 def test_cutting_more_events_than_recorded_is_an_error(
@@ -470,31 +490,6 @@ def test_async_sdks_retry_a_429_then_get_the_recorded_answer(
     with llmcassette.use_cassette(path, record_mode="none") as cassette:
         assert asyncio.run(ask()) == recorded
     assert attempts(cassette) == 2
-
-
-def test_async_anthropic_sdk_cut(provider: LocalProvider, tmp_path: Path) -> None:
-    path = tmp_path / "cut.jsonl"
-
-    async def run(received: list[str]) -> None:
-        client = anthropic.AsyncAnthropic(
-            base_url=provider.anthropic_base_url, api_key="sk-ant", max_retries=0
-        )
-        async with client.messages.stream(
-            model="claude-haiku-4-5", max_tokens=64, messages=MESSAGES
-        ) as stream:
-            async for event in stream:
-                received.append(event.type)
-
-    expected = live_cut_error(provider, lambda: asyncio.run(run([])))
-    with llmcassette.use_cassette(path):
-        asyncio.run(run([]))
-    with llmcassette.use_cassette(path, record_mode="none") as cassette:
-        faults.schedule(cassette, faults.cut_stream(3))
-        received: list[str] = []
-        with pytest.raises(expected):
-            asyncio.run(run(received))
-    # three SSE events; the SDK does not hand its "ping" event on
-    assert received == ["message_start", "content_block_start"]
 
 
 def test_recorded_marker_text_replays_unchanged(provider: LocalProvider, tmp_path: Path) -> None:
