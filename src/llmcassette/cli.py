@@ -153,22 +153,32 @@ def _read_cassette(raw: str, *, empty_ok: bool = False) -> Cassette:
     return cassette_file.read(data, path)
 
 
+def _read_or_report(raw: str, *, empty_ok: bool = False) -> Cassette | None:
+    """``_read_cassette``, or None after telling stderr why the file cannot be read."""
+    try:
+        return _read_cassette(raw, empty_ok=empty_ok)
+    except OSError as error:
+        print(f"{raw}: cannot read: {error.strerror}", file=sys.stderr)
+    except LlmCassetteError as error:
+        print(error, file=sys.stderr)
+    return None
+
+
 def _show(args: argparse.Namespace) -> int:
     from .show import render, summarize
 
     path = Path(args.cassette)
     if args.textconv:
         return _textconv(path)
-    try:
-        if args.raw:
+    if args.raw:
+        try:
             sys.stdout.write(path.read_bytes().decode("utf-8"))
-            return 0
-        cassette = _read_cassette(args.cassette)
-    except OSError as error:
-        print(f"{path}: cannot read: {error.strerror}", file=sys.stderr)
-        return 2
-    except LlmCassetteError as error:
-        print(error, file=sys.stderr)
+        except OSError as error:
+            print(f"{path}: cannot read: {error.strerror}", file=sys.stderr)
+            return 2
+        return 0
+    cassette = _read_or_report(args.cassette)
+    if cassette is None:
         return 2
     shown = [summarize(n, item) for n, item in enumerate(cassette.interactions, start=1)]
     if args.json:
@@ -210,14 +220,10 @@ def _diff(args: argparse.Namespace) -> int:
 
     cassettes = []
     for raw in (args.a, args.b):
-        try:
-            cassettes.append(_read_cassette(raw, empty_ok=True))
-        except OSError as error:
-            print(f"{raw}: cannot read: {error.strerror}", file=sys.stderr)
+        cassette = _read_or_report(raw, empty_ok=True)
+        if cassette is None:
             return 2
-        except LlmCassetteError as error:
-            print(error, file=sys.stderr)
-            return 2
+        cassettes.append(cassette)
     result = diff_cassettes(*cassettes, a_name=args.a, b_name=args.b, everything=args.all)
     if args.json:
         print(json.dumps(to_json(result), indent=2, default=repr))
