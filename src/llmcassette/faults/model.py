@@ -59,16 +59,6 @@ class Fault:
         """Whether it answers without a recorded response (an error or a transport failure)."""
         return self.fail is not None or self.status is not None
 
-    @property
-    def touches_stream(self) -> bool:
-        """Whether it needs the recorded response's events (cut, hang, pace, text)."""
-        return (
-            self.cut_after is not None
-            or self.hang_after is not None
-            or self.event_delay is not None
-            or bool(self.replace)
-        )
-
     def describe(self) -> str:
         """A short human description, for reports: ``http_error(429)``, ``cut_stream(after=3)``."""
         parts = []
