@@ -52,40 +52,52 @@ def find_in_value(redactor: Redactor, value: Any, path: str = "") -> Iterator[tu
     """``(json_path, rule)`` for every value in a cassette record that redaction would change."""
     if isinstance(value, dict):
         for key, item in value.items():
-            where = _child(path, key)
-            if key == "headers" and isinstance(item, dict):
-                yield from _headers(redactor, item, where)
-            elif isinstance(item, str) and redactor._secret_key(str(key), ()):
-                new = redactor.secret(item, str(key))
+            if isinstance(item, str):
+                if redactor._secret_key(str(key), ()):
+                    new = redactor.secret(item, str(key))
+                elif key == "uri":
+                    new = redactor.uri(item)
+                else:
+                    yield from _in_string(redactor, item, path, key)
+                    continue
                 if new != item:
-                    yield where, _new_kinds(item, new)[0]
-            elif key == "uri" and isinstance(item, str):
-                new = redactor.uri(item)
-                if new != item:
-                    yield where, _new_kinds(item, new)[0]
-            else:
-                yield from find_in_value(redactor, item, where)
+                    yield _child(path, key), _new_kinds(item, new)[0]
+            elif key == "headers" and isinstance(item, dict):
+                yield from _headers(redactor, item, _child(path, key))
+            elif isinstance(item, (dict, list, bytes, bytearray)):
+                yield from find_in_value(redactor, item, _child(path, key))
     elif isinstance(value, list):
         for index, item in enumerate(value):
-            yield from find_in_value(redactor, item, _child(path, index))
+            if isinstance(item, str):
+                yield from _in_string(redactor, item, path, index)
+            elif isinstance(item, (dict, list, bytes, bytearray)):
+                yield from find_in_value(redactor, item, _child(path, index))
     elif isinstance(value, (bytes, bytearray)):
         try:
             text = bytes(value).decode("utf-8")
         except UnicodeDecodeError:
             text = bytes(value).decode("latin-1")
-        yield from find_in_value(redactor, text, path)
+        yield from _in_string(redactor, text, path, None)
     elif isinstance(value, str):
-        if value[:1] in ("{", "[") and redactor.might_contain(value):
-            try:
-                parsed = json.loads(value)
-            except ValueError:
-                parsed = None
-            if isinstance(parsed, (dict, list)):
-                yield from find_in_value(redactor, parsed, path + "<json>")
-                return
-        new = redactor.text(value)
-        if new != value:
-            yield path, _new_kinds(value, new)[0]
+        yield from _in_string(redactor, value, path, None)
+
+
+def _in_string(
+    redactor: Redactor, value: str, parent: str, key: str | int | None
+) -> Iterator[tuple[str, str]]:
+    # The JSON path is only spelled out for a finding: most strings have none.
+    if value[:1] in ("{", "[") and redactor.might_contain(value):
+        try:
+            parsed = json.loads(value)
+        except ValueError:
+            parsed = None
+        if isinstance(parsed, (dict, list)):
+            where = parent if key is None else _child(parent, key)
+            yield from find_in_value(redactor, parsed, where + "<json>")
+            return
+    new = redactor.text(value)
+    if new != value:
+        yield (parent if key is None else _child(parent, key)), _new_kinds(value, new)[0]
 
 
 def _headers(redactor: Redactor, headers: dict[str, Any], path: str) -> Iterator[tuple[str, str]]:
