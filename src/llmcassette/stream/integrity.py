@@ -18,26 +18,34 @@ RESPONSES_ENDINGS = frozenset({"response.completed", "response.failed", "respons
 
 def missing_terminator(kind: str | None, body: bytes) -> str | None:
     """Why a recorded stream looks cut off, or None when it ended properly (or is unknown)."""
-    verdict = _verdict(kind, body)
+    verdict = judge(kind, _pieces(kind, body))
     return verdict if isinstance(verdict, str) else None
 
 
 def ended_properly(kind: str | None, body: bytes) -> bool | None:
     """True when the stream ends with its terminator, False when it lacks it, None if unknown."""
-    verdict = _verdict(kind, body)
+    verdict = judge(kind, _pieces(kind, body))
     return None if verdict is None else verdict is True
 
 
-def _verdict(kind: str | None, body: bytes) -> bool | str | None:
-    # True: ended properly; a string: what is missing; None: a kind not judged.
+def _pieces(kind: str | None, body: bytes) -> list[str] | None:
     if kind is None:
         return None
     try:
-        text = body.decode("utf-8")
+        return events.split_events(kind, body.decode("utf-8"))
     except UnicodeDecodeError:
         return None
+
+
+def judge(kind: str | None, pieces: list[str] | None) -> bool | str | None:
+    """The verdict on a stream cut into its event texts (``events.split_events``).
+
+    True: it ended properly; a string: what is missing; None: a kind that is not judged,
+    or a body that is not text (``pieces`` None).
+    """
+    if kind is None or pieces is None:
+        return None
     # Only the events a verdict needs are read and parsed: for most streams, two.
-    pieces = events.split_events(kind, text)
     ends = _outer_events(kind, pieces)
     if ends is None:
         return None
@@ -47,7 +55,7 @@ def _verdict(kind: str | None, body: bytes) -> bool | str | None:
         return _ndjson(parse(first_data), parse(last_data))
     first = parse(first_data)
     if isinstance(first, dict) and first.get("object") == "chat.completion.chunk":
-        if parse(last_data) == "[DONE]":
+        if last_data == "[DONE]" or parse(last_data) == "[DONE]":  # no failed JSON parse
             return True
         return "an OpenAI chat stream that ended without `data: [DONE]`"
     read = [event for event in (events.read_event(kind, p) for p in pieces) if event != _NONE]

@@ -104,13 +104,16 @@ class InterceptedMethod(metaclass=_BindsLikeAFunction):
 
         def finish(chunks: list[tuple[float, bytes]], ending: Ending) -> None:
             body = b"".join(chunk for _, chunk in chunks)
+            # The events of a text stream, cut once for the verdict and the timing.
+            pieces = _event_texts(kind, body) if not encoded else None
+            verdict = integrity.judge(kind, pieces)
             end_extra: dict[str, Any] = {}
             if not ending.complete and ending.error is None:
                 # Closed by the caller: SDKs stop at a stream's terminator without reading
                 # the chunked encoding's last empty chunk. Everything arrived if the stream
                 # ended properly, or if a declared length was met.
                 if kind is not None and not encoded:
-                    ending.complete = integrity.ended_properly(kind, body) is True
+                    ending.complete = verdict is True
                 elif declared_length is not None and declared_length.isdigit():
                     ending.complete = int(declared_length) == len(body)
             if not ending.complete:
@@ -118,15 +121,14 @@ class InterceptedMethod(metaclass=_BindsLikeAFunction):
                 if ending.error_name:
                     end_extra["error"] = ending.error_name
             times = None
-            if kind is not None and not encoded:
-                times = event_times(kind, body, [(t, len(chunk)) for t, chunk in chunks])
+            if pieces is not None:
+                times = event_times(pieces, [(t, len(chunk)) for t, chunk in chunks])
             problem = None
             if ending.error is not None:
                 problem = f"the connection broke mid-stream ({ending.error_name})"
-            elif ending.complete and not encoded:
-                problem = integrity.missing_terminator(kind, body)
-                if problem is not None:
-                    end_extra["cut_short"] = True
+            elif ending.complete and isinstance(verdict, str):
+                problem = verdict
+                end_extra["cut_short"] = True
             if problem is not None:
                 end_extra["incomplete"] = problem
                 if not _report_incomplete(
@@ -265,6 +267,16 @@ class AsyncInterceptedMethod(InterceptedMethod):
         started = time.monotonic()
         response = await cls.original(transport, request)
         return cls._pass_through(vcr_request, filtered, response, started, is_async=True)
+
+
+def _event_texts(kind: str | None, body: bytes) -> list[str] | None:
+    """The event texts of a streamed body, or None when it is not a text stream."""
+    if kind is None:
+        return None
+    try:
+        return events.split_events(kind, body.decode("utf-8"))
+    except UnicodeDecodeError:
+        return None
 
 
 def _append_filtered(cassette: Any, filtered: Any, response: dict[str, Any]) -> None:
