@@ -195,6 +195,61 @@ def test_stream_events_and_a_secret_split_across_events(redactor: Redactor) -> N
     assert records[5]["raw"] == ": comment <REDACTED:anthropic-api-key>\n\n"
 
 
+_EVENT_PIECES = [
+    "sk-",
+    "proj-",
+    OPENAI[8:30],
+    OPENAI[30:],
+    "s",
+    "k-",
+    "hello ",
+    "50%",
+    "%2D",
+    "\\u0073",
+    "eyJ",
+    "",
+]
+
+
+@settings(max_examples=300, derandomize=True, deadline=None, database=None)
+@given(
+    st.lists(
+        st.one_of(
+            st.builds(
+                lambda text, index: {
+                    "data": {"choices": [{"index": index, "delta": {"content": text}}]}
+                },
+                st.sampled_from(_EVENT_PIECES),
+                st.integers(0, 1),
+            ),
+            st.builds(
+                lambda text: {"data": {"text": text, "api_key" if text == "" else "k": text}},
+                st.sampled_from(_EVENT_PIECES),
+            ),
+            st.builds(lambda text: {"text": text}, st.sampled_from(_EVENT_PIECES)),
+            st.builds(
+                lambda text: {"event": "delta", "data": [text, {"x": text}]},
+                st.sampled_from(_EVENT_PIECES),
+            ),
+        ),
+        max_size=8,
+    )
+)
+def test_the_stream_shortcut_changes_nothing_the_full_pass_would_change(
+    records: list[dict],
+) -> None:
+    # Streams that cannot hold a secret skip the full pass; it must agree on each of them.
+    import copy
+
+    quick, full = Redactor(environ={}), Redactor(environ={})
+    full._nothing_to_redact_in = lambda _records: False  # type: ignore[method-assign]
+    by_quick, by_full = copy.deepcopy(records), copy.deepcopy(records)
+    quick.events(by_quick)
+    full.events(by_full)
+    assert by_quick == by_full
+    assert quick.counts == full.counts
+
+
 def test_environment_values_are_redacted_even_without_a_shape() -> None:
     redactor = Redactor(
         environ={"MISTRAL_API_KEY": "m1stralPlainKey0123", "SHORT_TOKEN": "abc", "HOME": "/root"}
