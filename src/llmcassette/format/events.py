@@ -70,6 +70,16 @@ def split_events(kind: str, text: str) -> list[str]:
     return blocks
 
 
+def split_body(kind: str | None, body: bytes) -> list[str] | None:
+    """``split_events`` for a body as bytes; None for no stream kind or bytes not UTF-8."""
+    if kind is None:
+        return None
+    try:
+        return split_events(kind, body.decode("utf-8"))
+    except UnicodeDecodeError:
+        return None
+
+
 def _split_sse_lf(text: str) -> list[str]:
     # split_events for text whose lines all end in "\n": an event ends at the first "\n\n"
     # (a line end, then an empty line), or is a lone empty line.

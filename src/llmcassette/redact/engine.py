@@ -561,7 +561,9 @@ class Redactor:
         its strings under the key None; False at a key whose name makes its value a secret.
         """
         # A hot loop, like _collect: one dictionary lookup per string leaf where possible.
-        items = value.items() if isinstance(value, dict) else enumerate(value)
+        items: Iterable[tuple[Any, Any]] = (
+            value.items() if isinstance(value, dict) else enumerate(value)
+        )
         keyed = isinstance(value, dict)
         key_cache = self._key_cache
         for key, item in items:

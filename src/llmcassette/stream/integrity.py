@@ -18,23 +18,14 @@ RESPONSES_ENDINGS = frozenset({"response.completed", "response.failed", "respons
 
 def missing_terminator(kind: str | None, body: bytes) -> str | None:
     """Why a recorded stream looks cut off, or None when it ended properly (or is unknown)."""
-    verdict = judge(kind, _pieces(kind, body))
+    verdict = judge(kind, events.split_body(kind, body))
     return verdict if isinstance(verdict, str) else None
 
 
 def ended_properly(kind: str | None, body: bytes) -> bool | None:
     """True when the stream ends with its terminator, False when it lacks it, None if unknown."""
-    verdict = judge(kind, _pieces(kind, body))
+    verdict = judge(kind, events.split_body(kind, body))
     return None if verdict is None else verdict is True
-
-
-def _pieces(kind: str | None, body: bytes) -> list[str] | None:
-    if kind is None:
-        return None
-    try:
-        return events.split_events(kind, body.decode("utf-8"))
-    except UnicodeDecodeError:
-        return None
 
 
 def judge(kind: str | None, pieces: list[str] | None) -> bool | str | None:

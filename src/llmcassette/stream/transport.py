@@ -105,7 +105,7 @@ class InterceptedMethod(metaclass=_BindsLikeAFunction):
         def finish(chunks: list[tuple[float, bytes]], ending: Ending) -> None:
             body = b"".join(chunk for _, chunk in chunks)
             # The events of a text stream, cut once for the verdict and the timing.
-            pieces = _event_texts(kind, body) if not encoded else None
+            pieces = events.split_body(kind, body) if not encoded else None
             verdict = integrity.judge(kind, pieces)
             end_extra: dict[str, Any] = {}
             if not ending.complete and ending.error is None:
@@ -267,16 +267,6 @@ class AsyncInterceptedMethod(InterceptedMethod):
         started = time.monotonic()
         response = await cls.original(transport, request)
         return cls._pass_through(vcr_request, filtered, response, started, is_async=True)
-
-
-def _event_texts(kind: str | None, body: bytes) -> list[str] | None:
-    """The event texts of a streamed body, or None when it is not a text stream."""
-    if kind is None:
-        return None
-    try:
-        return events.split_events(kind, body.decode("utf-8"))
-    except UnicodeDecodeError:
-        return None
 
 
 def _append_filtered(cassette: Any, filtered: Any, response: dict[str, Any]) -> None:
