@@ -397,3 +397,23 @@ def test_clean_strings_remembered_stay_clean_and_secrets_are_still_found(
     assert redactor.text("keep-alive") == "keep-alive"
     assert redactor.uri(f"{url}?key={OPENAI}") == f"{url}?key=<REDACTED:openai-api-key>"
     assert redactor.text(f"token {ANTHROPIC}") == "token <REDACTED:anthropic-api-key>"
+
+
+@pytest.mark.parametrize(
+    "written",
+    [OPENAI.replace("-", "%2D"), "\\u0073" + OPENAI[1:]],
+    ids=["url-encoded", "json-escaped"],
+)
+def test_the_fail_closed_scan_finds_an_encoded_secret_in_an_event_line(
+    redactor: Redactor, written: str
+) -> None:
+    # Redaction decodes these forms before it matches; the scan must look at them too,
+    # though no trigger appears in the line as written.
+    from llmcassette.redact import scan
+
+    line = json.dumps({"type": "event", "t": 0.1, "data": {"content": f"key: {written}"}})
+    assert "sk-" not in line
+    findings = scan.find_in_jsonl(redactor, line + "\n", "c.jsonl")
+    assert [(f.line, f.json_path, f.rule) for f in findings] == [
+        (1, "data.content", "openai-api-key")
+    ]

@@ -241,6 +241,11 @@ class Redactor:
         """Cheap test: could ``text`` hold something a rule redacts (shape, key, parameter)?"""
         if self._possible(text):
             return True
+        # ``text`` also redacts URL-encoded and JSON-escaped secrets (``sk%2D...``).
+        if "%" in text and self._possible(unquote(text)):
+            return True
+        if "\\u" in text and self._possible(_unescape_json(text)):
+            return True
         if self._key_re is None and self._param_re is None:
             return False
         lowered = text.lower()
@@ -271,7 +276,7 @@ class Redactor:
                 if new != decoded:
                     result = new
         if "\\u" in result:
-            decoded = _JSON_ESCAPE.sub(lambda m: chr(int(m.group(1), 16)), result)
+            decoded = _unescape_json(result)
             new = self._shapes(decoded)
             if new != decoded:
                 result = new
@@ -695,6 +700,11 @@ class Redactor:
             if new != body:
                 request.body = new
         return request
+
+
+def _unescape_json(text: str) -> str:
+    """``text`` with its ``\\uXXXX`` escapes decoded (the rest of it left as it is)."""
+    return _JSON_ESCAPE.sub(lambda match: chr(int(match.group(1), 16)), text)
 
 
 _EVENT_FIELDS = ("data", "text", "raw", "event", "id")  # the fields of an event record
