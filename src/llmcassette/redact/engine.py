@@ -753,8 +753,8 @@ def _literal_search(words: Iterable[str]) -> str:
     The regex engine tries a match at every position whose character can start one. Each
     word is therefore found from its rarest character, with what comes before it checked
     by a lookbehind: a search stops at about one position in ten of ordinary text instead
-    of one in three, which makes it about twice as fast. A word that contains another is
-    left out, since the shorter one already matches there.
+    of one in five, which makes it 1.4 to 1.7 times as fast on recorded traffic. A word
+    that contains another is left out, since the shorter one already matches there.
     """
     unique = sorted(set(words))
     kept = [word for word in unique if word and not any(o != word and o in word for o in unique)]
