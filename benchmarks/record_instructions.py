@@ -75,7 +75,7 @@ with httpx2.Client(transport=httpx2.MockTransport(handler)) as client:
         body = {"model": "gpt-4o-mini", "stream": True, "temperature": 0,
                 "messages": [{"role": "system", "content": "You are a terse assistant."},
                              {"role": "user", "content": f"question {i}"}]}
-        headers = {"authorization": "Bearer sk-bench-placeholder-not-a-secret"}
+        headers = {"authorization": "Bearer sk-not-a-secret"}
         with client.stream("POST", "http://127.0.0.1:9/v1/chat/completions", json=body,
                            headers=headers) as response:
             lines = list(response.iter_lines())
