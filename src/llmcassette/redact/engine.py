@@ -502,20 +502,22 @@ class Redactor:
         are joined and searched once, so a key streamed in pieces is found; its first piece
         gets the placeholder and the other pieces lose their part of it.
         """
-        if self._nothing_to_redact_in(records):
-            return
         groups: dict[tuple[Any, ...], list[tuple[Any, Any]]] = {}
         for record in records:
-            for field in _EVENT_FIELDS:
+            for field in ("data", "text", "raw", "event", "id"):
                 if field in record:
                     value = record[field]
                     if isinstance(value, str):
                         _add_ref(groups, (field,), (record, field))
                     elif isinstance(value, (dict, list)):
                         self._collect(value, (field,), groups)
+        joined_groups = []
         for refs in groups.values():
             pieces = [container[key] for container, key in refs]
-            joined = pieces[0] if len(pieces) == 1 else "".join(pieces)
+            joined_groups.append((refs, pieces, pieces[0] if len(pieces) == 1 else "".join(pieces)))
+        if self._nothing_to_redact_in([joined for _, _, joined in joined_groups]):
+            return  # most streams: one search instead of one per path
+        for refs, pieces, joined in joined_groups:
             regex = self._regex_for(joined)
             if regex is None:
                 if "%" in joined or "\\u" in joined:
@@ -537,64 +539,20 @@ class Redactor:
                 if "%" in value or "\\u" in value:
                     container[key] = self.text(value)
 
-    def _nothing_to_redact_in(self, records: list[dict[str, Any]]) -> bool:
-        """Whether ``events`` would leave these records as they are; cheap to find out.
+    def _nothing_to_redact_in(self, joined: list[str]) -> bool:
+        """Whether no rule can match in these texts (a stream's leaves joined per path).
 
-        Most streams hold no secret. Their string leaves are joined per JSON path as
-        ``events`` joins them, and all those texts are searched at once for a trigger: no
-        trigger, no secret-named key and no escaped form means no rule can match. Anything
-        else (or rules without triggers, or key paths) goes the whole way.
+        True when no trigger occurs and no escaped form (``%``, ``\\u``) could hide one:
+        then ``events`` changes nothing, and one search over all the texts tells.
         """
         trigger_re = self._trigger_re
-        if trigger_re is None or not self._newline_free_triggers or self._secret_paths:
+        if trigger_re is None or not self._newline_free_triggers:
             return False
-        tree: dict[Any, Any] = {}
-        for record in records:
-            fields = {field: record[field] for field in _EVENT_FIELDS if field in record}
-            if not self._gather(fields, tree):
-                return False
-        texts: list[str] = []
-        _joined_leaves(tree, texts)
         # No trigger holds a line end, so none can match across two paths' texts.
-        everything = "\n".join(texts)
+        everything = "\n".join(joined)
         return trigger_re.search(everything) is None and not (
             "%" in everything or "\\u" in everything
         )
-
-    def _gather(self, value: dict[str, Any] | list[Any], tree: dict[Any, Any]) -> bool:
-        """Add the string leaves under ``value`` to ``tree``, a node per key or index with
-        its strings under the key None; False at a key whose name makes its value a secret.
-        """
-        # A hot loop, like _collect: one dictionary lookup per string leaf where possible.
-        items: Iterable[tuple[Any, Any]] = (
-            value.items() if isinstance(value, dict) else enumerate(value)
-        )
-        keyed = isinstance(value, dict)
-        key_cache = self._key_cache
-        for key, item in items:
-            if isinstance(item, str):
-                if keyed:
-                    secret = key_cache.get(key)
-                    if secret is None:
-                        secret = self._secret_key(key, ())
-                    if secret:
-                        return False
-                node = tree.get(key)
-                if node is None:
-                    tree[key] = {None: [item]}
-                    continue
-                leaves = node.get(None)
-                if leaves is None:
-                    node[None] = [item]
-                else:
-                    leaves.append(item)
-            elif isinstance(item, (dict, list)):
-                node = tree.get(key)
-                if node is None:
-                    node = tree[key] = {}
-                if not self._gather(item, node):
-                    return False
-        return True
 
     def _collect(
         self,
@@ -705,17 +663,6 @@ class Redactor:
 def _unescape_json(text: str) -> str:
     """``text`` with its ``\\uXXXX`` escapes decoded (the rest of it left as it is)."""
     return _JSON_ESCAPE.sub(lambda match: chr(int(match.group(1), 16)), text)
-
-
-_EVENT_FIELDS = ("data", "text", "raw", "event", "id")  # the fields of an event record
-
-
-def _joined_leaves(tree: dict[Any, Any], out: list[str]) -> None:
-    for key, node in tree.items():
-        if key is None:
-            out.append(node[0] if len(node) == 1 else "".join(node))
-        else:
-            _joined_leaves(node, out)
 
 
 def _add_ref(
