@@ -492,6 +492,43 @@ def test_anthropic_stream_is_structured(chunks: list[str]) -> None:
     assert cassette.interactions[0].response_body == raw
 
 
+@SETTINGS
+@given(
+    payloads=st.lists(
+        json_containers | st.dictionaries(st.just("s"), tricky_strings, min_size=1),
+        min_size=1,
+        max_size=3,
+    ),
+    name=st.none() | st.sampled_from(["delta", "é"]),
+    t=st.none() | st.floats(0, 100) | st.integers(0, 10),
+)
+def test_compact_event_data_is_written_as_streamed(
+    payloads: list[Any], name: str | None, t: float | None
+) -> None:
+    # Compact data is copied into the line as it came, not encoded again: the line must
+    # still be one JSON object per line (U+2028 escaped...) and replay the same bytes.
+    texts = [_render_json(payload, "compact") for payload in payloads]
+    assume(all("\ud800" not in text and "\udfff" not in text for text in texts))
+    prefix = f"event: {name}\n" if name else ""
+    raw = "".join(f"{prefix}data: {text}\n\n" for text in texts).encode()
+    headers = {"content-type": ["text/event-stream"]}
+    times = None if t is None else [t] * len(texts)
+    item = Interaction("GET", "http://h/", {}, None, 200, "OK", headers, raw, event_times=times)
+    text, cassette = _round_trip([item])
+    records = _check_lines(text)
+    event_lines = text.split("\n")[3 : 3 + len(texts)]
+    for line, record, payload, compact in zip(
+        event_lines, records[3:-1], payloads, texts, strict=True
+    ):
+        assert record["data"] == payload
+        assert "layout" not in record
+        if not any(separator in compact for separator in ("\x85", "\u2028", "\u2029")):
+            assert line.endswith(f', "data": {compact}}}')
+        if t is not None:
+            assert record["t"] == t
+    assert cassette.interactions[0].response_body == raw
+
+
 def test_ndjson_ollama_style_is_structured() -> None:
     lines = [{"model": "llama", "response": word, "done": False} for word in ("Hi", " there")]
     lines.append({"model": "llama", "response": "", "done": True})
@@ -633,7 +670,7 @@ def test_serializer_direct_round_trip() -> None:
     assert interaction["response"]["body"]["string"] == raw
     assert interaction["response"]["headers"] == {"content-type": ["text/event-stream"]}
     assert interaction["response"]["llmcassette"]["stream"] == "sse"
-    assert '"data": {"a": 1}' in text
+    assert '"data": {"a":1}' in text  # as streamed
 
 
 @pytest.mark.parametrize(

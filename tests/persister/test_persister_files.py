@@ -541,7 +541,8 @@ def test_timing_survives_load_and_save(tmp_path: Path, fixed_time: list[str]) ->
         json.dumps(cassette_file.new_header("llmcassette 0.0.9", OLD_TIME))
         + "\n"
         + "\n".join(
-            json.dumps(record)
+            # Event data as llmcassette writes it: compact, as streamed.
+            json.dumps(record).replace('{"a": 1}', '{"a":1}')
             for record in [
                 {
                     "type": "request",

@@ -250,6 +250,56 @@ def test_the_stream_shortcut_changes_nothing_the_full_pass_would_change(
     assert quick.counts == full.counts
 
 
+def test_written_event_lines_hold_the_redacted_data_not_the_streamed_text() -> None:
+    # The writer copies each event's streamed text into its line unless redaction changed
+    # an event: then every line is encoded from the redacted records.
+    from llmcassette.format import cassette_file
+
+    chunks = [
+        {"choices": [{"delta": {"content": "Your key is "}}]},
+        {"choices": [{"delta": {"content": OPENAI}}]},
+        {"session": {"api_key": "plain-value-without-a-shape"}},
+    ]
+    raw = "".join(f"data: {json.dumps(c, separators=(',', ':'))}\n\n" for c in chunks)
+    item = cassette_file.Interaction(
+        "GET",
+        "http://h/",
+        {},
+        None,
+        200,
+        "OK",
+        {"content-type": ["text/event-stream"]},
+        raw.encode(),
+    )
+    header = cassette_file.new_header("tests")
+    for secret_chunk in (1, 2):  # a shaped secret, then a secret key alone
+        only = [chunks[0], chunks[secret_chunk]]
+        item.response_body = "".join(
+            f"data: {json.dumps(c, separators=(',', ':'))}\n\n" for c in only
+        ).encode()
+        text = cassette_file.write(
+            cassette_file.Cassette(header, [item]), redact=Redactor(environ={}).records
+        )
+        assert OPENAI not in text
+        assert "plain-value-without-a-shape" not in text
+        assert "<REDACTED:" in text.split("\n")[4]
+        assert text.split("\n")[3].endswith(
+            ', "data": {"choices":[{"delta":{"content":"Your key is "}}]}}'
+        )
+
+
+def test_records_says_whether_it_changed_an_event() -> None:
+    redactor = Redactor(environ={})
+    clean = [{"data": {"choices": [{"delta": {"content": "hi"}}]}}]
+    assert redactor.records(None, {"headers": {}}, clean) is False
+    assert redactor.records(None, {"headers": {}}, [{"data": {"content": OPENAI}}]) is True
+    assert redactor.records(None, {"headers": {}}, [{"data": {"api_key": "abc"}}]) is True
+    # Changes outside the events do not count: the request and headers are written anyway.
+    response = {"headers": {"authorization": "Bearer header-token"}}
+    assert redactor.records(None, response, clean) is False
+    assert response["headers"]["authorization"] == "Bearer <REDACTED:bearer-token>"
+
+
 def test_environment_values_are_redacted_even_without_a_shape() -> None:
     redactor = Redactor(
         environ={"MISTRAL_API_KEY": "m1stralPlainKey0123", "SHORT_TOKEN": "abc", "HOME": "/root"}

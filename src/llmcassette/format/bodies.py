@@ -48,8 +48,13 @@ def encode(raw: bytes | str | None, content_type: str | None) -> Body:
     return {"text": text}
 
 
-def encode_stream(raw: bytes | str, kind: str) -> list[dict[str, Any]] | None:
-    """Split a streamed body into event records, or None when it is not UTF-8 text."""
+def encode_stream(
+    raw: bytes | str, kind: str, compact_data: list[str | None] | None = None
+) -> list[dict[str, Any]] | None:
+    """Split a streamed body into event records, or None when it is not UTF-8 text.
+
+    ``compact_data``: see ``events.encode_events``.
+    """
     if isinstance(raw, bytes):
         try:
             text = raw.decode("utf-8")
@@ -57,7 +62,7 @@ def encode_stream(raw: bytes | str, kind: str) -> list[dict[str, Any]] | None:
             return None
     else:
         text = raw
-    return events.encode_events(kind, text)
+    return events.encode_events(kind, text, compact_data)
 
 
 def decode(body: Body) -> bytes | None:

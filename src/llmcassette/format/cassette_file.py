@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import datetime
 import json
+import math
 import os
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
@@ -44,8 +45,9 @@ Headers = dict[str, list[str]]
 
 #: A redaction pass over one interaction's records (request, response, event records), in
 #: place. The request is None when ``Interaction.request_redacted`` says it needs none.
+#: It returns whether it changed any event record.
 RedactHook = Callable[
-    ["dict[str, Any] | None", dict[str, Any], "list[dict[str, Any]] | None"], None
+    ["dict[str, Any] | None", dict[str, Any], "list[dict[str, Any]] | None"], bool
 ]
 
 
@@ -202,7 +204,11 @@ _encode_line = jsontext.encoder(", ", ": ", ensure_ascii=False, allow_nan=False)
 
 
 def _dump(record: Mapping[str, Any]) -> str:
-    line: str = _encode_line(record)
+    return _one_line(_encode_line(record), record)
+
+
+def _one_line(line: str, record: Mapping[str, Any]) -> str:
+    # ``line`` is ``record`` as JSON text: make it one line of UTF-8 for every reader.
     if line.isascii():
         return line  # no lone surrogate and no line separator can be in it
     try:
@@ -218,6 +224,31 @@ def _dump(record: Mapping[str, Any]) -> str:
 
 
 _LINE_SEPARATORS = {"\x85": "\\u0085", "\u2028": "\\u2028", "\u2029": "\\u2029"}
+
+_encode_compact = jsontext.encoder(",", ":", ensure_ascii=False, allow_nan=False)
+
+
+def _event_line(t: Any, fields: dict[str, Any], compact_data: str | None) -> str:
+    """An event line; ``data`` in the compact layout is written compact, as it was streamed.
+
+    The rest of the line is spaced like every line. ``compact_data`` is the text of
+    ``fields["data"]`` when known (the stream's own text, which redaction left alone): it
+    is copied in, which saves encoding the value a second time.
+    """
+    record: dict[str, Any] = {"type": "event"}
+    if t is not None:
+        record["t"] = t
+    record.update(fields)
+    if "data" not in fields or "layout" in fields:
+        return _dump(record)
+    if compact_data is None:
+        compact_data = _encode_compact(fields["data"])
+    if len(fields) > 1 or (t is not None and (type(t) is not float or not math.isfinite(t))):
+        head = _encode_line({name: value for name, value in record.items() if name != "data"})
+        head = head[:-1]
+    else:  # the usual event: "t" and "data" only, the head written directly
+        head = '{"type": "event"' if t is None else '{"type": "event", "t": ' + float.__repr__(t)
+    return _one_line(head + ', "data": ' + compact_data + "}", record)
 
 
 def _headers_out(headers: Mapping[str, Iterable[str] | str]) -> dict[str, str | list[str]]:
@@ -251,7 +282,8 @@ def interaction_lines(
     body_bytes = item.response_body
     body_bytes, response_headers = decode_content(body_bytes, response_headers)
     kind = events.stream_kind(_content_type(response_headers))
-    event_records = bodies.encode_stream(body_bytes, kind) if kind else None
+    compact_data: list[str | None] = []
+    event_records = bodies.encode_stream(body_bytes, kind, compact_data) if kind else None
     response: dict[str, Any] = {
         "type": "response",
         "status": item.status,
@@ -262,8 +294,12 @@ def interaction_lines(
         response["body"] = bodies.encode(body_bytes, _content_type(response_headers))
     else:
         response["body"] = {"stream": kind}
-    if redact is not None:  # llmcassette.redact: secrets never reach the lines below
-        redact(None if item.request_redacted else request, response, event_records)
+    # llmcassette.redact: secrets never reach the lines below. When it changed an event,
+    # the texts as streamed may hold what it took out: the lines encode the records.
+    if redact is not None and redact(
+        None if item.request_redacted else request, response, event_records
+    ):
+        compact_data = []
     if with_timing:
         response.update(item.response_extra)
     lines = [_dump(request), _dump(response)]
@@ -272,11 +308,8 @@ def interaction_lines(
         if times is not None and len(times) != len(event_records):
             times = None  # the split changed (e.g. redaction merged events): drop stale timing
         for index, fields in enumerate(event_records):
-            record: dict[str, Any] = {"type": "event"}
-            if times is not None:
-                record["t"] = times[index]
-            record.update(fields)
-            lines.append(_dump(record))
+            t = times[index] if times is not None else None
+            lines.append(_event_line(t, fields, compact_data[index] if compact_data else None))
     end: dict[str, Any] = {"type": "end", "events": len(event_records or ())}
     end.update(item.end_extra if with_timing else {})
     lines.append(_dump(end))

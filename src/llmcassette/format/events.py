@@ -159,25 +159,36 @@ def encode_event(kind: str, text: str) -> dict[str, Any]:
     structured payload is kept only when its layout renders it exactly), so the fields
     are not rendered again to compare: that would cost a second JSON encoding per event.
     """
-    fields = _parse_sse(text) if kind == SSE else _parse_ndjson(text)
-    return {"raw": text} if fields is None else fields
+    return _encode_piece(kind, text)[0]
 
 
-def encode_events(kind: str, text: str) -> list[dict[str, Any]]:
-    """``encode_event`` for every event of a stream, with a short way for the usual event."""
+def encode_events(
+    kind: str, text: str, compact_data: list[str | None] | None = None
+) -> list[dict[str, Any]]:
+    """``encode_event`` for every event of a stream.
+
+    ``compact_data``, when given, receives for each event the text of its ``data`` field
+    when that field rebuilds it in the compact layout (the text as streamed), else None:
+    the cassette writer copies that text into the line instead of encoding the value again.
+    """
     out: list[dict[str, Any]] = []
     for piece in split_events(kind, text):
-        if (
-            kind == SSE
-            and piece.startswith("data: ")
-            and piece.find("\n") == len(piece) - 2
-            and piece[-1] == "\n"
-            and "\r" not in piece
-        ):
-            out.append(_structure_payload(piece[6:-2]))  # what _parse_sse makes of it
-        else:
-            out.append(encode_event(kind, piece))
+        fields, compact = _encode_piece(kind, piece)
+        out.append(fields)
+        if compact_data is not None:
+            compact_data.append(compact)
     return out
+
+
+def _encode_piece(kind: str, piece: str) -> tuple[dict[str, Any], str | None]:
+    """One event's fields, and the text of its ``data`` when stored in the compact layout."""
+    parsed = _parse_sse(piece) if kind == SSE else _parse_ndjson(piece)
+    if parsed is None:
+        return {"raw": piece}, None
+    fields, payload = parsed
+    if "layout" in fields or "data" not in fields:
+        payload = None
+    return fields, payload
 
 
 def render_event(kind: str, fields: dict[str, Any]) -> str:
@@ -235,14 +246,14 @@ def _structure_payload(payload: str) -> dict[str, Any]:
     return {"data": value, "layout": layout}
 
 
-def _parse_sse(text: str) -> dict[str, Any] | None:
-    # None unless render_event rebuilds ``text`` exactly: "name: value" lines with "\n"
-    # ends, event/id/retry at most once each, in that order, before any data line, and
-    # the blank line that ends the event.
+def _parse_sse(text: str) -> tuple[dict[str, Any], str | None] | None:
+    # The fields and the data text, or None unless render_event rebuilds ``text`` exactly:
+    # "name: value" lines with "\n" ends, event/id/retry at most once each, in that order,
+    # before any data line, and the blank line that ends the event.
     if len(text) <= 2 or not text.endswith("\n\n") or "\r" in text:
         return None
     if text.startswith("data: ") and text.find("\n") == len(text) - 2:
-        return _structure_payload(text[6:-2])  # the usual event: one data line
+        return _structure_payload(text[6:-2]), text[6:-2]  # the usual event: one data line
     fields: dict[str, Any] = {}
     data_lines: list[str] = []
     order = -1  # position in _SSE_FIELDS of the last field seen
@@ -259,12 +270,14 @@ def _parse_sse(text: str) -> dict[str, Any] | None:
             order = _SSE_FIELDS.index(name)
         else:
             return None
-    if data_lines:
-        fields.update(_structure_payload("\n".join(data_lines)))
-    return fields
+    if not data_lines:
+        return fields, None
+    payload = "\n".join(data_lines)
+    fields.update(_structure_payload(payload))
+    return fields, payload
 
 
-def _parse_ndjson(text: str) -> dict[str, Any] | None:
+def _parse_ndjson(text: str) -> tuple[dict[str, Any], str] | None:
     if not text.endswith("\n") or "\r" in text:
         return None
-    return _structure_payload(text[:-1])
+    return _structure_payload(text[:-1]), text[:-1]

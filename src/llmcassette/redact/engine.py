@@ -604,13 +604,14 @@ class Redactor:
         request: dict[str, Any] | None,
         response: dict[str, Any],
         events: list[dict[str, Any]] | None,
-    ) -> None:
+    ) -> bool:
         """Redact the cassette records of one interaction in place (the write-time pass).
 
         ``request`` is None when the request is stored as these rules already redacted it.
+        Returns whether an event record changed (the writer then encodes their data again).
         """
         if not self.config.enabled:
-            return
+            return False
         if request is not None:
             request["uri"] = self.uri(request["uri"])
             request["headers"] = self.headers(request.get("headers") or {})
@@ -622,8 +623,11 @@ class Redactor:
             response["body"] = self.body_record(body, _content_type(response["headers"]))
         if response.get("reason"):
             response["reason"] = self.text(response["reason"])
-        if events:
-            self.events(events)
+        if not events:
+            return False
+        before = self.changes
+        self.events(events)
+        return self.changes != before  # every replacement takes a placeholder, and counts
 
     def vcr_request(self, request: Any) -> Any:
         """vcrpy ``before_record_request``: redact a (copied) ``vcr.request.Request``."""
