@@ -7,6 +7,10 @@ harness's ``contenders`` package. It is not importable from this repository on i
 llmcassette is driven through its public entry point, ``llmcassette.use_cassette``, with
 its defaults: the ``jsonl`` serializer and vcrpy's default ``match_on`` plus the semantic
 ``llm_body`` matcher. The harness passes a path that already ends in ``.jsonl``.
+
+A second contender, ``llmcassette-no-redaction``, is the same with ``redaction=False``: it
+is not how anyone should record, but it tells in the same run what redaction (on by
+default) adds to recording.
 """
 
 from __future__ import annotations
@@ -44,4 +48,25 @@ class LlmCassette(Contender):  # type: ignore[misc]
             yield cassette
 
 
+class LlmCassetteWithoutRedaction(LlmCassette):
+    id = "llmcassette-no-redaction"
+    title = "llmcassette (this checkout), as above with redaction=False"
+    notes = "llmcassette with redaction turned off, to show what redaction costs."
+
+    @contextlib.contextmanager
+    def recording(self, path: str, n: int, url: str) -> Iterator[Any]:
+        import llmcassette
+
+        with llmcassette.use_cassette(path, record_mode="once", redaction=False) as cassette:
+            yield cassette
+
+    @contextlib.contextmanager
+    def replaying(self, path: str, n: int, url: str) -> Iterator[Any]:
+        import llmcassette
+
+        with llmcassette.use_cassette(path, record_mode="none", redaction=False) as cassette:
+            yield cassette
+
+
 register(LlmCassette())
+register(LlmCassetteWithoutRedaction())

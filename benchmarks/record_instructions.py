@@ -3,6 +3,7 @@
 
     python benchmarks/record_instructions.py            # N=200, needs valgrind
     python benchmarks/record_instructions.py --n 500
+    python benchmarks/record_instructions.py --no-redaction   # what redaction adds
 
 Wall-clock timings of recording vary by up to 2x between runs on a shared 2-core
 machine, which hides any change smaller than that. Instruction counts under valgrind's
@@ -35,7 +36,7 @@ CHILD = r"""
 import json, sys, tempfile, os
 import httpx2
 
-mode, n = sys.argv[1], int(sys.argv[2])
+mode, n, redaction = sys.argv[1], int(sys.argv[2]), sys.argv[3] == "on"
 
 def chunk(i, k, delta, finish=None):
     return {"id": f"chatcmpl-{i:08d}", "object": "chat.completion.chunk", "created": 1764547200,
@@ -68,7 +69,10 @@ if mode == "record":
 folder = tempfile.mkdtemp()
 path = os.path.join(folder, "c.jsonl")
 with httpx2.Client(transport=httpx2.MockTransport(handler)) as client:
-    cassette = llmcassette.use_cassette(path, record_mode="once") if mode == "record" else None
+    cassette = None
+    if mode == "record":
+        redaction_option = {} if redaction else {"redaction": False}
+        cassette = llmcassette.use_cassette(path, record_mode="once", **redaction_option)
     if cassette is not None:
         cassette.__enter__()
     for i in range(n):
@@ -87,7 +91,7 @@ with httpx2.Client(transport=httpx2.MockTransport(handler)) as client:
 _COLLECTED = re.compile(r"Collected : (\d+)")
 
 
-def instructions(mode: str, n: int) -> int:
+def instructions(mode: str, n: int, redaction: bool = True) -> int:
     """Instructions executed by one child process (``base`` or ``record``, N requests)."""
     env = {**os.environ, "PYTHONHASHSEED": "0"}
     with tempfile.TemporaryDirectory() as scratch:
@@ -102,6 +106,7 @@ def instructions(mode: str, n: int) -> int:
                 CHILD,
                 mode,
                 str(n),
+                "on" if redaction else "off",
             ],
             capture_output=True,
             text=True,
@@ -118,12 +123,18 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--n", type=int, default=200, help="interactions (default 200)")
     parser.add_argument("--json", action="store_true", help="print the figures as JSON")
+    parser.add_argument(
+        "--no-redaction",
+        action="store_true",
+        help="record with redaction=False, to tell what redaction adds",
+    )
     args = parser.parse_args()
     if shutil.which("valgrind") is None:
         sys.exit("valgrind is not installed (e.g. apt-get install valgrind)")
     per: dict[str, float] = {}
     for mode in ("base", "record"):
-        one, many = instructions(mode, 1), instructions(mode, args.n)
+        redaction = not args.no_redaction
+        one, many = instructions(mode, 1, redaction), instructions(mode, args.n, redaction)
         per[mode] = (many - one) / (args.n - 1)
     figures = {
         "n": args.n,
@@ -138,6 +149,7 @@ def main() -> None:
         f"N={args.n}: without llmcassette {per['base'] / 1e6:.3f} M instructions per "
         f"interaction, recording {per['record'] / 1e6:.3f} M, "
         f"overhead {(per['record'] - per['base']) / 1e6:.3f} M"
+        + (" (redaction off)" if args.no_redaction else "")
     )
 
 
