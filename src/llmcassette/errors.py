@@ -142,10 +142,12 @@ class UnusedInteractionsError(LlmCassetteError):
                 f"  #{position}: {method} {uri}" for position, method, uri in unused[:10]
             )
             more = f"\n  … and {len(unused) - 10} more" if len(unused) > 10 else ""
+            which = (
+                "the 1 interaction" if total == 1 else f"{len(unused)} of the {total} interactions"
+            )
             parts.append(
-                f"{len(unused)} of the {total} interactions "
-                f"{'the overrides script for' if scripted else 'recorded in'} {path} "
-                f"were not played:\n"
+                f"{which} {'the overrides script for' if scripted else 'recorded in'} {path} "
+                f"{'was' if len(unused) == 1 else 'were'} not played:\n"
                 f"{shown}{more}"
             )
         if self.unused_faults:

@@ -253,5 +253,6 @@ def render(shown: Shown, width: int = 100) -> str:
         if shown.first_event is not None and shown.duration is not None:
             timing = f", first after {shown.first_event:.3f} s, last after {shown.duration:.3f} s"
         cut_note = ", cut short" if shown.cut_short else ""
-        lines.append(f"  stream: {shown.events} events{timing}{cut_note}")
+        events = "1 event" if shown.events == 1 else f"{shown.events} events"
+        lines.append(f"  stream: {events}{timing}{cut_note}")
     return "\n".join(lines)

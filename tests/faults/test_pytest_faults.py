@@ -101,7 +101,7 @@ def test_a_sidecar_in_a_pytest_project(project: pytest.Pytester) -> None:
     result.stdout.fnmatch_lines(
         [
             "*1 of the 3 interactions the overrides script for *test_fixture_unused.jsonl "
-            "were not played:*",
+            "was not played:*",
             "*#3: POST http://127.0.0.1:*/v1/chat/completions*",
         ]
     )

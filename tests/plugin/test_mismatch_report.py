@@ -92,7 +92,12 @@ def test_openai_sdk_reports_the_path(
     pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, change: str, expected: str
 ) -> None:
     result = record_then_change(pytester, monkeypatch, OPENAI_TEST, change)
-    result.stdout.fnmatch_lines([f"*{literal(expected)}*[[]call #1 to POST /v1/chat/completions]*"])
+    result.stdout.fnmatch_lines(
+        [
+            f"*{literal(expected)}*[[]call #1 to POST /v1/chat/completions]*",
+            "*cassette: *.jsonl (1 interaction, 0 played, record_mode 'none')*",
+        ]
+    )
 
 
 def test_anthropic_sdk_wraps_the_error_but_the_report_keeps_it(
@@ -149,6 +154,7 @@ def test_many():
             )
             + "*call #2 to POST*",
             "*closest recorded: interaction #2*",
+            "*cassette: *.jsonl (5 interactions, 1 played, record_mode 'none')*",
         ]
     )
 

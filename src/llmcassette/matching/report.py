@@ -117,9 +117,8 @@ def render(
     """The message of a ``CassetteMismatch`` (see ``llmcassette.errors``)."""
     where = call_label(call, method, uri)
     played = sum(1 for candidate in recorded if candidate.played)
-    cassette = (
-        f"{path} ({len(recorded)} interactions, {played} played, record_mode {record_mode!r})"
-    )
+    size = f"{len(recorded)} interaction" + ("" if len(recorded) == 1 else "s")
+    cassette = f"{path} ({size}, {played} played, record_mode {record_mode!r})"
     lines: list[str] = []
     if reason == "cassette_not_found":
         lines.append(f"{where}, but the cassette does not exist: {path}")
