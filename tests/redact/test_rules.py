@@ -255,37 +255,24 @@ def test_written_event_lines_hold_the_redacted_data_not_the_streamed_text() -> N
     # an event: then every line is encoded from the redacted records.
     from llmcassette.format import cassette_file
 
-    chunks = [
-        {"choices": [{"delta": {"content": "Your key is "}}]},
-        {"choices": [{"delta": {"content": OPENAI}}]},
-        {"session": {"api_key": "plain-value-without-a-shape"}},
-    ]
-    raw = "".join(f"data: {json.dumps(c, separators=(',', ':'))}\n\n" for c in chunks)
-    item = cassette_file.Interaction(
-        "GET",
-        "http://h/",
-        {},
-        None,
-        200,
-        "OK",
-        {"content-type": ["text/event-stream"]},
-        raw.encode(),
-    )
-    header = cassette_file.new_header("tests")
-    for secret_chunk in (1, 2):  # a shaped secret, then a secret key alone
-        only = [chunks[0], chunks[secret_chunk]]
-        item.response_body = "".join(
-            f"data: {json.dumps(c, separators=(',', ':'))}\n\n" for c in only
-        ).encode()
-        text = cassette_file.write(
-            cassette_file.Cassette(header, [item]), redact=Redactor(environ={}).records
+    clean = {"choices": [{"delta": {"content": "Your key is "}}]}
+    shaped = {"choices": [{"delta": {"content": OPENAI}}]}
+    by_key = {"session": {"api_key": "plain-value-without-a-shape"}}
+    headers = {"content-type": ["text/event-stream"]}
+    for secret in (shaped, by_key):
+        raw = "".join(f"data: {json.dumps(c, separators=(',', ':'))}\n\n" for c in (clean, secret))
+        item = cassette_file.Interaction(
+            "GET", "http://h/", {}, None, 200, "OK", headers, raw.encode()
         )
+        text = cassette_file.write(
+            cassette_file.Cassette(cassette_file.new_header("tests"), [item]),
+            redact=Redactor(environ={}).records,
+        )
+        lines = text.split("\n")
         assert OPENAI not in text
         assert "plain-value-without-a-shape" not in text
-        assert "<REDACTED:" in text.split("\n")[4]
-        assert text.split("\n")[3].endswith(
-            ', "data": {"choices":[{"delta":{"content":"Your key is "}}]}}'
-        )
+        assert "<REDACTED:" in lines[4]
+        assert lines[3].endswith(', "data": {"choices":[{"delta":{"content":"Your key is "}}]}}')
 
 
 def test_records_says_whether_it_changed_an_event() -> None:

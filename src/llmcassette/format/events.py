@@ -253,7 +253,8 @@ def _parse_sse(text: str) -> tuple[dict[str, Any], str | None] | None:
     if len(text) <= 2 or not text.endswith("\n\n") or "\r" in text:
         return None
     if text.startswith("data: ") and text.find("\n") == len(text) - 2:
-        return _structure_payload(text[6:-2]), text[6:-2]  # the usual event: one data line
+        payload = text[6:-2]  # the usual event: one data line
+        return _structure_payload(payload), payload
     fields: dict[str, Any] = {}
     data_lines: list[str] = []
     order = -1  # position in _SSE_FIELDS of the last field seen
