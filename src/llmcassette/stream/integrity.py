@@ -22,12 +22,6 @@ def missing_terminator(kind: str | None, body: bytes) -> str | None:
     return verdict if isinstance(verdict, str) else None
 
 
-def ended_properly(kind: str | None, body: bytes) -> bool | None:
-    """True when the stream ends with its terminator, False when it lacks it, None if unknown."""
-    verdict = judge(kind, events.split_body(kind, body))
-    return None if verdict is None else verdict is True
-
-
 def judge(kind: str | None, pieces: list[str] | None) -> bool | str | None:
     """The verdict on a stream cut into its event texts (``events.split_events``).
 
