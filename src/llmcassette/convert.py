@@ -120,9 +120,10 @@ def to_jsonl(source: Path, redaction: Any = None) -> str:
         return cassette_file.write(Cassette(header, items))
     redactor = Redactor(config)
     header["redaction"] = redactor.header_field()
-    text = cassette_file.write(Cassette(header, items), redact=redactor.records)
+    checked: set[int] = set()
+    text = cassette_file.write(Cassette(header, items), redaction=redactor, checked=checked)
     if config.fail_closed:
-        check_text(redactor, text, source)
+        check_text(redactor, text, source, checked)
     return text
 
 

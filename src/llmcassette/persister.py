@@ -230,15 +230,19 @@ class Persister:
         if cassette_dict.get("metadata"):
             header["metadata"] = cassette_dict["metadata"]
         # --- redaction (llmcassette.redact): redact every line, refuse to write a leak
-        redact = None
-        if self.redactor is not None and self.redactor.config.enabled:
-            header["redaction"] = self.redactor.header_field()
-            redact = self.redactor.records
-        text = cassette_file.write(Cassette(header, jsonl.stamp(items)), previous, redact=redact)
-        if redact is not None and self.redactor.config.fail_closed:
+        redactor = self.redactor
+        if redactor is not None and not redactor.config.enabled:
+            redactor = None
+        if redactor is not None:
+            header["redaction"] = redactor.header_field()
+        checked: set[int] = set()
+        text = cassette_file.write(
+            Cassette(header, jsonl.stamp(items)), previous, redaction=redactor, checked=checked
+        )
+        if redactor is not None and redactor.config.fail_closed:
             from .redact.scan import check_text
 
-            check_text(self.redactor, text, path)
+            check_text(redactor, text, path, checked)
         # --- end redaction
         if text == old_text:
             return

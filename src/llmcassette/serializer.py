@@ -46,9 +46,10 @@ def serialize(cassette_dict: dict[str, Any]) -> str:
         return cassette_file.write(Cassette(header, stamp(items)))
     redactor = Redactor(config)
     header["redaction"] = redactor.header_field()
-    text = cassette_file.write(Cassette(header, stamp(items)), redact=redactor.records)
+    checked: set[int] = set()
+    text = cassette_file.write(Cassette(header, stamp(items)), redaction=redactor, checked=checked)
     if config.fail_closed:
-        check_text(redactor, text, "<cassette>")
+        check_text(redactor, text, "<cassette>", checked)
     return text
 
 

@@ -96,12 +96,13 @@ def main() -> None:
 
     def redacted() -> str:
         redactor = Redactor(environ={})
-        return cassette_file.write(Cassette(header, items), redact=redactor.records)
+        return cassette_file.write(Cassette(header, items), redaction=redactor)
 
     def redacted_checked() -> None:
         redactor = Redactor(environ={})
-        text = cassette_file.write(Cassette(header, items), redact=redactor.records)
-        check_text(redactor, text, "bench.jsonl")
+        checked: set[int] = set()
+        text = cassette_file.write(Cassette(header, items), redaction=redactor, checked=checked)
+        check_text(redactor, text, "bench.jsonl", checked)
 
     with_redaction = best(redacted)
     with_check = best(redacted_checked)

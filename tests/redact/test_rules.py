@@ -266,7 +266,7 @@ def test_written_event_lines_hold_the_redacted_data_not_the_streamed_text() -> N
         )
         text = cassette_file.write(
             cassette_file.Cassette(cassette_file.new_header("tests"), [item]),
-            redact=Redactor(environ={}).records,
+            redaction=Redactor(environ={}),
         )
         lines = text.split("\n")
         assert OPENAI not in text

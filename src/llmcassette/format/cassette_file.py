@@ -17,15 +17,15 @@ from __future__ import annotations
 
 import datetime
 import json
-import math
 import os
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from ..errors import CassetteFormatError, CassetteVersionError
-from . import bodies, events, jsontext
+from . import bodies, events, lines
 from .compression import decode_content
+from .event_lines import Redaction, StreamWriter
 from .migrations import (
     FIRST_RELEASE_WITH_VERSION,
     FORMAT_VERSION,
@@ -42,13 +42,6 @@ CONVERT_HINT = (
 )
 
 Headers = dict[str, list[str]]
-
-#: A redaction pass over one interaction's records (request, response, event records), in
-#: place. The request is None when ``Interaction.request_redacted`` says it needs none.
-#: It returns whether it changed any event record.
-RedactHook = Callable[
-    ["dict[str, Any] | None", dict[str, Any], "list[dict[str, Any]] | None"], bool
-]
 
 
 @dataclass
@@ -199,58 +192,6 @@ def new_header(recorded_by: str, created_at: str | None = None) -> dict[str, Any
 # ---------------------------------------------------------------- writing
 
 
-# One encoder for every line: json.dumps with options builds a new encoder on each call.
-_encode_line = jsontext.encoder(", ", ": ", ensure_ascii=False, allow_nan=False)
-
-
-def _dump(record: Mapping[str, Any]) -> str:
-    return _one_line(_encode_line(record), record)
-
-
-def _one_line(line: str, record: Mapping[str, Any]) -> str:
-    # ``line`` is ``record`` as JSON text: make it one line of UTF-8 for every reader.
-    if line.isascii():
-        return line  # no lone surrogate and no line separator can be in it
-    try:
-        line.encode("utf-8")
-    except UnicodeEncodeError:  # a lone surrogate from an escaped JSON body: keep it escaped
-        line = json.dumps(record, ensure_ascii=True, allow_nan=False)
-    # str.splitlines() and many editors also end lines at these; JSON strings are the only
-    # place they can occur, so escaping them keeps one record per line for every reader.
-    if any(separator in line for separator in _LINE_SEPARATORS):
-        for separator, escaped in _LINE_SEPARATORS.items():
-            line = line.replace(separator, escaped)
-    return line
-
-
-_LINE_SEPARATORS = {"\x85": "\\u0085", "\u2028": "\\u2028", "\u2029": "\\u2029"}
-
-_encode_compact = jsontext.encoder(",", ":", ensure_ascii=False, allow_nan=False)
-
-
-def _event_line(t: Any, fields: dict[str, Any], compact_data: str | None) -> str:
-    """An event line; ``data`` in the compact layout is written compact, as it was streamed.
-
-    The rest of the line is spaced like every line. ``compact_data`` is the text of
-    ``fields["data"]`` when known (the stream's own text, which redaction left alone): it
-    is copied in, which saves encoding the value a second time.
-    """
-    record: dict[str, Any] = {"type": "event"}
-    if t is not None:
-        record["t"] = t
-    record.update(fields)
-    if "data" not in fields or "layout" in fields:
-        return _dump(record)
-    if compact_data is None:
-        compact_data = _encode_compact(fields["data"])
-    if len(fields) > 1 or (t is not None and (type(t) is not float or not math.isfinite(t))):
-        head = _encode_line({name: value for name, value in record.items() if name != "data"})
-        head = head[:-1]
-    else:  # the usual event: "t" and "data" only, the head written directly
-        head = '{"type": "event"' if t is None else '{"type": "event", "t": ' + float.__repr__(t)
-    return _one_line(head + ', "data": ' + compact_data + "}", record)
-
-
 def _headers_out(headers: Mapping[str, Iterable[str] | str]) -> dict[str, str | list[str]]:
     out: dict[str, str | list[str]] = {}
     for name in sorted(headers, key=str.lower):
@@ -268,9 +209,18 @@ def _content_type(headers: Mapping[str, Any]) -> str | None:
 
 
 def interaction_lines(
-    item: Interaction, *, with_timing: bool = True, redact: RedactHook | None = None
+    item: Interaction,
+    *,
+    with_timing: bool = True,
+    redaction: Redaction | None = None,
+    writer: StreamWriter | None = None,
+    checked: list[int] | None = None,
 ) -> list[str]:
-    """The cassette lines of one interaction (without line ends)."""
+    """The cassette lines of one interaction (without line ends).
+
+    ``checked`` receives the positions (in the returned list) of the lines whose every byte
+    the redactor has already checked; ``writer`` carries what one file's streams share.
+    """
     request: dict[str, Any] = {
         "type": "request",
         "method": item.method,
@@ -282,63 +232,102 @@ def interaction_lines(
     body_bytes = item.response_body
     body_bytes, response_headers = decode_content(body_bytes, response_headers)
     kind = events.stream_kind(_content_type(response_headers))
-    compact_data: list[str | None] = []
-    event_records = bodies.encode_stream(body_bytes, kind, compact_data) if kind else None
     response: dict[str, Any] = {
         "type": "response",
         "status": item.status,
         "reason": item.reason,
         "headers": _headers_out(response_headers),
     }
-    if event_records is None:
-        response["body"] = bodies.encode(body_bytes, _content_type(response_headers))
-    else:
+    times = item.event_times if with_timing else None
+    text = _stream_text(body_bytes) if kind else None
+    quick = None
+    if kind and text is not None:
+        writer = writer or StreamWriter(redaction)
+        quick = writer.quick(kind, text, times)
+    event_records = None
+    compact_data: list[str | None] = []
+    if quick is not None:
         response["body"] = {"stream": kind}
+        event_count = len(quick.lines)
+    elif kind and text is not None:
+        event_records = events.encode_events(kind, text, compact_data)
+        response["body"] = {"stream": kind}
+        event_count = len(event_records)
+    else:
+        response["body"] = bodies.encode(body_bytes, _content_type(response_headers))
+        event_count = 0
     # llmcassette.redact: secrets never reach the lines below. When it changed an event,
     # the texts as streamed may hold what it took out: the lines encode the records.
-    if redact is not None and redact(
+    if redaction is not None and redaction.records(
         None if item.request_redacted else request, response, event_records
     ):
         compact_data = []
     if with_timing:
         response.update(item.response_extra)
-    lines = [_dump(request), _dump(response)]
-    times = item.event_times if with_timing else None
-    if event_records is not None:
+    out = [lines.dump(request), lines.dump(response)]
+    if quick is not None:
+        if checked is not None:
+            checked.extend(len(out) + position for position in quick.checked)
+        out.extend(quick.lines)
+    elif event_records is not None:
         if times is not None and len(times) != len(event_records):
             times = None  # the split changed (e.g. redaction merged events): drop stale timing
         for index, fields in enumerate(event_records):
             t = times[index] if times is not None else None
-            lines.append(_event_line(t, fields, compact_data[index] if compact_data else None))
-    end: dict[str, Any] = {"type": "end", "events": len(event_records or ())}
+            out.append(lines.event_line(t, fields, compact_data[index] if compact_data else None))
+    end: dict[str, Any] = {"type": "end", "events": event_count}
     end.update(item.end_extra if with_timing else {})
-    lines.append(_dump(end))
-    return lines
+    out.append(lines.dump(end))
+    return out
+
+
+def _stream_text(body: bytes | None) -> str | None:
+    try:
+        return (body or b"").decode("utf-8")
+    except UnicodeDecodeError:
+        return None
 
 
 def write(
-    cassette: Cassette, previous: Cassette | None = None, *, redact: RedactHook | None = None
+    cassette: Cassette,
+    previous: Cassette | None = None,
+    *,
+    redaction: Redaction | None = None,
+    checked: set[int] | None = None,
 ) -> str:
     """The text of a cassette file.
 
     When ``previous`` (the file being replaced) holds an interaction with the same content,
     its lines are reused as they were, timing and timestamps included, so re-recording
-    unchanged traffic changes no line.
+    unchanged traffic changes no line. ``checked`` receives the numbers (from 1) of the
+    lines that the redactor has already checked byte for byte: the fail-closed scan can
+    skip them.
     """
+    writer = StreamWriter(redaction)
     reusable: dict[tuple[str, ...], list[list[str]]] = {}
     if previous is not None:
         for old in previous.interactions:
-            key = tuple(interaction_lines(old, with_timing=False, redact=redact))
-            reusable.setdefault(key, []).append(interaction_lines(old, redact=redact))
-    out = [_dump(cassette.header)]
+            key = tuple(
+                interaction_lines(old, with_timing=False, redaction=redaction, writer=writer)
+            )
+            reusable.setdefault(key, []).append(
+                interaction_lines(old, redaction=redaction, writer=writer)
+            )
+    out = [lines.dump(cassette.header)]
     for item in cassette.interactions:
         if reusable:
-            key = tuple(interaction_lines(item, with_timing=False, redact=redact))
+            key = tuple(
+                interaction_lines(item, with_timing=False, redaction=redaction, writer=writer)
+            )
             candidates = reusable.get(key)
             if candidates:
                 out.extend(candidates.pop(0))
                 continue
-        out.extend(interaction_lines(item, redact=redact))
+        positions: list[int] = []
+        new = interaction_lines(item, redaction=redaction, writer=writer, checked=positions)
+        if checked is not None:
+            checked.update(len(out) + 1 + position for position in positions)
+        out.extend(new)
     return "\n".join(out) + "\n"
 
 

@@ -182,13 +182,25 @@ def encode_events(
 
 def _encode_piece(kind: str, piece: str) -> tuple[dict[str, Any], str | None]:
     """One event's fields, and the text of its ``data`` when stored in the compact layout."""
-    parsed = _parse_sse(piece) if kind == SSE else _parse_ndjson(piece)
-    if parsed is None:
+    split = event_fields(kind, piece)
+    if split is None:
         return {"raw": piece}, None
-    fields, payload = parsed
-    if "layout" in fields or "data" not in fields:
-        payload = None
+    fields, payload = split
+    if payload is None:
+        return fields, None
+    structured = structure_payload(payload)
+    fields.update(structured)
+    if "layout" in structured or "data" not in structured:
+        return fields, None
     return fields, payload
+
+
+def event_fields(kind: str, piece: str) -> tuple[dict[str, Any], str | None] | None:
+    """An event's fields other than its payload, and the payload text (None: it has none).
+
+    None when the event is kept as ``raw`` text (see the module's docstring).
+    """
+    return _parse_sse(piece) if kind == SSE else _parse_ndjson(piece)
 
 
 def render_event(kind: str, fields: dict[str, Any]) -> str:
@@ -236,7 +248,8 @@ def _string(fields: dict[str, Any], name: str) -> str:
     return value
 
 
-def _structure_payload(payload: str) -> dict[str, Any]:
+def structure_payload(payload: str) -> dict[str, Any]:
+    """The fields that store a payload: ``data`` (and ``layout``) for JSON, else ``text``."""
     parsed = jsontext.parse_exact(payload)
     if parsed is None:
         return {"text": payload}
@@ -253,8 +266,7 @@ def _parse_sse(text: str) -> tuple[dict[str, Any], str | None] | None:
     if len(text) <= 2 or not text.endswith("\n\n") or "\r" in text:
         return None
     if text.startswith("data: ") and text.find("\n") == len(text) - 2:
-        payload = text[6:-2]  # the usual event: one data line
-        return _structure_payload(payload), payload
+        return {}, text[6:-2]  # the usual event: one data line
     fields: dict[str, Any] = {}
     data_lines: list[str] = []
     order = -1  # position in _SSE_FIELDS of the last field seen
@@ -273,12 +285,10 @@ def _parse_sse(text: str) -> tuple[dict[str, Any], str | None] | None:
             return None
     if not data_lines:
         return fields, None
-    payload = "\n".join(data_lines)
-    fields.update(_structure_payload(payload))
-    return fields, payload
+    return fields, "\n".join(data_lines)
 
 
 def _parse_ndjson(text: str) -> tuple[dict[str, Any], str] | None:
     if not text.endswith("\n") or "\r" in text:
         return None
-    return _structure_payload(text[:-1]), text[:-1]
+    return {}, text[:-1]

@@ -554,6 +554,24 @@ class Redactor:
             "%" in everything or "\\u" in everything
         )
 
+    def proves_clean(self, texts: list[str]) -> bool:
+        """Whether no rule can match in any of ``texts``: one cheap search, which may say no
+        when the answer is yes, never the other way round.
+
+        The cassette writer hands it what an event stream's lines hold, cut at the quotes
+        (each JSON path's strings joined, as a secret streamed in pieces would be, and the
+        parts outside strings). True tells that redacting the stream would change nothing
+        and that the fail-closed scan would find nothing in those lines: the search is the
+        scan's own first test (``might_contain``), and no rule matches across a quote. A
+        ``headers`` object is left to the scan, which checks it by header name.
+        """
+        if not self.config.enabled:
+            return True
+        if self._trigger_re is None or not self._newline_free_triggers:
+            return False  # a custom pattern without triggers: every string needs its regex
+        everything = "\n".join(texts)
+        return '"headers"' not in everything and not self.might_contain(everything)
+
     def _collect(
         self,
         value: dict[str, Any] | list[Any],

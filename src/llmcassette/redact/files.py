@@ -52,7 +52,7 @@ def redact_file(redactor: Redactor, path: Path) -> tuple[str | None, int]:
         text = cassette_file.write(
             cassette_file.Cassette(header, cassette.interactions),
             cassette,
-            redact=redactor.records,
+            redaction=redactor,
         )
     else:
         if path.suffix == ".json" and not _looks_like_vcrpy_json(path):

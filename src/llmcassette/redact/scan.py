@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Iterator
+from collections.abc import Collection, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -117,12 +117,18 @@ def _headers(redactor: Redactor, headers: dict[str, Any], path: str) -> Iterator
                 yield where, _new_kinds(item, new)[0]
 
 
-def find_in_jsonl(redactor: Redactor, text: str, path: str) -> list[Finding]:
-    """Findings in the text of an llmcassette JSONL cassette."""
+def find_in_jsonl(
+    redactor: Redactor, text: str, path: str, checked: Collection[int] = ()
+) -> list[Finding]:
+    """Findings in the text of an llmcassette JSONL cassette.
+
+    ``checked``: numbers of lines whose bytes the writer has had this redactor check
+    already (``Redactor.proves_clean``); they are not read again.
+    """
     redactor = redactor.scratch()
     findings: list[Finding] = []
     for number, line in enumerate(text.split("\n"), start=1):
-        if not line.strip():
+        if not line.strip() or number in checked:
             continue
         if '"headers"' not in line and not redactor.might_contain(line):
             continue
@@ -137,9 +143,14 @@ def find_in_jsonl(redactor: Redactor, text: str, path: str) -> list[Finding]:
     return findings
 
 
-def check_text(redactor: Redactor, text: str, path: str | os.PathLike[str]) -> None:
-    """Fail closed: raise ``SecretLeakError`` if a rule still matches ``text``."""
-    findings = find_in_jsonl(redactor, text, os.fspath(path))
+def check_text(
+    redactor: Redactor, text: str, path: str | os.PathLike[str], checked: Collection[int] = ()
+) -> None:
+    """Fail closed: raise ``SecretLeakError`` if a rule still matches ``text``.
+
+    ``checked``: see ``find_in_jsonl``.
+    """
+    findings = find_in_jsonl(redactor, text, os.fspath(path), checked)
     if findings:
         first = findings[0]
         raise SecretLeakError(

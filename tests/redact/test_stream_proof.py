@@ -1,0 +1,168 @@
+"""The writer's quick way with streams (no parse, one check) writes what the long way writes.
+
+``format.event_lines`` writes the events of a known shape without parsing them, when the
+redactor proves in one search that nothing in the stream needs redacting, and tells the
+fail-closed scan to skip those lines. These tests compare it with the long way (every event
+parsed, redacted, scanned) on generated streams full of near-secrets: the same text must
+come out, and skipping the checked lines must hide no finding of the scan.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+from urllib.parse import quote
+
+import pytest
+from hypothesis import event, given, settings
+from hypothesis import strategies as st
+
+from llmcassette.format import cassette_file
+from llmcassette.format.cassette_file import Cassette, Interaction
+from llmcassette.format.event_lines import StreamWriter
+from llmcassette.redact import Redactor
+from llmcassette.redact.scan import find_in_jsonl
+
+from .test_rules import ANTHROPIC, OPENAI, SHAPES
+
+SETTINGS = settings(max_examples=150, derandomize=True, deadline=None, database=None)
+LITERAL = "plainEnvSecret0123"  # an environment value without a recognisable shape
+SSE = {"content-type": ["text/event-stream"]}
+
+
+def _chat(text: str) -> dict[str, Any]:
+    return {
+        "id": "chatcmpl-1",
+        "object": "chat.completion.chunk",
+        "choices": [{"index": 0, "delta": {"content": text}, "finish_reason": None}],
+    }
+
+
+# Event shapes a provider streams, each with one slot for a piece of text.
+SHAPES_OF_EVENTS = {
+    "openai": _chat,
+    "anthropic": lambda text: {
+        "type": "content_block_delta",
+        "index": 0,
+        "delta": {"type": "text_delta", "text": text},
+    },
+    "responses": lambda text: {"type": "response.output_text.delta", "delta": text, "n": 3},
+    "secret key": lambda text: {"session": {"api_key": text}},
+    # Checked by header name: a credential header that no key rule names.
+    "headers": lambda text: {"headers": {"x-session-token": text}},
+    "uri": lambda text: {"uri": "https://example.test/v1?q=" + text},
+    "list": lambda text: [text, 1, None],
+}
+
+CLEAN_SHAPES = ["anthropic", "list", "openai", "responses"]
+
+# Pieces of text: prose, and what a rule looks for, whole, cut, escaped or encoded.
+SECRETS = [values[0] for values in SHAPES.values()] + [LITERAL]
+prose = st.sampled_from(["Hello", " world", "", "\n", 'a "quote"', "é😀", "\\", "1.5", "/"])
+pieces = st.one_of(
+    prose,
+    st.sampled_from(["basic idea", "token=1", "Bearer x", "AKIA", "eyJ", "\u2028", " s", "k-"]),
+    st.sampled_from(["https://example.test/a", "sk-", "ya29", ".", "%2D", "\u0073k", "="]),
+    st.sampled_from(SECRETS),
+    st.sampled_from(SECRETS).map(lambda s: quote(s, safe="")),
+    st.sampled_from(SECRETS).map(lambda s: json.dumps(s)[1:-1].replace("s", "\\u0073")),
+)
+
+
+@st.composite
+def streams(draw: st.DrawFn) -> str:
+    """An SSE body: events of one to three shapes, near-secrets in half of them."""
+    tricky = draw(st.booleans())
+    shapes = sorted(SHAPES_OF_EVENTS) if draw(st.booleans()) else CLEAN_SHAPES
+    names = draw(st.lists(st.sampled_from(shapes), min_size=1, max_size=3))
+    texts = draw(st.lists(pieces if tricky else prose, min_size=1, max_size=8))
+    if tricky and draw(st.booleans()):  # a secret streamed in pieces, at one path
+        secret = draw(st.sampled_from([OPENAI, ANTHROPIC, LITERAL]))
+        cut = draw(st.integers(1, len(secret) - 1))
+        at = draw(st.integers(0, len(texts)))
+        texts[at:at] = [secret[:cut], secret[cut:]]
+    spaced = draw(st.booleans())
+    event_names = ["", "event: delta\n", "event: sk-proj-\n"] if tricky else ["", "event: e\n"]
+    out = []
+    for index, text in enumerate(texts):
+        value = SHAPES_OF_EVENTS[names[index % len(names) if draw(st.booleans()) else 0]](text)
+        separators = (", ", ": ") if spaced else (",", ":")
+        payload = json.dumps(value, separators=separators, ensure_ascii=False)
+        out.append(f"{draw(st.sampled_from(event_names))}data: {payload}\n\n")
+    if draw(st.booleans()):
+        out.append("data: [DONE]\n\n")
+    return "".join(out)
+
+
+def _write(body: str, quick: bool, monkeypatch: pytest.MonkeyPatch) -> tuple[str, set[int]]:
+    item = Interaction("POST", "http://h/v1", {}, None, 200, "OK", SSE, body.encode())
+    header = {"format": "llmcassette", "format_version": 1, "recorded_by": "tests"}
+    checked: set[int] = set()
+    redactor = Redactor(environ={"MY_API_KEY": LITERAL})
+    with monkeypatch.context() as patch:
+        if not quick:
+            patch.setattr(StreamWriter, "quick", lambda *args: None)
+        text = cassette_file.write(Cassette(header, [item]), redaction=redactor, checked=checked)
+    return text, checked
+
+
+@SETTINGS
+@given(body=streams())
+def test_the_quick_way_writes_what_the_long_way_writes(body: str) -> None:
+    with pytest.MonkeyPatch.context() as monkeypatch:
+        quick, checked = _write(body, True, monkeypatch)
+        long, none_checked = _write(body, False, monkeypatch)
+    event("quick" if checked else "long way")
+    assert quick == long
+    assert not none_checked
+    redactor = Redactor(environ={"MY_API_KEY": LITERAL})
+    # Skipping the checked lines hides nothing from the fail-closed scan.
+    assert find_in_jsonl(redactor, quick, "c.jsonl", checked) == find_in_jsonl(
+        redactor, quick, "c.jsonl"
+    )
+    lines = quick.split("\n")
+    assert all(lines[number - 1].startswith('{"type": "event"') for number in checked)
+
+
+def test_a_clean_stream_is_checked_once_and_its_lines_are_skipped_by_the_scan() -> None:
+    body = "".join(f"data: {json.dumps(_chat(t), separators=(',', ':'))}\n\n" for t in "abc")
+    with pytest.MonkeyPatch.context() as monkeypatch:
+        text, checked = _write(body + "data: [DONE]\n\n", True, monkeypatch)
+    assert checked == {4, 5, 6}  # the three data events; [DONE] is left to the scan
+    assert text.split("\n")[4].endswith(', "data": ' + json.dumps(_chat("b"), separators=(",", ":")) + "}")
+
+
+@pytest.mark.parametrize(
+    "contents",
+    [
+        ["Your key: ", OPENAI[:10], OPENAI[10:]],  # a shape, cut across two events
+        ["Here: ", LITERAL[:5], LITERAL[5:], "."],  # an environment value, cut
+        [quote(OPENAI, safe="")],  # URL-encoded
+    ],
+)
+def test_a_secret_in_a_quick_looking_stream_is_still_redacted(contents: list[str]) -> None:
+    body = "".join(f"data: {json.dumps(_chat(t), separators=(',', ':'))}\n\n" for t in contents)
+    with pytest.MonkeyPatch.context() as monkeypatch:
+        text, checked = _write(body, True, monkeypatch)
+    assert not checked
+    assert "<REDACTED:" in text
+    assert OPENAI[10:] not in text and LITERAL[5:] not in text
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        # A "headers" object is checked by header name, which only the scan does.
+        'data: {"headers":{"x-session-token":"plain"}}\n\n',
+        # A field the redactor does not walk (retry), holding an environment value.
+        "retry: 40961234\ndata: {}\n\n",
+    ],
+)
+def test_what_only_the_scan_would_find_is_left_to_the_scan(body: str) -> None:
+    item = Interaction("POST", "http://h/v1", {}, None, 200, "OK", SSE, body.encode())
+    header = {"format": "llmcassette", "format_version": 1, "recorded_by": "tests"}
+    redactor = Redactor(environ={"MY_TOKEN": "40961234"})
+    checked: set[int] = set()
+    text = cassette_file.write(Cassette(header, [item]), redaction=redactor, checked=checked)
+    assert not checked
+    assert find_in_jsonl(redactor, text, "c.jsonl")  # the scan refuses to write it
