@@ -43,14 +43,15 @@ def test_a_text_of_a_learnt_shape_gives_its_strings_and_their_paths() -> None:
     skeletons = learnt(compact(CHUNK))
     match = skeletons.match(compact(with_content(" world")))
     assert match is not None
-    assert list(match.values) == ["chatcmpl-1", "chat.completion.chunk", " world"]
-    assert match.skeleton.paths == (
+    skeleton, values = match
+    assert list(values) == ["chatcmpl-1", "chat.completion.chunk", " world"]
+    assert skeleton.paths == (
         ("data", "id"),
         ("data", "object"),
         ("data", "choices", 0, "delta", "content"),
     )
-    assert match.skeleton.layout == "compact"
-    assert match.skeleton.outline == compact(
+    assert skeleton.layout == "compact"
+    assert skeleton.outline == compact(
         {"id": "", "object": "", "created": 1764547200, "choices": [with_content("")["choices"][0]]}
     )
 
@@ -60,7 +61,7 @@ def test_escaped_strings_are_decoded_when_spelled_as_the_encoder_spells_them() -
     for content in ['say "hi"', "a\\b", "line\nbreak", "tab\t\x01", "end\\", '"', "é😀"]:
         match = skeletons.match(compact(with_content(content)))
         assert match is not None, content
-        assert match.values[-1] == content
+        assert match[1][-1] == content
 
 
 def test_other_spellings_are_not_recognised() -> None:
@@ -91,8 +92,9 @@ def test_a_value_that_is_not_the_text_is_not_learnt() -> None:
 def test_a_spaced_skeleton_recognises_spaced_kin() -> None:
     skeletons = learnt(spaced(CHUNK), "spaced")
     match = skeletons.match(spaced(with_content("next")))
-    assert match is not None and match.skeleton.layout == "spaced"
-    assert match.values[-1] == "next"
+    assert match is not None
+    assert match[0].layout == "spaced"
+    assert match[1][-1] == "next"
 
 
 # ------------------------------------------------------------------ property
@@ -158,7 +160,8 @@ def test_a_recognised_text_is_what_the_parser_stores_it_as(
     event("recognised" if match is not None else "not recognised")
     if match is None:
         return
-    assert jsontext.parse_exact(text) == (json.loads(text), match.skeleton.layout)
+    skeleton, values = match
+    assert jsontext.parse_exact(text) == (json.loads(text), skeleton.layout)
     found = leaves(json.loads(text), ())
-    assert list(match.values) == [string for _, string in found]
-    assert list(match.skeleton.paths) == [path for path, _ in found]
+    assert list(values) == [string for _, string in found]
+    assert list(skeleton.paths) == [path for path, _ in found]

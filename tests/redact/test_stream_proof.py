@@ -129,7 +129,9 @@ def test_a_clean_stream_is_checked_once_and_its_lines_are_skipped_by_the_scan() 
     with pytest.MonkeyPatch.context() as monkeypatch:
         text, checked = _write(body + "data: [DONE]\n\n", True, monkeypatch)
     assert checked == {4, 5, 6}  # the three data events; [DONE] is left to the scan
-    assert text.split("\n")[4].endswith(', "data": ' + json.dumps(_chat("b"), separators=(",", ":")) + "}")
+    assert text.split("\n")[4].endswith(
+        ', "data": ' + json.dumps(_chat("b"), separators=(",", ":")) + "}"
+    )
 
 
 @pytest.mark.parametrize(
@@ -146,7 +148,8 @@ def test_a_secret_in_a_quick_looking_stream_is_still_redacted(contents: list[str
         text, checked = _write(body, True, monkeypatch)
     assert not checked
     assert "<REDACTED:" in text
-    assert OPENAI[10:] not in text and LITERAL[5:] not in text
+    assert OPENAI[10:] not in text
+    assert LITERAL[5:] not in text
 
 
 @pytest.mark.parametrize(

@@ -12,6 +12,8 @@ long way: every event parsed, redacted and scanned as before.
 
 from __future__ import annotations
 
+import math
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -37,8 +39,8 @@ class Redaction(Protocol):
         """Redact one interaction's records in place; True if an event record changed."""
         ...
 
-    def proves_clean(self, texts: list[str]) -> bool:
-        """Whether no rule can match in any of ``texts``, checked cheaply."""
+    def proves_clean(self, strings: Iterable[Sequence[str]], texts: Iterable[str] = ()) -> bool:
+        """Whether no rule can match in ``strings`` (each searched joined) or ``texts``."""
         ...
 
 
@@ -58,6 +60,7 @@ class StreamWriter:
     skeletons: Skeletons = field(default_factory=lambda: Skeletons(root=("data",)))
     # Skeletons whose outline the redactor has judged (by identity), and its verdict.
     _outline_clean: dict[int, bool] = field(default_factory=dict)
+    _usual_head_clean: bool | None = None
 
     def quick(self, kind: str, text: str, times: list[Any] | None) -> QuickLines | None:
         """The event lines of a stream in which redaction would change nothing, or None.
@@ -70,57 +73,76 @@ class StreamWriter:
         if times is not None and len(times) != len(pieces):
             times = None
         check = self.redaction is not None
+        match_known = self.skeletons.match
+        # Strings by JSON path, in stream order. The string values of consecutive events of
+        # one skeleton are kept as rows (a run) and turned into columns once, at its end.
         strings: dict[Path, list[str]] = {}
+        run: list[Sequence[str]] = []
+        run_skeleton: Skeleton | None = None
         heads: list[str] = []
         out: list[str] = []
         checked: list[int] = []
         for index, piece in enumerate(pieces):
             t = times[index] if times is not None else None
-            split = events.event_fields(kind, piece)
-            if split is None:
-                fields: dict[str, Any] = {"raw": piece}
-                _add(strings, ("raw",), piece)
-                out.append(lines.event_line(t, fields, None))
-                continue
-            fields, payload = split
-            for name in ("event", "id"):
-                if name in fields:
-                    _add(strings, (name,), fields[name])
+            if (
+                kind == events.SSE
+                and piece.startswith("data: ")
+                and piece.endswith("\n\n")
+                and piece.find("\n") == len(piece) - 2
+                and "\r" not in piece
+            ):
+                fields: dict[str, Any] = {}
+                payload: str | None = piece[6:-2]  # the usual event: one data line
+            else:
+                split = events.event_fields(kind, piece)
+                if split is None:
+                    _add(strings, ("raw",), piece)
+                    out.append(lines.event_line(t, {"raw": piece}, None))
+                    continue
+                fields, payload = split
+                for name in ("event", "id"):
+                    if name in fields:
+                        _add(strings, (name,), fields[name])
             if payload is None:
                 out.append(lines.event_line(t, fields, None))
                 continue
-            match = self._match(payload)
+            match = match_known(payload) or self._learn(payload)
             if match is None:
                 return None  # JSON that is not compact, or of a shape that cannot be learnt
             if isinstance(match, str):  # not JSON: stored as text
-                fields["text"] = payload
                 _add(strings, ("text",), payload)
-                out.append(lines.event_line(t, fields, None))
+                out.append(lines.event_line(t, {**fields, "text": payload}, None))
                 continue
             skeleton, values = match
-            head = lines.data_event_head(t, fields)
-            if fields and any(s in head for s in lines.LINE_SEPARATORS):
-                return None  # the line would be escaped: not the bytes checked here
-            if check:
-                if not self._outline_is_clean(skeleton):
-                    return None
-                for path, value in zip(skeleton.paths, values):  # noqa: B905 (same length)
-                    _add(strings, path, value)
+            if not fields and type(t) is float and math.isfinite(t):
+                # The usual head: its words are checked once (``_usual_head_is_clean``); a
+                # number is never a finding of the scan nor changed by redaction.
+                head = lines.TIMED_EVENT + float.__repr__(t) + lines.DATA_KEY
+            else:
+                head = lines.data_event_head(t, fields)
+                if fields and any(s in head for s in lines.LINE_SEPARATORS):
+                    return None  # the line would be escaped: not the bytes checked here
                 heads.append(head)
+            if check:
+                if skeleton is not run_skeleton:
+                    if not self._outline_is_clean(skeleton):
+                        return None
+                    _columns(strings, run_skeleton, run)
+                    run, run_skeleton = [], skeleton
+                run.append(values)
             checked.append(len(out))
             out.append(head + payload + _TAILS[skeleton.layout])
         if check:
             assert self.redaction is not None
-            texts = ["".join(group) for group in strings.values()]
-            if not self.redaction.proves_clean(texts + heads):
+            if not self._usual_head_is_clean():
+                return None
+            _columns(strings, run_skeleton, run)
+            if not self.redaction.proves_clean(strings.values(), heads):
                 return None
         return QuickLines(out, checked)
 
-    def _match(self, payload: str) -> Match | str | None:
-        """The payload's match, the payload itself when it is stored as text, or None."""
-        match = self.skeletons.match(payload)
-        if match is not None:
-            return match
+    def _learn(self, payload: str) -> Match | str | None:
+        """The match of a payload of a new shape, the payload when it is text, or None."""
         stored = events.structure_payload(payload)
         if "text" in stored:
             return payload
@@ -129,15 +151,37 @@ class StreamWriter:
             return None
         return self.skeletons.learn(payload, stored["data"], layout)
 
+    def _usual_head_is_clean(self) -> bool:
+        if self._usual_head_clean is None:
+            assert self.redaction is not None
+            self._usual_head_clean = self.redaction.proves_clean(
+                (), [lines.TIMED_EVENT + "0" + lines.DATA_KEY]
+            )
+        return self._usual_head_clean
+
     def _outline_is_clean(self, skeleton: Skeleton) -> bool:
         verdict = self._outline_clean.get(id(skeleton))
         if verdict is None:
             assert self.redaction is not None
             # Framed as in a line: what precedes the payload ends with ": ".
             framed = ": " + skeleton.outline + _TAILS[skeleton.layout]
-            verdict = self.redaction.proves_clean([framed])
+            verdict = self.redaction.proves_clean((), [framed])
             self._outline_clean[id(skeleton)] = verdict
         return verdict
+
+
+def _columns(
+    strings: dict[Path, list[str]], skeleton: Skeleton | None, run: list[Sequence[str]]
+) -> None:
+    """Add the string values of a run of events of one skeleton to ``strings``, by path."""
+    if skeleton is None or not run:
+        return
+    for path, column in zip(skeleton.paths, zip(*run)):  # noqa: B905 (same length)
+        group = strings.get(path)
+        if group is None:
+            strings[path] = list(column)
+        else:
+            group.extend(column)
 
 
 def _add(strings: dict[Path, list[str]], path: Path, value: str) -> None:

@@ -23,7 +23,7 @@ import operator
 import re
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import Any, NamedTuple
+from typing import Any
 
 Path = tuple[Any, ...]
 
@@ -48,11 +48,9 @@ class Skeleton:
     values_of: Callable[[list[str]], tuple[str, ...]]  # the string values, as spelled
 
 
-class Match(NamedTuple):
-    """A text that has a known skeleton, and its string values (decoded) in text order."""
-
-    skeleton: Skeleton
-    values: Sequence[str]
+#: A text that has a known skeleton, and its string values (decoded) in text order. A
+#: plain tuple: one is made for every streamed event.
+Match = tuple[Skeleton, Sequence[str]]
 
 
 class Skeletons:
@@ -64,9 +62,14 @@ class Skeletons:
 
     def match(self, text: str) -> Match | None:
         """The skeleton and values of ``text`` if it is compact JSON of a known shape."""
-        parts = _cut(text)
-        if parts is None:
-            return None
+        # _cut written out for the usual text (no escapes): this runs for every event.
+        if "\\" not in text and text[:1] in _OPENINGS and _safe(text):
+            parts = text.split('"')
+        else:
+            cut = _cut(text)
+            if cut is None:
+                return None
+            parts = cut
         candidates = self._known.get(tuple(parts[0::2]))
         if candidates is None:
             return None
@@ -75,8 +78,8 @@ class Skeletons:
                 values = skeleton.values_of(parts)
                 if "\\" in text:
                     decoded = _decoded(values)
-                    return None if decoded is None else Match(skeleton, decoded)
-                return Match(skeleton, values)
+                    return None if decoded is None else (skeleton, decoded)
+                return (skeleton, values)
         return None
 
     def learn(self, text: str, value: Any, layout: str) -> Match | None:
@@ -122,7 +125,7 @@ class Skeletons:
             values_of,
         )
         self._known.setdefault(skeleton.structure, []).append(skeleton)
-        return Match(skeleton, values)
+        return (skeleton, values)
 
 
 def _getter(slots: list[int]) -> Callable[[list[str]], tuple[str, ...]]:
@@ -135,19 +138,24 @@ def _getter(slots: list[int]) -> Callable[[list[str]], tuple[str, ...]]:
     return operator.itemgetter(*slots)
 
 
+_OPENINGS = ("{", "[")
+
+
 def _cut(text: str) -> list[str] | None:
     """``text`` cut at the quotes that open and close strings, or None if not worth it."""
-    if text[:1] not in ("{", "["):
-        return None
-    if text.isascii():
-        if not text.isprintable():
-            return None
-    elif _UNSAFE.search(text) is not None:
+    if text[:1] not in _OPENINGS or not _safe(text):
         return None
     parts = text.split('"')
     if "\\" in text:
         return _join_escaped_quotes(parts)
     return parts
+
+
+def _safe(text: str) -> bool:
+    """No raw control character or line separator in ``text`` (see ``_UNSAFE``)."""
+    if text.isascii():
+        return text.isprintable()  # also refuses DEL, which is harmless: a slower way then
+    return _UNSAFE.search(text) is None
 
 
 def _join_escaped_quotes(parts: list[str]) -> list[str] | None:

@@ -15,7 +15,7 @@ import hashlib
 import json
 import os
 import re
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 from urllib.parse import quote, unquote, unquote_plus
 
@@ -135,6 +135,12 @@ class Redactor:
             )
             if self._params_on
             else None
+        )
+        # The longest text a cheap test looks for: a trigger, '"key":', '&param='.
+        self._longest = max(
+            [len(trigger) for trigger in triggers]
+            + [len(name) + 3 for name in names]
+            + [len(param) + 2 for param in self._secret_params]
         )
         self._key_cache: dict[str, bool] = {}
         self._action_cache: dict[str, str] = {}
@@ -554,23 +560,40 @@ class Redactor:
             "%" in everything or "\\u" in everything
         )
 
-    def proves_clean(self, texts: list[str]) -> bool:
-        """Whether no rule can match in any of ``texts``: one cheap search, which may say no
+    def proves_clean(self, strings: Iterable[Sequence[str]], texts: Iterable[str] = ()) -> bool:
+        """Whether no rule can match in these texts: one cheap search, which may say no
         when the answer is yes, never the other way round.
 
-        The cassette writer hands it what an event stream's lines hold, cut at the quotes
-        (each JSON path's strings joined, as a secret streamed in pieces would be, and the
-        parts outside strings). True tells that redacting the stream would change nothing
-        and that the fail-closed scan would find nothing in those lines: the search is the
-        scan's own first test (``might_contain``), and no rule matches across a quote. A
-        ``headers`` object is left to the scan, which checks it by header name.
+        The cassette writer hands it what an event stream's lines hold, cut at the quotes:
+        ``strings`` are each JSON path's strings in stream order (searched joined, as a
+        secret streamed in pieces would be), ``texts`` the rest (keys, the parts outside
+        strings). True tells that redacting the stream would change nothing and that the
+        fail-closed scan would find nothing in those lines: the search is the scan's own
+        first test (``might_contain``), and no rule matches across a quote. A ``headers``
+        object is left to the scan, which checks it by header name.
         """
         if not self.config.enabled:
             return True
         if self._trigger_re is None or not self._newline_free_triggers:
             return False  # a custom pattern without triggers: every string needs its regex
-        everything = "\n".join(texts)
+        joined = [self._joined(group) for group in strings]
+        everything = "\n".join([*joined, *texts])
         return '"headers"' not in everything and not self.might_contain(everything)
+
+    def _joined(self, group: Sequence[str]) -> str:
+        """The strings of one path joined, or enough copies of the one string they all are.
+
+        A path that holds the same string in every event (an id, a model name) is searched
+        in as many copies as a match could span: what ``might_contain`` looks for is at most
+        ``_longest`` long, also once URL- or JSON-escaped (6 characters for one), so longer
+        runs add nothing.
+        """
+        first = group[0] if group else ""
+        if len(group) > 2 and first and group.count(first) == len(group):
+            copies = -(-6 * self._longest // len(first)) + 2
+            if copies < len(group):
+                return first * copies
+        return "".join(group)
 
     def _collect(
         self,
