@@ -18,13 +18,14 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from . import events, jsontext, lines
-from .skeleton import Match, Skeleton, Skeletons
+from .skeleton import Match, Skeleton, Skeletons, safe_text
 
 Path = tuple[Any, ...]
 
 # What follows the payload in an event line, by layout: a spaced payload is written as
 # the value of ``data`` in a line, whose items are spaced alike, then its ``layout``.
 _TAILS = {jsontext.DEFAULT_LAYOUT: "}", "spaced": ', "layout": "spaced"}'}
+_HEADS_KEPT = 4096
 
 
 class Redaction(Protocol):
@@ -61,6 +62,8 @@ class StreamWriter:
     # Skeletons whose outline the redactor has judged (by identity), and its verdict.
     _outline_clean: dict[int, bool] = field(default_factory=dict)
     _usual_head_clean: bool | None = None
+    # The usual event heads by time: times are rounded (to 0.1 ms), so they repeat.
+    _usual_heads: dict[float, str] = field(default_factory=dict)
 
     def quick(self, kind: str, text: str, times: list[Any] | None) -> QuickLines | None:
         """The event lines of a stream in which redaction would change nothing, or None.
@@ -74,6 +77,10 @@ class StreamWriter:
             times = None
         check = self.redaction is not None
         match_known = self.skeletons.match
+        usual_heads = self._usual_heads
+        # One look at the whole stream for characters that rule a payload out, instead of
+        # one per event; a payload then only needs no line end (the usual event has none).
+        safe = safe_text(text, line_ends=True)
         # Strings by JSON path, in stream order. The string values of consecutive events of
         # one skeleton are kept as rows (a run) and turned into columns once, at its end.
         strings: dict[Path, list[str]] = {}
@@ -93,6 +100,7 @@ class StreamWriter:
             ):
                 fields: dict[str, Any] = {}
                 payload: str | None = piece[6:-2]  # the usual event: one data line
+                payload_safe = safe
             else:
                 split = events.event_fields(kind, piece)
                 if split is None:
@@ -100,13 +108,14 @@ class StreamWriter:
                     out.append(lines.event_line(t, {"raw": piece}, None))
                     continue
                 fields, payload = split
+                payload_safe = safe and payload is not None and "\n" not in payload
                 for name in ("event", "id"):
                     if name in fields:
                         _add(strings, (name,), fields[name])
             if payload is None:
                 out.append(lines.event_line(t, fields, None))
                 continue
-            match = match_known(payload) or self._learn(payload)
+            match = match_known(payload, payload_safe) or self._learn(payload)
             if match is None:
                 return None  # JSON that is not compact, or of a shape that cannot be learnt
             if isinstance(match, str):  # not JSON: stored as text
@@ -117,7 +126,11 @@ class StreamWriter:
             if not fields and type(t) is float and math.isfinite(t):
                 # The usual head: its words are checked once (``_usual_head_is_clean``); a
                 # number is never a finding of the scan nor changed by redaction.
-                head = lines.TIMED_EVENT + float.__repr__(t) + lines.DATA_KEY
+                head = usual_heads.get(t) if t > 0.0 else None  # not -0.0 for 0.0
+                if head is None:
+                    head = lines.TIMED_EVENT + float.__repr__(t) + lines.DATA_KEY
+                    if t > 0.0 and len(usual_heads) < _HEADS_KEPT:
+                        usual_heads[t] = head
             else:
                 head = lines.data_event_head(t, fields)
                 if fields and any(s in head for s in lines.LINE_SEPARATORS):

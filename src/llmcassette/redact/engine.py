@@ -137,8 +137,9 @@ class Redactor:
             else None
         )
         # The longest text a cheap test looks for: a trigger, '"key":', '&param='.
+        self._longest_trigger = max(map(len, triggers), default=0)
         self._longest = max(
-            [len(trigger) for trigger in triggers]
+            [self._longest_trigger]
             + [len(name) + 3 for name in names]
             + [len(param) + 2 for param in self._secret_params]
         )
@@ -149,6 +150,7 @@ class Redactor:
         # sends the same few URLs again and again.
         self._clean_uris: set[str] = set()
         self._clean_texts: set[str] = set()  # the same, for short strings (header values...)
+        self._clean_repeats: set[str] = set()  # strings repeated by a stream (proves_clean)
 
         self._placeholders: dict[str, str] = {}
         self.counts: dict[str, int] = {}
@@ -576,24 +578,35 @@ class Redactor:
             return True
         if self._trigger_re is None or not self._newline_free_triggers:
             return False  # a custom pattern without triggers: every string needs its regex
-        joined = [self._joined(group) for group in strings]
-        everything = "\n".join([*joined, *texts])
-        return '"headers"' not in everything and not self.might_contain(everything)
+        texts = list(texts)
+        proven: list[str] = []  # strings that every event repeats, not proven clean before
+        for group in strings:
+            first = group[0] if group else ""
+            if len(group) > 1 and first and group.count(first) == len(group):
+                # The same string in every event (an id, a model name): searched in as many
+                # copies as a match could span, and remembered once found clean.
+                if first not in self._clean_repeats:
+                    proven.append(first)
+                    texts.append(first * min(len(group), self._copies(first)))
+            else:
+                texts.append("".join(group))
+        everything = "\n".join(texts)
+        if '"headers"' in everything or self.might_contain(everything):
+            return False
+        if len(self._clean_repeats) < _CACHE_LIMIT:
+            self._clean_repeats.update(proven)
+        return True
 
-    def _joined(self, group: Sequence[str]) -> str:
-        """The strings of one path joined, or enough copies of the one string they all are.
-
-        A path that holds the same string in every event (an id, a model name) is searched
-        in as many copies as a match could span: what ``might_contain`` looks for is at most
-        ``_longest`` long, also once URL- or JSON-escaped (6 characters for one), so longer
-        runs add nothing.
-        """
-        first = group[0] if group else ""
-        if len(group) > 2 and first and group.count(first) == len(group):
-            copies = -(-6 * self._longest // len(first)) + 2
-            if copies < len(group):
-                return first * copies
-        return "".join(group)
+    def _copies(self, text: str) -> int:
+        """How many copies of ``text`` hold every match ``might_contain`` can find in more."""
+        # Keys need a quote and parameters an "=" in the text; an escaped character takes up
+        # to 3 (%2D) or 6 (\u002d) characters.
+        longest = self._longest if ('"' in text or "=" in text) else self._longest_trigger
+        if "\\u" in text:
+            longest *= 6
+        elif "%" in text:
+            longest *= 3
+        return -(-longest // len(text)) + 1
 
     def _collect(
         self,
