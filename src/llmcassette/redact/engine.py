@@ -151,6 +151,7 @@ class Redactor:
         self._clean_uris: set[str] = set()
         self._clean_texts: set[str] = set()  # the same, for short strings (header values...)
         self._clean_repeats: set[str] = set()  # strings repeated by a stream (proves_clean)
+        self._clean_headers: set[tuple[str, str]] = set()  # (name, value) left unchanged
 
         self._placeholders: dict[str, str] = {}
         self.counts: dict[str, int] = {}
@@ -338,16 +339,28 @@ class Redactor:
 
     def header_value(self, name: str, value: str, action: str | None = None) -> str:
         """One header value, redacted according to the header's name."""
+        if (name, value) in self._clean_headers:
+            return value
         action = action or self.header_action(name)
         if action == "keep":
             return value
         if action == "cookie":
-            return self._cookie(name.lower(), value)
-        if action == "identifying":
-            return self.secret(value, name)
-        if action == "credential":
-            return self._credential(name, value)
-        return self.text(value)
+            result = self._cookie(name.lower(), value)
+        elif action == "identifying":
+            result = self.secret(value, name)
+        elif action == "credential":
+            result = self._credential(name, value)
+        else:
+            result = self.text(value)
+        if (
+            result == value
+            and len(value) <= _CACHED_TEXT
+            and len(self._clean_headers) < _CACHE_LIMIT
+        ):
+            # Left as it is (a placeholder already, or nothing secret): no state changed, and
+            # clients send the same headers on every request.
+            self._clean_headers.add((name, value))
+        return result
 
     def _credential(self, name: str, value: str) -> str:
         match = _SCHEME.fullmatch(value)

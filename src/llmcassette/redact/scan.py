@@ -42,14 +42,34 @@ def _new_kinds(old: str, new: str) -> list[str]:
     return kinds or ["dropped"]
 
 
-def _child(path: str, key: Any) -> str:
-    if isinstance(key, int):
-        return f"{path}[{key}]"
-    return f"{path}.{key}" if path else str(key)
+# Where a value sits: the keys and indexes from the record's root. Spelled out as a JSON
+# path only for a finding; most values have none. ``_PARSED`` marks a string read as JSON.
+Where = tuple[Any, ...]
+_PARSED = object()
+
+
+def _spelled(prefix: str, where: Where) -> str:
+    path = prefix
+    for part in where:
+        if part is _PARSED:
+            path += "<json>"
+        elif isinstance(part, int):
+            path = f"{path}[{part}]"
+        else:
+            path = f"{path}.{part}" if path else str(part)
+    return path
 
 
 def find_in_value(redactor: Redactor, value: Any, path: str = "") -> Iterator[tuple[str, str]]:
     """``(json_path, rule)`` for every value in a cassette record that redaction would change."""
+    found: list[tuple[Where, str]] = []
+    _walk(redactor, value, (), found)
+    for where, rule in found:
+        yield _spelled(path, where), rule
+
+
+def _walk(redactor: Redactor, value: Any, where: Where, found: list[tuple[Where, str]]) -> None:
+    # A plain recursion filling one list: the walk runs over every line the scan reads.
     if isinstance(value, dict):
         for key, item in value.items():
             if isinstance(item, str):
@@ -58,49 +78,49 @@ def find_in_value(redactor: Redactor, value: Any, path: str = "") -> Iterator[tu
                 elif key == "uri":
                     new = redactor.uri(item)
                 else:
-                    yield from _in_string(redactor, item, path, key)
+                    _in_string(redactor, item, (*where, key), found)
                     continue
                 if new != item:
-                    yield _child(path, key), _new_kinds(item, new)[0]
+                    found.append(((*where, key), _new_kinds(item, new)[0]))
             elif key == "headers" and isinstance(item, dict):
-                yield from _headers(redactor, item, _child(path, key))
+                _headers(redactor, item, (*where, key), found)
             elif isinstance(item, (dict, list, bytes, bytearray)):
-                yield from find_in_value(redactor, item, _child(path, key))
+                _walk(redactor, item, (*where, key), found)
     elif isinstance(value, list):
         for index, item in enumerate(value):
             if isinstance(item, str):
-                yield from _in_string(redactor, item, path, index)
+                _in_string(redactor, item, (*where, index), found)
             elif isinstance(item, (dict, list, bytes, bytearray)):
-                yield from find_in_value(redactor, item, _child(path, index))
+                _walk(redactor, item, (*where, index), found)
     elif isinstance(value, (bytes, bytearray)):
         try:
             text = bytes(value).decode("utf-8")
         except UnicodeDecodeError:
             text = bytes(value).decode("latin-1")
-        yield from _in_string(redactor, text, path, None)
+        _in_string(redactor, text, where, found)
     elif isinstance(value, str):
-        yield from _in_string(redactor, value, path, None)
+        _in_string(redactor, value, where, found)
 
 
 def _in_string(
-    redactor: Redactor, value: str, parent: str, key: str | int | None
-) -> Iterator[tuple[str, str]]:
-    # The JSON path is only spelled out for a finding: most strings have none.
+    redactor: Redactor, value: str, where: Where, found: list[tuple[Where, str]]
+) -> None:
     if value[:1] in ("{", "[") and redactor.might_contain(value):
         try:
             parsed = json.loads(value)
         except ValueError:
             parsed = None
         if isinstance(parsed, (dict, list)):
-            where = parent if key is None else _child(parent, key)
-            yield from find_in_value(redactor, parsed, where + "<json>")
+            _walk(redactor, parsed, (*where, _PARSED), found)
             return
     new = redactor.text(value)
     if new != value:
-        yield (parent if key is None else _child(parent, key)), _new_kinds(value, new)[0]
+        found.append((where, _new_kinds(value, new)[0]))
 
 
-def _headers(redactor: Redactor, headers: dict[str, Any], path: str) -> Iterator[tuple[str, str]]:
+def _headers(
+    redactor: Redactor, headers: dict[str, Any], where: Where, found: list[tuple[Where, str]]
+) -> None:
     for name, value in headers.items():
         action = redactor.header_action(name)
         if action in ("keep", "drop"):
@@ -111,10 +131,8 @@ def _headers(redactor: Redactor, headers: dict[str, Any], path: str) -> Iterator
                 continue
             new = redactor.header_value(name, item, action)
             if new != item:
-                where = _child(path, name)
-                if not isinstance(value, str):
-                    where = _child(where, index)
-                yield where, _new_kinds(item, new)[0]
+                at = (*where, name) if isinstance(value, str) else (*where, name, index)
+                found.append((at, _new_kinds(item, new)[0]))
 
 
 def find_in_jsonl(
