@@ -26,6 +26,7 @@ Path = tuple[Any, ...]
 # the value of ``data`` in a line, whose items are spaced alike, then its ``layout``.
 _TAILS = {jsontext.DEFAULT_LAYOUT: "}", "spaced": ', "layout": "spaced"}'}
 _HEADS_KEPT = 4096
+_NO_FIELDS: dict[str, Any] = {}  # the fields of the usual event, besides its data (read only)
 
 
 class Redaction(Protocol):
@@ -72,7 +73,8 @@ class StreamWriter:
         when an event line would be escaped, or when the redactor cannot prove the stream
         clean: the caller then parses, redacts and writes every event the usual way.
         """
-        pieces = events.split_events(kind, text)
+        usual = events.usual_payloads(kind, text)
+        pieces = usual if usual is not None else events.split_events(kind, text)
         if times is not None and len(times) != len(pieces):
             times = None
         check = self.redaction is not None
@@ -91,15 +93,19 @@ class StreamWriter:
         checked: list[int] = []
         for index, piece in enumerate(pieces):
             t = times[index] if times is not None else None
-            if (
+            if usual is not None:
+                fields: dict[str, Any] = _NO_FIELDS
+                payload: str | None = piece
+                payload_safe = safe
+            elif (
                 kind == events.SSE
                 and piece.startswith("data: ")
                 and piece.endswith("\n\n")
                 and piece.find("\n") == len(piece) - 2
                 and "\r" not in piece
             ):
-                fields: dict[str, Any] = {}
-                payload: str | None = piece[6:-2]  # the usual event: one data line
+                fields = {}
+                payload = piece[6:-2]  # the usual event: one data line
                 payload_safe = safe
             else:
                 split = events.event_fields(kind, piece)

@@ -70,6 +70,21 @@ def split_events(kind: str, text: str) -> list[str]:
     return blocks
 
 
+def usual_payloads(kind: str, text: str) -> list[str] | None:
+    """The payloads of an SSE stream whose every event is one ``data:`` line, else None.
+
+    The usual stream of an LLM API: cut in one go, where ``split_events`` and a look at
+    each event would take a loop.
+    """
+    if kind != SSE or not text.startswith("data: ") or not text.endswith("\n\n") or "\r" in text:
+        return None
+    payloads = text[6:-2].split("\n\ndata: ")
+    # Two line ends per event, no more: no payload holds one, and no event is anything else.
+    if text.count("\n") != 2 * len(payloads):
+        return None
+    return payloads
+
+
 def split_body(kind: str | None, body: bytes) -> list[str] | None:
     """``split_events`` for a body as bytes; None for no stream kind or bytes not UTF-8."""
     if kind is None:

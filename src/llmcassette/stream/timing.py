@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import operator
 from bisect import bisect_left
 from collections.abc import Iterator
 from itertools import accumulate
@@ -17,11 +18,14 @@ def event_times(
     """
     if not chunks:
         return [0.0] * len(pieces)
-    ends = list(accumulate(size for _, size in chunks))  # byte offset where each chunk ends
     arrived = [round(seconds, decimals) for seconds, _ in chunks]
-    last = len(chunks) - 1
     # Characters are bytes in ASCII text: no need to encode each event to count them.
-    sizes = map(len, pieces) if all(map(str.isascii, pieces)) else _utf8_sizes(pieces)
+    ascii_only = all(map(str.isascii, pieces))
+    sizes = list(map(len, pieces)) if ascii_only else list(_utf8_sizes(pieces))
+    if len(chunks) == len(sizes) and all(map(operator.eq, sizes, (n for _, n in chunks))):
+        return arrived  # one chunk per event, as servers that flush each event send them
+    ends = list(accumulate(size for _, size in chunks))  # byte offset where each chunk ends
+    last = len(chunks) - 1
     return [arrived[min(bisect_left(ends, offset), last)] for offset in accumulate(sizes)]
 
 
