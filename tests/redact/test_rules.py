@@ -454,3 +454,23 @@ def test_the_fail_closed_scan_finds_an_encoded_secret_in_an_event_line(
     assert [(f.line, f.json_path, f.rule) for f in findings] == [
         (1, "data.content", "openai-api-key")
     ]
+
+
+def test_request_headers_seen_before_are_redacted_alike_and_counted() -> None:
+    from vcr.request import Request
+
+    def request(token: str) -> Request:
+        headers = {"Authorization": f"Bearer {token}", "Accept": "application/json"}
+        return Request("POST", "http://h/v1", b"{}", headers)
+
+    redactor = Redactor(environ={})
+    first = redactor.vcr_request(request(OPENAI)).headers["Authorization"]
+    again = redactor.vcr_request(request(OPENAI)).headers["Authorization"]
+    other = redactor.vcr_request(request(OPENAI_2)).headers["Authorization"]
+    assert first == again == "Bearer <REDACTED:openai-api-key>"
+    assert other == "Bearer <REDACTED:openai-api-key:2>"
+    assert redactor.changes == 3  # one value replaced per request, remembered or not
+    # A scratch redactor numbers afresh: what the first one remembered is not reused.
+    scratch = redactor.scratch()
+    assert scratch.vcr_request(request(OPENAI_2)).headers["Authorization"] == first
+    assert scratch.counts == {"openai-api-key": 1}

@@ -22,7 +22,7 @@ def reference(pieces: list[str], chunks: list[tuple[float, int]]) -> list[float]
             received += size
             if received >= offset:
                 break
-        out.append(round(chunks[index][0], 4))
+        out.append(round(chunks[index][0] * 10000) / 10000)
     return out
 
 

@@ -152,6 +152,8 @@ class Redactor:
         self._clean_texts: set[str] = set()  # the same, for short strings (header values...)
         self._clean_repeats: set[str] = set()  # strings repeated by a stream (proves_clean)
         self._clean_headers: set[tuple[str, str]] = set()  # (name, value) left unchanged
+        # Whole request headers and what they became (with how many values were replaced).
+        self._known_request_headers: dict[tuple[Any, ...], tuple[tuple[Any, ...], int]] = {}
 
         self._placeholders: dict[str, str] = {}
         self.counts: dict[str, int] = {}
@@ -209,6 +211,7 @@ class Redactor:
         clone._placeholders = {}
         clone.counts = {}
         clone.changes = 0
+        clone._known_request_headers = {}  # what they became depends on the numbering
         return clone
 
     def placeholder(self, kind: str, secret: str) -> str:
@@ -696,6 +699,23 @@ class Redactor:
         self.events(events)
         return self.changes != before  # every replacement takes a placeholder, and counts
 
+    def _request_headers(self, headers: dict[str, Any]) -> dict[str, Any]:
+        """``headers(headers)``, remembered: a client sends the same headers every time."""
+        key = tuple(headers.items())
+        try:
+            known = self._known_request_headers.get(key)
+        except TypeError:  # a list of values: not worth remembering
+            return self.headers(headers)
+        if known is not None:
+            redacted, changes = known
+            self.changes += changes
+            return dict(redacted)
+        before = self.changes
+        out = self.headers(headers)
+        if len(self._known_request_headers) < _REQUEST_HEADERS_KEPT:
+            self._known_request_headers[key] = (tuple(out.items()), self.changes - before)
+        return out
+
     def vcr_request(self, request: Any) -> Any:
         """vcrpy ``before_record_request``: redact a (copied) ``vcr.request.Request``."""
         if not self.config.enabled or request is None:
@@ -706,7 +726,7 @@ class Redactor:
         store = getattr(request.headers, "_store", None)  # vcrpy's {lower: (name, value)}
         pairs = store.values() if isinstance(store, dict) else request.headers.items()
         headers = dict(pairs)
-        redacted = self.headers(headers)
+        redacted = self._request_headers(headers)
         if redacted != headers:
             # Changed in place: the same headers, in the same order, as a new HeadersDict.
             for name, value in headers.items():
@@ -749,6 +769,7 @@ def _add_ref(
 
 
 _CACHE_LIMIT = 4096  # entries in each of a redactor's caches, which only grow
+_REQUEST_HEADERS_KEPT = 64  # sets of request headers (each a few hundred bytes)
 _CACHED_TEXT = 256  # longest string kept as known clean
 
 

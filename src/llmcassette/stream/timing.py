@@ -18,7 +18,10 @@ def event_times(
     """
     if not chunks:
         return [0.0] * len(pieces)
-    arrived = [round(seconds, decimals) for seconds, _ in chunks]
+    # round(x, 4) goes through a decimal string; scaling to an integer is a tenth of the
+    # cost, and a time to 0.1 ms needs no decimal tie-breaking.
+    scale = 10.0**decimals
+    arrived = [round(seconds * scale) / scale for seconds, _ in chunks]
     # Characters are bytes in ASCII text: no need to encode each event to count them.
     ascii_only = all(map(str.isascii, pieces))
     sizes = list(map(len, pieces)) if ascii_only else list(_utf8_sizes(pieces))
