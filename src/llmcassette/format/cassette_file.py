@@ -265,6 +265,15 @@ def interaction_lines(
     if with_timing:
         response.update(item.response_extra)
     out = [lines.dump(request), lines.dump(response)]
+    if redaction is not None and checked is not None:
+        # The scan's own walk, over the records these two lines encode: it spares the
+        # scan parsing the lines again. A line with a finding is left to the scan, which
+        # reports it with its line number.
+        checked.extend(
+            position
+            for position in (0, 1)
+            if redaction.finds_nothing(request if position == 0 else response)
+        )
     if quick is not None:
         if checked is not None:
             checked.extend(len(out) + position for position in quick.checked)

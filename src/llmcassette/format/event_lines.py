@@ -45,6 +45,10 @@ class Redaction(Protocol):
         """Whether no rule can match in ``strings`` (each searched joined) or ``texts``."""
         ...
 
+    def finds_nothing(self, record: dict[str, Any]) -> bool:
+        """Whether the fail-closed scan finds nothing in a record about to be written."""
+        ...
+
 
 @dataclass
 class QuickLines:

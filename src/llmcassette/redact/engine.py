@@ -154,6 +154,7 @@ class Redactor:
         self._clean_headers: set[tuple[str, str]] = set()  # (name, value) left unchanged
         # Whole request headers and what they became (with how many values were replaced).
         self._known_request_headers: dict[tuple[Any, ...], tuple[tuple[Any, ...], int]] = {}
+        self._scan_scratch: Redactor | None = None  # see finds_nothing
 
         self._placeholders: dict[str, str] = {}
         self.counts: dict[str, int] = {}
@@ -212,6 +213,7 @@ class Redactor:
         clone.counts = {}
         clone.changes = 0
         clone._known_request_headers = {}  # what they became depends on the numbering
+        clone._scan_scratch = None
         return clone
 
     def placeholder(self, kind: str, secret: str) -> str:
@@ -612,6 +614,18 @@ class Redactor:
         if len(self._clean_repeats) < _CACHE_LIMIT:
             self._clean_repeats.update(proven)
         return True
+
+    def finds_nothing(self, record: dict[str, Any]) -> bool:
+        """Whether the fail-closed scan finds nothing in a record about to be written.
+
+        The scan's walk over the record itself, with the scan's scratch numbering (one for
+        all the records this redactor checks, as the scan has one for a whole file).
+        """
+        from .scan import find_in_value
+
+        if self._scan_scratch is None:
+            self._scan_scratch = self.scratch()
+        return next(find_in_value(self._scan_scratch, record), None) is None
 
     def _copies(self, text: str) -> int:
         """How many copies of ``text`` hold every match ``might_contain`` can find in more."""
