@@ -101,6 +101,9 @@ class InterceptedMethod(metaclass=_BindsLikeAFunction):
         encoded = response.headers.get("content-encoding", "identity").lower() != "identity"
 
         declared_length = response.headers.get("content-length")
+        # Not the response itself: its stream holds this function, and a reference back
+        # would make every recorded response a cycle that only the garbage collector frees.
+        status = {"code": response.status_code, "message": response.reason_phrase}
 
         def finish(chunks: list[tuple[float, bytes]], ending: Ending) -> None:
             body = b"".join(chunk for _, chunk in chunks)
@@ -139,7 +142,7 @@ class InterceptedMethod(metaclass=_BindsLikeAFunction):
             if body:
                 body, stored_headers = placeholders.escape_body(body, headers)
             recorded = {
-                "status": {"code": response.status_code, "message": response.reason_phrase},
+                "status": dict(status),
                 "headers": stored_headers,
                 "body": {"string": body},
                 META_KEY: {
