@@ -95,12 +95,19 @@ class InterceptedMethod(metaclass=_BindsLikeAFunction):
     def _finisher(cls, vcr_request: Any, filtered: Any, response: Any, headers_time: float) -> Any:
         cassette = cls.cassette
         headers: dict[str, list[str]] = {}
-        for name, value in response.headers.multi_items():
+        for name, value in response.headers.multi_items():  # names in lower case
             headers.setdefault(name, []).append(value)
-        kind = events.stream_kind(response.headers.get("content-type"))
-        encoded = response.headers.get("content-encoding", "identity").lower() != "identity"
 
-        declared_length = response.headers.get("content-length")
+        def header(name: str) -> str | None:
+            # Headers.get again: each call decodes and compares every header; this reads
+            # the dict just built, and joins repeated values with ", " as it does.
+            values = headers.get(name)
+            return None if values is None else ", ".join(values)
+
+        kind = events.stream_kind(header("content-type"))
+        encoding = header("content-encoding")
+        encoded = encoding is not None and encoding.lower() != "identity"
+        declared_length = header("content-length")
         # Not the response itself: its stream holds this function, and a reference back
         # would make every recorded response a cycle that only the garbage collector frees.
         status = {"code": response.status_code, "message": response.reason_phrase}
