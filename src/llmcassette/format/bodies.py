@@ -48,23 +48,6 @@ def encode(raw: bytes | str | None, content_type: str | None) -> Body:
     return {"text": text}
 
 
-def encode_stream(
-    raw: bytes | str, kind: str, compact_data: list[str | None] | None = None
-) -> list[dict[str, Any]] | None:
-    """Split a streamed body into event records, or None when it is not UTF-8 text.
-
-    ``compact_data``: see ``events.encode_events``.
-    """
-    if isinstance(raw, bytes):
-        try:
-            text = raw.decode("utf-8")
-        except UnicodeDecodeError:
-            return None
-    else:
-        text = raw
-    return events.encode_events(kind, text, compact_data)
-
-
 def decode(body: Body) -> bytes | None:
     """The exact bytes of a stored, non-streamed body."""
     if body is None:

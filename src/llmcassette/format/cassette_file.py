@@ -269,11 +269,8 @@ def interaction_lines(
         # The scan's own walk, over the records these two lines encode: it spares the
         # scan parsing the lines again. A line with a finding is left to the scan, which
         # reports it with its line number.
-        checked.extend(
-            position
-            for position in (0, 1)
-            if redaction.finds_nothing(request if position == 0 else response)
-        )
+        records = (request, response)
+        checked.extend(at for at, record in enumerate(records) if redaction.finds_nothing(record))
     if quick is not None:
         if checked is not None:
             checked.extend(len(out) + position for position in quick.checked)
