@@ -27,7 +27,8 @@ from .test_rules import ANTHROPIC, OPENAI, SHAPES
 
 SETTINGS = settings(max_examples=150, derandomize=True, deadline=None, database=None)
 LITERAL = "plainEnvSecret0123"  # an environment value without a recognisable shape
-SSE = {"content-type": ["text/event-stream"]}
+SSE_TYPE = "text/event-stream"
+SSE = {"content-type": [SSE_TYPE]}
 
 
 def _chat(text: str) -> dict[str, Any]:
@@ -62,7 +63,7 @@ prose = st.sampled_from(["Hello", " world", "", "\n", 'a "quote"', "é😀", "\\
 pieces = st.one_of(
     prose,
     st.sampled_from(["basic idea", "token=1", "Bearer x", "AKIA", "eyJ", "\u2028", " s", "k-"]),
-    st.sampled_from(["https://example.test/a", "sk-", "ya29", ".", "%2D", "\u0073k", "="]),
+    st.sampled_from(["https://example.test/a", "sk-", "ya29", ".", "%2D", "\\u0073k", "="]),
     st.sampled_from(SECRETS),
     st.sampled_from(SECRETS).map(lambda s: quote(s, safe="")),
     st.sampled_from(SECRETS).map(lambda s: json.dumps(s)[1:-1].replace("s", "\\u0073")),
@@ -70,8 +71,9 @@ pieces = st.one_of(
 
 
 @st.composite
-def streams(draw: st.DrawFn) -> str:
-    """An SSE body: events of one to three shapes, near-secrets in half of them."""
+def streams(draw: st.DrawFn) -> tuple[str, str]:
+    """An SSE or NDJSON body and its content type: events of one to three shapes,
+    near-secrets in half of them."""
     tricky = draw(st.booleans())
     shapes = sorted(SHAPES_OF_EVENTS) if draw(st.booleans()) else CLEAN_SHAPES
     names = draw(st.lists(st.sampled_from(shapes), min_size=1, max_size=3))
@@ -82,20 +84,27 @@ def streams(draw: st.DrawFn) -> str:
         at = draw(st.integers(0, len(texts)))
         texts[at:at] = [secret[:cut], secret[cut:]]
     spaced = draw(st.booleans())
+    ndjson = draw(st.booleans())
     event_names = ["", "event: delta\n", "event: sk-proj-\n"] if tricky else ["", "event: e\n"]
     out = []
     for index, text in enumerate(texts):
         value = SHAPES_OF_EVENTS[names[index % len(names) if draw(st.booleans()) else 0]](text)
         separators = (", ", ": ") if spaced else (",", ":")
         payload = json.dumps(value, separators=separators, ensure_ascii=False)
-        out.append(f"{draw(st.sampled_from(event_names))}data: {payload}\n\n")
+        if ndjson:
+            out.append(payload + "\n")
+        else:
+            out.append(f"{draw(st.sampled_from(event_names))}data: {payload}\n\n")
     if draw(st.booleans()):
-        out.append("data: [DONE]\n\n")
-    return "".join(out)
+        out.append('{"done":true}\n' if ndjson else "data: [DONE]\n\n")
+    return "".join(out), "application/x-ndjson" if ndjson else "text/event-stream"
 
 
-def _write(body: str, quick: bool, monkeypatch: pytest.MonkeyPatch) -> tuple[str, set[int]]:
-    item = Interaction("POST", "http://h/v1", {}, None, 200, "OK", SSE, body.encode())
+def _write(
+    body: str, quick: bool, monkeypatch: pytest.MonkeyPatch, content_type: str = SSE_TYPE
+) -> tuple[str, set[int]]:
+    headers = {"content-type": [content_type]}
+    item = Interaction("POST", "http://h/v1", {}, None, 200, "OK", headers, body.encode())
     header = {"format": "llmcassette", "format_version": 1, "recorded_by": "tests"}
     checked: set[int] = set()
     redactor = Redactor(environ={"MY_API_KEY": LITERAL})
@@ -107,11 +116,12 @@ def _write(body: str, quick: bool, monkeypatch: pytest.MonkeyPatch) -> tuple[str
 
 
 @SETTINGS
-@given(body=streams())
-def test_the_quick_way_writes_what_the_long_way_writes(body: str) -> None:
+@given(stream=streams())
+def test_the_quick_way_writes_what_the_long_way_writes(stream: tuple[str, str]) -> None:
+    body, content_type = stream
     with pytest.MonkeyPatch.context() as monkeypatch:
-        quick, checked = _write(body, True, monkeypatch)
-        long, none_checked = _write(body, False, monkeypatch)
+        quick, checked = _write(body, True, monkeypatch, content_type)
+        long, none_checked = _write(body, False, monkeypatch, content_type)
     event("quick" if checked - {2, 3} else "long way")
     assert quick == long
     assert none_checked <= {2, 3}  # the long way checks the request and response records only
