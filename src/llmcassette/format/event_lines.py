@@ -101,16 +101,6 @@ class StreamWriter:
                 fields: dict[str, Any] = _NO_FIELDS
                 payload: str | None = piece
                 payload_safe = safe
-            elif (
-                kind == events.SSE
-                and piece.startswith("data: ")
-                and piece.endswith("\n\n")
-                and piece.find("\n") == len(piece) - 2
-                and "\r" not in piece
-            ):
-                fields = {}
-                payload = piece[6:-2]  # the usual event: one data line
-                payload_safe = safe
             else:
                 split = events.event_fields(kind, piece)
                 if split is None:
@@ -138,7 +128,7 @@ class StreamWriter:
                 # number is never a finding of the scan nor changed by redaction.
                 head = usual_heads.get(t) if t > 0.0 else None  # not -0.0 for 0.0
                 if head is None:
-                    head = lines.TIMED_EVENT + float.__repr__(t) + lines.DATA_KEY
+                    head = lines.data_event_head(t, fields)
                     if t > 0.0 and len(usual_heads) < _HEADS_KEPT:
                         usual_heads[t] = head
             else:
@@ -178,7 +168,7 @@ class StreamWriter:
         if self._usual_head_clean is None:
             assert self.redaction is not None
             self._usual_head_clean = self.redaction.proves_clean(
-                (), [lines.TIMED_EVENT + "0" + lines.DATA_KEY]
+                (), [lines.data_event_head(0.0, _NO_FIELDS)]
             )
         return self._usual_head_clean
 

@@ -71,10 +71,5 @@ def data_event_head(t: Any, others: dict[str, Any]) -> str:
         return _encode_line(record)[:-1] + ', "data": '
     # the usual event: "t" and "data" only, the head written directly
     if t is None:
-        return '{"type": "event"' + DATA_KEY
-    return TIMED_EVENT + float.__repr__(t) + DATA_KEY
-
-
-#: How the usual event line starts, and what comes between its time and its data.
-TIMED_EVENT = '{"type": "event", "t": '
-DATA_KEY = ', "data": '
+        return '{"type": "event", "data": '
+    return '{"type": "event", "t": ' + float.__repr__(t) + ', "data": '

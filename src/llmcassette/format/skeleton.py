@@ -11,9 +11,9 @@ is everything but its string values. Once one text has been parsed and found to 
 compact layout (``jsontext.parse_exact``), every text with the same skeleton is compact
 too, as long as its string values are spelled the way the JSON encoder spells them: the
 encoder writes the skeleton's parts as they are and each string on its own. The same
-holds for the ``spaced`` layout. Writing a
-cassette then needs neither a parse nor a second encoding of those events, and redaction
-gets their strings, each with its JSON path, from the cut.
+holds for the ``spaced`` layout. Writing a cassette then needs neither a parse nor a
+second encoding of those events, and redaction gets their strings, each with its JSON
+path, from the cut.
 """
 
 from __future__ import annotations
@@ -26,9 +26,6 @@ from typing import Any
 
 Path = tuple[Any, ...]
 
-# Characters that make a text not worth matching (``safe_text``): raw control characters
-# (not valid JSON, the parse decides what happens to them), and the line separators that a
-# cassette line escapes (the line would then differ from the text as streamed).
 _scanstring: Any = json.decoder.scanstring  # type: ignore[attr-defined]
 _encode_string: Any = json.encoder.encode_basestring
 
@@ -164,6 +161,9 @@ def safe_text(text: str, line_ends: bool = False) -> bool:
     return not any(character in text for character in unsafe)
 
 
+# Characters that make a text not worth matching: raw control characters (not valid JSON,
+# the parse decides what happens to them), and the line separators that a cassette line
+# escapes (the line would then differ from the text as streamed).
 _UNSAFE_CHARACTERS = tuple(chr(code) for code in range(0x20))
 _UNSAFE_BUT_LF = tuple(c for c in _UNSAFE_CHARACTERS if c != "\n")
 _SEPARATORS = ("\x85", "\u2028", "\u2029")
