@@ -9,7 +9,7 @@ from hypothesis import event, given, settings
 from hypothesis import strategies as st
 
 from llmcassette.format import jsontext
-from llmcassette.format.skeleton import Skeletons
+from llmcassette.format.skeleton import OneValueApart, Skeletons, safe_text
 
 SETTINGS = settings(max_examples=300, derandomize=True, deadline=None, database=None)
 
@@ -97,6 +97,47 @@ def test_a_spaced_skeleton_recognises_spaced_kin() -> None:
     assert match[1][-1] == "next"
 
 
+def test_events_one_value_apart_are_recognised_from_the_last_one() -> None:
+    skeletons = learnt(compact(CHUNK))
+    first, second = compact(with_content("Hel")), compact(with_content("lo"))
+    before, now = skeletons.match(first), skeletons.match(second)
+    assert before is not None
+    assert now is not None
+    template = OneValueApart.of(second, now, before[1])
+    assert template is not None
+    for content in (" world", "", "é 😀 {}[]:,", "sk-"):
+        found, reference = (t.match(compact(with_content(content))) for t in (template, skeletons))
+        assert found is not None
+        assert reference is not None
+        assert found[0] is reference[0]
+        assert list(found[1]) == list(reference[1])
+
+
+def test_a_text_one_value_apart_but_escaped_or_otherwise_changed_is_left_to_the_cut() -> None:
+    skeletons = learnt(compact(CHUNK))
+    second = compact(with_content("lo"))
+    now = skeletons.match(second)
+    assert now is not None
+    template = OneValueApart.of(second, now, ["chatcmpl-1", "chat.completion.chunk", "Hel"])
+    assert template is not None
+    assert template.match(compact(with_content('say "hi"'))) is None  # an escaped quote
+    assert template.match(compact(with_content("a\\b"))) is None  # an escaped backslash
+    assert template.match(compact({**with_content("x"), "id": "chatcmpl-2"})) is None
+    assert template.match(compact(with_content("x")).replace(":0,", ":1,")) is None
+    # Shorter than what comes before and after the value: the two would overlap.
+    prefix = second[: second.index('"lo"') + 1]
+    assert template.match(prefix + second[len(prefix) + 2 :][1:]) is None
+
+
+def test_no_template_when_no_value_or_several_values_changed() -> None:
+    skeletons = learnt(compact(CHUNK))
+    text = compact(with_content("lo"))
+    match = skeletons.match(text)
+    assert match is not None
+    assert OneValueApart.of(text, match, match[1]) is None
+    assert OneValueApart.of(text, match, ["chatcmpl-0", "chat.completion.chunk", "Hel"]) is None
+
+
 # ------------------------------------------------------------------ property
 
 strings = st.lists(
@@ -165,3 +206,71 @@ def test_a_recognised_text_is_what_the_parser_stores_it_as(
     found = leaves(json.loads(text), ())
     assert list(values) == [string for _, string in found]
     assert list(skeleton.paths) == [path for path, _ in found]
+
+
+plain = st.lists(
+    st.sampled_from(["a", " ", "é", "😀", "/", "\x7f", ":", ",", "{", "sk-"]), max_size=4
+)
+# Mostly strings spelled as they are, some escaped (a quote, a backslash, "\n").
+mostly_plain = plain.map("".join) | st.sampled_from(['say "hi"', "a\\b", "x\ny"])
+shapes = st.recursive(
+    st.none() | st.integers(-5, 5) | mostly_plain,
+    lambda inner: (
+        st.lists(inner, min_size=1, max_size=3)
+        | st.dictionaries(mostly_plain, inner, min_size=1, max_size=3)
+    ),
+    max_leaves=6,
+)
+
+
+@settings(max_examples=1000, derandomize=True, deadline=None, database=None)
+@given(
+    template=shapes,
+    changed=st.integers(0, 7),
+    before=plain.map("".join),
+    now=plain.map("".join),
+    later=strings,
+    edit=st.none() | st.tuples(st.integers(0, 400), st.sampled_from(["", " ", '"', "\\", "1"])),
+)
+def test_a_text_recognised_one_value_apart_is_what_the_cut_recognises(
+    template: Any, changed: int, before: str, now: str, later: str, edit: tuple[int, str] | None
+) -> None:
+    """Whatever the template recognises, ``Skeletons.match`` recognises alike (and that is
+    exact, by the property above)."""
+    text = compact(template)
+    exact = jsontext.parse_exact(text)
+    count = len(leaves(template, ()))
+    if exact is None or exact[1] != "compact" or count == 0:
+        return
+    skeletons = Skeletons()
+    skeletons.learn(text, exact[0], "compact")
+    originals = [string for _, string in leaves(template, ())]
+
+    def with_value(value: str) -> str:
+        replacements = list(originals)
+        replacements[changed % count] = value
+        return compact(respell(template, list(reversed(replacements))))
+
+    before_match, now_match = skeletons.match(with_value(before)), skeletons.match(with_value(now))
+    if before_match is None or now_match is None:
+        return  # a text the writer would not match (an unsafe or re-spelled string)
+    found = OneValueApart.of(with_value(now), now_match, before_match[1])
+    assert (found is None) == (before == now)
+    if found is None:
+        return
+    text = with_value(later)
+    if edit is not None:
+        at, insert = edit
+        at %= len(text) + 1
+        text = text[:at] + insert + text[at + 1 :]
+    if not safe_text(text):
+        return  # the writer asks only about texts it checked for these characters
+    match = found.match(text)
+    event("recognised" if match is not None else "not recognised")
+    if match is not None:
+        reference = skeletons.match(text)
+        assert reference is not None
+        assert match[0] is reference[0]
+        assert list(match[1]) == list(reference[1])
+    elif edit is None and compact(later) == f'"{later}"':  # spelled as it is
+        raise AssertionError("a text one plain value apart was not recognised")

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from . import events, jsontext, lines
-from .skeleton import Match, Skeleton, Skeletons, safe_text
+from .skeleton import Match, OneValueApart, Skeleton, Skeletons, safe_text
 
 Path = tuple[Any, ...]
 
@@ -95,6 +95,10 @@ class StreamWriter:
         heads: list[str] = []
         out: list[str] = []
         checked: list[int] = []
+        # The event that most events repeat but for one value (their text delta), and the
+        # values of the last event of each skeleton, to find it.
+        template: OneValueApart | None = None
+        last_values: dict[int, Sequence[str]] = {}
         for index, piece in enumerate(pieces):
             t = times[index] if times is not None else None
             if usual is not None:
@@ -115,13 +119,20 @@ class StreamWriter:
             if payload is None:
                 out.append(lines.event_line(t, fields, None))
                 continue
-            match = match_known(payload, payload_safe) or self._learn(payload)
+            match = template.match(payload) if template is not None and payload_safe else None
             if match is None:
-                return None  # JSON that is not compact, or of a shape that cannot be learnt
-            if isinstance(match, str):  # not JSON: stored as text
-                _add(strings, ("text",), payload)
-                out.append(lines.event_line(t, {**fields, "text": payload}, None))
-                continue
+                found = match_known(payload, payload_safe) or self._learn(payload)
+                if found is None:
+                    return None  # JSON that is not compact, or of a shape that cannot be learnt
+                if isinstance(found, str):  # not JSON: stored as text
+                    _add(strings, ("text",), payload)
+                    out.append(lines.event_line(t, {**fields, "text": payload}, None))
+                    continue
+                match = found
+                previous = last_values.get(id(found[0]))
+                last_values[id(found[0])] = found[1]
+                if previous is not None and (template is None or template.skeleton is not found[0]):
+                    template = OneValueApart.of(payload, found, previous) or template
             skeleton, values = match
             if not fields and type(t) is float and math.isfinite(t):
                 # The usual head: its words are checked once (``_usual_head_is_clean``); a

@@ -41,6 +41,7 @@ class Skeleton:
     outline: str  # the text with every string value emptied: all that is not a value
     keys_of: Callable[[list[str]], tuple[str, ...]]  # the keys in a cut, in text order
     values_of: Callable[[list[str]], tuple[str, ...]]  # the string values, as spelled
+    value_slots: tuple[int, ...]  # where the string values are in a cut
 
 
 #: A text that has a known skeleton, and its string values (decoded) in text order. A
@@ -121,9 +122,67 @@ class Skeletons:
             '"'.join(outline),
             _getter(key_slots),
             values_of,
+            tuple(value_slots),
         )
         self._known.setdefault(skeleton.structure, []).append(skeleton)
         return (skeleton, values)
+
+
+class OneValueApart:
+    """Recognises the texts that differ from a known one in a single string value.
+
+    The usual stream repeats one event with only its text delta changed. A text that starts
+    with everything before that value (its opening quote included), ends with everything
+    after it, and holds neither a quote nor a backslash in between cuts at its quotes
+    exactly as the known text does but for that value: it has the same skeleton, and its
+    other values are the known text's. Checking that takes a few comparisons of whole
+    strings, where ``Skeletons.match`` cuts the text into one string per part.
+    """
+
+    __slots__ = ("_after", "_before", "_prefix", "_suffix", "skeleton")
+
+    def __init__(self, text: str, match: Match, previous: Sequence[str]) -> None:
+        skeleton, values = match
+        if len(previous) != len(values):
+            raise ValueError("not the same skeleton")
+        changed = [
+            i for i, (old, new) in enumerate(zip(previous, values, strict=True)) if old != new
+        ]
+        if len(changed) != 1:
+            raise ValueError("not one value apart")
+        index = changed[0]
+        parts = _cut(text)
+        if parts is None or "\\" in parts[skeleton.value_slots[index]]:
+            raise ValueError("the changing value is escaped")
+        slot = skeleton.value_slots[index]
+        self.skeleton = skeleton
+        self._prefix = '"'.join(parts[:slot]) + '"'
+        self._suffix = '"' + '"'.join(parts[slot + 1 :])
+        self._before = tuple(values[:index])
+        self._after = tuple(values[index + 1 :])
+
+    @classmethod
+    def of(cls, text: str, match: Match, previous: Sequence[str]) -> OneValueApart | None:
+        """The template of ``text`` (matched as ``match``) if one value changed since
+        ``previous`` (the values of the last text of the same skeleton), else None."""
+        try:
+            return cls(text, match, previous)
+        except ValueError:
+            return None
+
+    def match(self, text: str) -> Match | None:
+        """The skeleton and values of ``text`` if it is this text but for the one value.
+
+        The caller has checked that ``text`` holds no character ``safe_text`` refuses.
+        """
+        prefix, suffix = self._prefix, self._suffix
+        end = len(text) - len(suffix)
+        if end < len(prefix) or not text.startswith(prefix) or not text.endswith(suffix):
+            return None
+        value = text[len(prefix) : end]
+        if '"' in value or "\\" in value:
+            return None
+        return self.skeleton, (*self._before, value, *self._after)
 
 
 def _getter(slots: list[int]) -> Callable[[list[str]], tuple[str, ...]]:
