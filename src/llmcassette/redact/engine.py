@@ -621,11 +621,9 @@ class Redactor:
         The scan's walk over the record itself, with the scan's scratch numbering (one for
         all the records this redactor checks, as the scan has one for a whole file).
         """
-        from .scan import find_in_value
-
         if self._scan_scratch is None:
             self._scan_scratch = self.scratch()
-        return next(find_in_value(self._scan_scratch, record), None) is None
+        return not scan.finds_anything(self._scan_scratch, record)
 
     def _copies(self, text: str) -> int:
         """How many copies of ``text`` hold every match ``might_contain`` can find in more."""
@@ -915,3 +913,7 @@ def _add_literal(literals: dict[str, str], value: str, kind: str, minimum: int =
 
 
 ReplaceFn = Callable[[re.Match[str]], str]
+
+
+# Last: ``scan`` imports ``Redactor`` from this module, and ``finds_nothing`` runs its walk.
+from . import scan  # noqa: E402

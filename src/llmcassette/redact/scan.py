@@ -68,17 +68,32 @@ def find_in_value(redactor: Redactor, value: Any, path: str = "") -> Iterator[tu
         yield _spelled(path, where), rule
 
 
+def finds_anything(redactor: Redactor, value: Any) -> bool:
+    """Whether ``find_in_value`` would find anything (without spelling out where)."""
+    found: list[tuple[Where, str]] = []
+    _walk(redactor, value, (), found)
+    return bool(found)
+
+
 def _walk(redactor: Redactor, value: Any, where: Where, found: list[tuple[Where, str]]) -> None:
-    # A plain recursion filling one list: the walk runs over every line the scan reads.
+    # A plain recursion filling one list: the walk runs over every line the scan reads, and
+    # over each request and response line as it is written. A string the redactor already
+    # left unchanged is passed over without a call (a string that may be JSON is still
+    # read: the keys in it may be secret ones); a path is built only for a finding.
+    clean = redactor._clean_texts
     if isinstance(value, dict):
+        secret_key = redactor._secret_key
         for key, item in value.items():
             if isinstance(item, str):
-                if redactor._secret_key(str(key), ()):
-                    new = redactor.secret(item, str(key))
+                name = key if isinstance(key, str) else str(key)
+                if secret_key(name, ()):
+                    new = redactor.secret(item, name)
                 elif key == "uri":
                     new = redactor.uri(item)
+                elif item in clean and not item.startswith(_JSON_OPENINGS):
+                    continue
                 else:
-                    _in_string(redactor, item, (*where, key), found)
+                    _in_string(redactor, item, where, key, found)
                     continue
                 if new != item:
                     found.append(((*where, key), _new_kinds(item, new)[0]))
@@ -89,7 +104,8 @@ def _walk(redactor: Redactor, value: Any, where: Where, found: list[tuple[Where,
     elif isinstance(value, list):
         for index, item in enumerate(value):
             if isinstance(item, str):
-                _in_string(redactor, item, (*where, index), found)
+                if item not in clean or item.startswith(_JSON_OPENINGS):
+                    _in_string(redactor, item, where, index, found)
             elif isinstance(item, (dict, list, bytes, bytearray)):
                 _walk(redactor, item, (*where, index), found)
     elif isinstance(value, (bytes, bytearray)):
@@ -97,31 +113,44 @@ def _walk(redactor: Redactor, value: Any, where: Where, found: list[tuple[Where,
             text = bytes(value).decode("utf-8")
         except UnicodeDecodeError:
             text = bytes(value).decode("latin-1")
-        _in_string(redactor, text, where, found)
+        _in_string(redactor, text, where, _HERE, found)
     elif isinstance(value, str):
-        _in_string(redactor, value, where, found)
+        _in_string(redactor, value, where, _HERE, found)
+
+
+_JSON_OPENINGS = ("{", "[")
+_HERE = object()  # the ``step`` of a string that is the value at ``where`` itself
 
 
 def _in_string(
-    redactor: Redactor, value: str, where: Where, found: list[tuple[Where, str]]
+    redactor: Redactor,
+    value: str,
+    where: Where,
+    step: Any,
+    found: list[tuple[Where, str]],
 ) -> None:
-    if value[:1] in ("{", "[") and redactor.might_contain(value):
+    # ``step``: the key or index of ``value`` in the container at ``where``, or ``_HERE``.
+    if value.startswith(_JSON_OPENINGS) and redactor.might_contain(value):
         try:
             parsed = json.loads(value)
         except ValueError:
             parsed = None
         if isinstance(parsed, (dict, list)):
-            _walk(redactor, parsed, (*where, _PARSED), found)
+            at = where if step is _HERE else (*where, step)
+            _walk(redactor, parsed, (*at, _PARSED), found)
             return
     new = redactor.text(value)
     if new != value:
-        found.append((where, _new_kinds(value, new)[0]))
+        found.append((where if step is _HERE else (*where, step), _new_kinds(value, new)[0]))
 
 
 def _headers(
     redactor: Redactor, headers: dict[str, Any], where: Where, found: list[tuple[Where, str]]
 ) -> None:
+    clean = redactor._clean_headers  # (name, value) pairs ``header_value`` leaves as they are
     for name, value in headers.items():
+        if type(value) is str and (name, value) in clean:
+            continue
         action = redactor.header_action(name)
         if action in ("keep", "drop"):
             continue  # identifiers: not secret, ``redact`` drops them

@@ -25,7 +25,7 @@ from ..faults import plan as fault_plan
 from ..faults import respond as fault_respond
 from ..format import events
 from ..matching import lookup
-from ..vcr_bridge import META_KEY
+from ..vcr_bridge import META_KEY, incoming_request
 from . import integrity
 from .pace import Pace
 from .recording import Ending, recording_stream
@@ -60,8 +60,6 @@ class InterceptedMethod(metaclass=_BindsLikeAFunction):
 
     @classmethod
     def _vcr_request(cls, request: Any, body: bytes) -> Any:
-        from ..vcr_bridge import incoming_request
-
         return incoming_request(request.method, str(request.url), body, request.headers)
 
     @classmethod
