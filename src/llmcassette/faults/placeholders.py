@@ -23,6 +23,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from ..errors import PlaceholderError
+from ..format.compression import decode_content
 
 MARKER = b"fromRequest"
 _OPENING = re.compile(r"\{\{(!*)fromRequest")
@@ -45,8 +46,6 @@ def escape_body(body: bytes, headers: dict[str, list[str]]) -> tuple[bytes, dict
     Literal marker text gets its ``!`` so that replay gives it back unchanged. A compressed
     body is decoded first when it holds such text (cassettes store bodies decoded anyway).
     """
-    from ..format.compression import decode_content
-
     decoded, decoded_headers = decode_content(body, headers)
     if not has_markers(decoded):
         return body, headers

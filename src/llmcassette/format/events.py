@@ -56,6 +56,14 @@ def split_events(kind: str, text: str) -> list[str]:
         lines = [line + "\n" for line in text.split("\n")]
         lines[-1] = lines[-1][:-1]
         return lines if lines[-1] else lines[:-1]
+    usual = usual_payloads(kind, text)
+    if usual is not None:
+        return ["data: " + payload + "\n\n" for payload in usual]
+    return _split_sse(text)
+
+
+def _split_sse(text: str) -> list[str]:
+    # split_events for any SSE text (the usual stream is cut in one go).
     if "\r" not in text:
         return _split_sse_lf(text)
     blocks: list[str] = []

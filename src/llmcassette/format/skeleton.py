@@ -151,10 +151,13 @@ class OneValueApart:
         if len(changed) != 1:
             raise ValueError("not one value apart")
         index = changed[0]
-        parts = _cut(text)
-        if parts is None or "\\" in parts[skeleton.value_slots[index]]:
-            raise ValueError("the changing value is escaped")
+        # Cut as ``match`` cut it (a text it recognised: no unsafe character in it).
+        parts = text.split('"')
+        if "\\" in text:
+            parts = _join_escaped_quotes(parts) or []
         slot = skeleton.value_slots[index]
+        if len(parts) <= slot or "\\" in parts[slot]:
+            raise ValueError("the changing value is escaped")
         self.skeleton = skeleton
         self._prefix = '"'.join(parts[:slot]) + '"'
         self._suffix = '"' + '"'.join(parts[slot + 1 :])
