@@ -43,7 +43,7 @@ def _headers(raw: Mapping[str, Any]) -> Headers:
     store = getattr(raw, "_store", None)  # vcrpy's HeadersDict: {lower: (name, value)}
     pairs = store.values() if isinstance(store, dict) else raw.items()
     for name, value in pairs:
-        out[name] = [value] if isinstance(value, str) else [str(v) for v in value]
+        out[name] = [value] if isinstance(value, str) else list(map(str, value))
     return out
 
 

@@ -16,6 +16,7 @@ from .index import RequestIndex, request_key
 from .matchers import LlmBody
 
 _INDEX_ATTRIBUTE = "_llmcassette_index"
+_MATCHER_ATTRIBUTE = "_llmcassette_body_matcher"
 _NEEDED = ("data", "play_counts", "_played_interactions", "_loaded_count", "_match_on")
 
 
@@ -48,6 +49,19 @@ def _url_matchers() -> tuple[Any, ...]:
 
 def body_matcher(cassette: Any) -> LlmBody | None:
     """The ``llm_body`` matcher when the cassette matches on llmcassette's defaults, else None."""
+    # Asked for every request: the answer is kept with the cassette, for its ``match_on``.
+    attributes = getattr(cassette, "__dict__", {})
+    known = attributes.get(_MATCHER_ATTRIBUTE)
+    match_on = attributes.get("_match_on")
+    if known is not None and known[0] is match_on:
+        return known[1]  # type: ignore[no-any-return]
+    found = _body_matcher(cassette)
+    if match_on is not None:
+        attributes[_MATCHER_ATTRIBUTE] = (match_on, found)
+    return found
+
+
+def _body_matcher(cassette: Any) -> LlmBody | None:
     if not all(hasattr(cassette, name) for name in _NEEDED):
         return None  # another vcrpy version: keep to its public behaviour
     match_on = tuple(cassette._match_on)
