@@ -273,7 +273,7 @@ def interaction_lines(
         checked.extend(at for at, record in enumerate(records) if redaction.finds_nothing(record))
     if quick is not None:
         if checked is not None:
-            checked.extend(len(out) + position for position in quick.checked)
+            checked.extend(map(len(out).__add__, quick.checked))  # shifted past the lines before
         out.extend(quick.lines)
     elif event_records is not None:
         if times is not None and len(times) != len(event_records):
@@ -332,7 +332,7 @@ def write(
         positions: list[int] = []
         new = interaction_lines(item, redaction=redaction, writer=writer, checked=positions)
         if checked is not None:
-            checked.update(len(out) + 1 + position for position in positions)
+            checked.update(map((len(out) + 1).__add__, positions))  # line numbers start at 1
         out.extend(new)
     return "\n".join(out) + "\n"
 
