@@ -151,10 +151,7 @@ class OneValueApart:
         if len(changed) != 1:
             raise ValueError("not one value apart")
         index = changed[0]
-        # Cut as ``match`` cut it (a text it recognised: no unsafe character in it).
-        parts = text.split('"')
-        if "\\" in text:
-            parts = _join_escaped_quotes(parts) or []
+        parts = _cut(text, safe=True) or []  # a text ``match`` recognised: it is safe
         slot = skeleton.value_slots[index]
         if len(parts) <= slot or "\\" in parts[slot]:
             raise ValueError("the changing value is escaped")
@@ -201,9 +198,12 @@ def _getter(slots: list[int]) -> Callable[[list[str]], tuple[str, ...]]:
 _OPENINGS = ("{", "[")
 
 
-def _cut(text: str) -> list[str] | None:
-    """``text`` cut at the quotes that open and close strings, or None if not worth it."""
-    if text[:1] not in _OPENINGS or not safe_text(text):
+def _cut(text: str, safe: bool = False) -> list[str] | None:
+    """``text`` cut at the quotes that open and close strings, or None if not worth it.
+
+    ``safe``: the caller knows that ``text`` holds no character ``safe_text`` refuses.
+    """
+    if text[:1] not in _OPENINGS or not (safe or safe_text(text)):
         return None
     parts = text.split('"')
     if "\\" in text:

@@ -62,17 +62,19 @@ def _spelled(prefix: str, where: Where) -> str:
 
 def find_in_value(redactor: Redactor, value: Any, path: str = "") -> Iterator[tuple[str, str]]:
     """``(json_path, rule)`` for every value in a cassette record that redaction would change."""
-    found: list[tuple[Where, str]] = []
-    _walk(redactor, value, (), found)
-    for where, rule in found:
+    for where, rule in _findings(redactor, value):
         yield _spelled(path, where), rule
 
 
 def finds_anything(redactor: Redactor, value: Any) -> bool:
     """Whether ``find_in_value`` would find anything (without spelling out where)."""
+    return bool(_findings(redactor, value))
+
+
+def _findings(redactor: Redactor, value: Any) -> list[tuple[Where, str]]:
     found: list[tuple[Where, str]] = []
     _walk(redactor, value, (), found)
-    return bool(found)
+    return found
 
 
 def _walk(redactor: Redactor, value: Any, where: Where, found: list[tuple[Where, str]]) -> None:
@@ -170,7 +172,7 @@ def find_in_jsonl(
     """Findings in the text of an llmcassette JSONL cassette.
 
     ``checked``: numbers of lines whose bytes the writer has had this redactor check
-    already (``Redactor.proves_clean``); they are not read again.
+    already (``Redactor.proves_clean``, ``Redactor.finds_nothing``); they are not read again.
     """
     redactor = redactor.scratch()
     findings: list[Finding] = []
