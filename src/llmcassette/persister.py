@@ -283,12 +283,25 @@ class Persister:
             ) from error
 
 
+def display_path(cassette: Any) -> str | None:
+    """The file a vcrpy cassette is read from and written to (pytest-recording names it
+    .yaml, this persister may read and write .jsonl instead)."""
+    path = getattr(cassette, "_path", None)
+    if path is None:
+        return None
+    persister = getattr(cassette, "_persister", None)
+    if isinstance(persister, Persister) and getattr(cassette, "_serializer", None) is jsonl:
+        return str(persister.resolve(path))
+    return str(os.fspath(path))
+
+
 class _CollectorPause:
-    """Pause the cyclic garbage collector while a cassette turns into objects.
+    """Pause the cyclic garbage collector while a cassette turns into objects, or back.
 
     Loading builds hundreds of thousands of objects and no garbage cycles, and vcrpy then
     copies every interaction; a collector running meanwhile only walks the same live objects
-    again and again (a third of the load time of a 1000-interaction cassette).
+    again and again (a third of the load time of a 1000-interaction cassette). Saving builds
+    each interaction's records and lines while all of them are alive, alike.
     """
 
     def __init__(self) -> None:

@@ -9,10 +9,12 @@ recorded interactions by index with an overrides sidecar ``<cassette>.overrides.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from .model import CUT_ENDINGS, FAILURES, Fault, Overrides
 from .plan import FaultPlan, plan_of
+
+if TYPE_CHECKING:
+    from .model import CUT_ENDINGS, FAILURES, Fault, Overrides
 
 __all__ = [
     "CUT_ENDINGS",
@@ -105,3 +107,16 @@ def _build(values: Mapping[str, Any]) -> Fault:
         return fault_from_fields(values)
     except FieldError as problem:
         raise OverridesError("fault", None, problem.field, problem.problem, problem.hint) from None
+
+
+_FROM_MODEL = ("CUT_ENDINGS", "FAILURES", "Fault", "Overrides")
+
+
+def __getattr__(name: str) -> Any:
+    # The model is imported on first use: recording and replaying without faults or
+    # overrides (most runs) never need it, and it is the costliest part to import.
+    if name in _FROM_MODEL:
+        from . import model
+
+        return getattr(model, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

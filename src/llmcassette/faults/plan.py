@@ -14,11 +14,14 @@ from __future__ import annotations
 from collections import deque
 from collections.abc import Hashable
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..errors import FaultError, OverridesError
 from . import sidecar
-from .model import Entry, Fault, Overrides
+
+if TYPE_CHECKING:
+    # Imported where used: a cassette without overrides or faults never needs the model.
+    from .model import Entry, Fault
 
 _PLAN = "_llmcassette_fault_plan"
 _NO_PLAN = False
@@ -53,6 +56,8 @@ class FaultPlan:
 
     def schedule(self, *faults: Fault) -> None:
         """Apply ``faults`` to the next calls, one call each, in order."""
+        from .model import Fault
+
         for fault in faults:
             if not isinstance(fault, Fault):
                 raise TypeError(
@@ -169,7 +174,7 @@ def plan_of(cassette: Any, overrides: Any = None, *, create: bool = False) -> Fa
 
 
 def _build(cassette: Any, overrides: Any) -> FaultPlan | None:
-    from ..matching.report import display_path
+    from ..persister import display_path
 
     path = display_path(cassette)
     option = overrides if overrides is not None else _configured_overrides(cassette)
@@ -182,7 +187,12 @@ def _build(cassette: Any, overrides: Any) -> FaultPlan | None:
             "overrides are given both in this file and in the `overrides` option",
             "keep one of them",
         )
-    chosen = from_file if option is None else Overrides.parse(option, "the `overrides` option")
+    if option is None:
+        chosen = from_file
+    else:
+        from .model import Overrides
+
+        chosen = Overrides.parse(option, "the `overrides` option")
     if chosen is None:
         return None
     recorded = getattr(cassette, "_loaded_count", None)
@@ -228,6 +238,8 @@ def _combine(first: Fault | None, second: Fault | None) -> Fault | None:
     """``first`` with what ``second`` sets on top (a scheduled fault on an overridden entry)."""
     if first is None or second is None:
         return first or second
+    from .model import Fault
+
     default = Fault()
     changes = {
         name: getattr(second, name)

@@ -5,9 +5,12 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ..errors import OverridesError
-from .model import Overrides
+
+if TYPE_CHECKING:
+    from .model import Overrides
 
 SUFFIX = ".overrides.json"
 
@@ -42,6 +45,8 @@ def load(path: Path) -> Overrides | None:
             f"not valid JSON: {problem.msg} (column {problem.colno})",
             "the sidecar is one JSON object; check commas and quotes there",
         ) from None
+    from .model import Overrides  # here: a cassette without a sidecar never needs it
+
     overrides = Overrides.parse(data, str(path), base_dir=str(path.parent))
     _CACHE[str(path)] = (stamp, overrides)
     return overrides

@@ -1,6 +1,19 @@
 """Request matching: canonical forms, path-level differences, vcrpy matchers."""
 
-from .diff import Difference, differences
+from typing import TYPE_CHECKING, Any
+
 from .matchers import llm_body
 
+if TYPE_CHECKING:
+    from .diff import Difference, differences
+
 __all__ = ["Difference", "differences", "llm_body"]
+
+
+def __getattr__(name: str) -> Any:
+    # The differences are computed only when a request does not match: imported then.
+    if name in ("Difference", "differences"):
+        from . import diff
+
+        return getattr(diff, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

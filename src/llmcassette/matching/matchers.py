@@ -9,7 +9,6 @@ from __future__ import annotations
 from typing import Any
 
 from .canonical import body_value
-from .diff import differences
 from .normalize import MatchConfig
 
 MAX_SHOWN = 5
@@ -47,6 +46,8 @@ class LlmBody:
             recorded, "body_bytes", recorded.body
         ):
             return
+        from .diff import differences  # only a body that differs needs it
+
         found = differences(
             comparable_body(recorded, self.config), comparable_body(incoming, self.config), "body"
         )

@@ -7,7 +7,6 @@ with the first difference of the closest one.
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass
 from typing import Any
 
@@ -186,13 +185,6 @@ def _leave_out_hint(closest: Candidate | None) -> str:
 
 def display_path(cassette: Any) -> str | None:
     """The file a cassette is read from and written to (pytest-recording names it .yaml)."""
-    from .. import serializer
-    from ..persister import Persister
+    from ..persister import display_path
 
-    path = getattr(cassette, "_path", None)
-    if path is None:
-        return None
-    persister = getattr(cassette, "_persister", None)
-    if isinstance(persister, Persister) and getattr(cassette, "_serializer", None) is serializer:
-        return str(persister.resolve(path))
-    return str(os.fspath(path))
+    return display_path(cassette)

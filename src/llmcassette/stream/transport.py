@@ -22,7 +22,6 @@ from typing import Any, ClassVar
 from ..errors import FaultError, IncompleteStreamError, IncompleteStreamWarning, OverridesError
 from ..faults import placeholders
 from ..faults import plan as fault_plan
-from ..faults import respond as fault_respond
 from ..format import events
 from ..matching import lookup
 from ..vcr_bridge import META_KEY, incoming_request
@@ -213,14 +212,16 @@ class InterceptedMethod(metaclass=_BindsLikeAFunction):
         cls, request: Any, vcr_request: Any, recorded: Any, answer: Any, *, is_async: bool
     ) -> Any:
         """The replayed response, with the answer's fault carried out (raises a failure)."""
+        from ..faults.respond import error_response, failure_for, shape  # replays only
+
         library = cls.library
         fault = None if answer is None else answer.fault
         if fault is not None and fault.fail is not None:
-            raise fault_respond.failure_for(library, fault, request)
+            raise failure_for(library, fault, request)
         if fault is not None and fault.status is not None:
-            recorded = fault_respond.error_response(fault, recorded, request.url.path)
+            recorded = error_response(fault, recorded, request.url.path)
         where = "the replayed interaction" if answer is None else answer.where
-        shape = fault_respond.shape(
+        replay_shape = shape(
             library,
             recorded,
             fault,
@@ -229,7 +230,9 @@ class InterceptedMethod(metaclass=_BindsLikeAFunction):
             cassette=_cassette_path(cls.cassette),
             where=where,
         )
-        return replay_response(library, recorded, request, cls.pace, is_async=is_async, shape=shape)
+        return replay_response(
+            library, recorded, request, cls.pace, is_async=is_async, shape=replay_shape
+        )
 
     @classmethod
     def _pass_through(
@@ -303,7 +306,7 @@ def _shown_in_report() -> Iterator[None]:
 
 
 def _cassette_path(cassette: Any) -> str | None:
-    from ..matching.report import display_path
+    from ..persister import display_path
 
     return display_path(cassette)
 
