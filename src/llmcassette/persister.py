@@ -208,7 +208,13 @@ class Persister:
         if serializer is not jsonl:
             self.fallback.save_cassette(cassette_path, cassette_dict, serializer=serializer)
             return
-        path = self.resolve(cassette_path)
+        pause = _CollectorPause()  # the same reason as for loading: many objects, no cycles
+        try:
+            self._save(self.resolve(cassette_path), cassette_dict)
+        finally:
+            pause.resume()
+
+    def _save(self, path: Path, cassette_dict: dict[str, Any]) -> None:
         items = []
         for request, response in zip(
             cassette_dict["requests"], cassette_dict["responses"], strict=True

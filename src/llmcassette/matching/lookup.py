@@ -12,6 +12,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from vcr.record_mode import RecordMode
+
 from .index import RequestIndex, request_key
 from .matchers import LlmBody
 
@@ -81,8 +83,6 @@ def decide(cassette: Any, request: Any) -> Replay | Record | None:
     index = cassette.__dict__.get(_INDEX_ATTRIBUTE)
     if index is None:
         index = cassette.__dict__[_INDEX_ATTRIBUTE] = RequestIndex(matcher.config)
-    from vcr.record_mode import RecordMode
-
     repeats = cassette.allow_playback_repeats
     if cassette.record_mode != RecordMode.ALL and (cassette.rewound or repeats):
         for position in index.positions(cassette, request_key(filtered, matcher.config)):
