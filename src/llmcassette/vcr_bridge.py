@@ -9,7 +9,7 @@ metadata) under the response dict's ``"llmcassette"`` key, which vcrpy carries a
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from functools import cache
 from typing import TYPE_CHECKING, Any
 
@@ -178,15 +178,17 @@ def _stored_request_class() -> type:
     return StoredRequest
 
 
-def incoming_request(method: str, uri: str, body: bytes | None, headers: Any) -> Request:
+def incoming_request(
+    method: str, uri: str, body: bytes | None, headers: Iterable[tuple[str, str]]
+) -> Request:
     """The vcrpy request for one a client is sending now, cheap to deep-copy.
 
     vcrpy deep-copies a request before each ``before_record_request``; this one shares its
-    immutable parts (see ``StoredRequest``). ``headers`` are httpx ``Headers``, whose
-    ``items()`` joins a repeated name's values with ", " as vcrpy's ``HeadersDict`` does.
+    immutable parts (see ``StoredRequest``). ``headers`` are ``(name, value)`` pairs, a
+    repeated name's values joined with ", " as vcrpy's ``HeadersDict`` does.
     """
     request_class: Any = _stored_request_class()
-    request: Request = request_class.incoming(method, uri, body, headers.items())
+    request: Request = request_class.incoming(method, uri, body, headers)
     return request
 
 

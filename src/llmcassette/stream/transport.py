@@ -16,7 +16,7 @@ import contextlib
 import functools
 import time
 import warnings
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from typing import Any, ClassVar
 
 from ..errors import FaultError, IncompleteStreamError, IncompleteStreamWarning, OverridesError
@@ -36,6 +36,28 @@ _CALLS = "_llmcassette_calls"
 
 # vcrpy patcher groups these replace.
 REPLACED_PATCHERS = ("httpx", "httpx2")
+
+
+def _header_items(headers: Any) -> list[tuple[str, str]]:
+    """``multi_items()`` of httpx ``Headers``: ``(name in lower case, value)`` pairs.
+
+    httpx decodes every header once to choose an encoding, then again for each item: a few
+    microseconds on every request and response. Headers all in ASCII (the usual case) are
+    decoded here in one pass, the same way.
+    """
+    raw = headers.raw
+    if all(name.isascii() and value.isascii() for name, value in raw):
+        return [(name.decode("ascii").lower(), value.decode("ascii")) for name, value in raw]
+    items: list[tuple[str, str]] = headers.multi_items()
+    return items
+
+
+def _joined(pairs: list[tuple[str, str]]) -> Iterable[tuple[str, str]]:
+    """The pairs with a repeated name's values joined with ", ", as ``Headers.items()``."""
+    out: dict[str, str] = {}
+    for name, value in pairs:
+        out[name] = out[name] + ", " + value if name in out else value
+    return out.items()
 
 
 class _BindsLikeAFunction(type):
@@ -59,7 +81,8 @@ class InterceptedMethod(metaclass=_BindsLikeAFunction):
 
     @classmethod
     def _vcr_request(cls, request: Any, body: bytes) -> Any:
-        return incoming_request(request.method, str(request.url), body, request.headers)
+        headers = _joined(_header_items(request.headers))
+        return incoming_request(request.method, str(request.url), body, headers)
 
     @classmethod
     def _refuse(cls, vcr_request: Any) -> None:
@@ -92,7 +115,7 @@ class InterceptedMethod(metaclass=_BindsLikeAFunction):
     def _finisher(cls, vcr_request: Any, filtered: Any, response: Any, headers_time: float) -> Any:
         cassette = cls.cassette
         headers: dict[str, list[str]] = {}
-        for name, value in response.headers.multi_items():  # names in lower case
+        for name, value in _header_items(response.headers):
             headers.setdefault(name, []).append(value)
 
         def header(name: str) -> str | None:
