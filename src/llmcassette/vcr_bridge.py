@@ -12,6 +12,7 @@ import json
 from collections.abc import Callable, Iterable, Mapping
 from functools import cache
 from typing import TYPE_CHECKING, Any
+from urllib.parse import urlparse
 
 from .format.cassette_file import Headers, Interaction, LoadedInteraction
 
@@ -124,6 +125,17 @@ class StoredResponse(dict[str, Any]):
         return copy
 
 
+_REQUEST_ATTRIBUTES = {
+    "method",
+    "_uri",
+    "parsed_uri",
+    "_was_file",
+    "_was_iter",
+    "_body",
+    "_headers",
+}
+
+
 @cache
 def _stored_request_class() -> type:
     from vcr.request import HeadersDict, Request  # late: see setup.py
@@ -144,6 +156,11 @@ def _stored_request_class() -> type:
         headers._store = store
         return headers
 
+    # The attributes vcrpy's Request.__init__ gives a request with a bytes body. When they
+    # are these, a request is filled in directly: without the URL parse (made on first use,
+    # see ``__getattr__``; recording never needs it), the body checks and a debug log call.
+    plain = set(vars(Request("GET", "http://localhost/", b"", {}))) == _REQUEST_ATTRIBUTES
+
     class StoredRequest(Request):  # type: ignore[misc]
         """A ``vcr.request.Request`` whose deep copy shares the immutable parts.
 
@@ -153,16 +170,30 @@ def _stored_request_class() -> type:
 
         @classmethod
         def build(cls, method: str, uri: str, body: bytes | None, headers: Headers) -> Any:
-            return cls(
-                method,
-                uri,
-                body,
-                headers_dict((name, values[0]) for name, values in headers.items() if values),
-            )
+            pairs = ((name, values[0]) for name, values in headers.items() if values)
+            return cls.incoming(method, uri, body, pairs)
 
         @classmethod
         def incoming(cls, method: str, uri: str, body: bytes | None, pairs: Any) -> Any:
-            return cls(method, uri, body, headers_dict(pairs))
+            if not plain or not (body is None or type(body) is bytes):
+                return cls(method, uri, body, headers_dict(pairs))
+            request = object.__new__(cls)
+            request.__dict__.update(
+                method=method,
+                _uri=uri,
+                _was_file=False,
+                _was_iter=False,
+                _body=body,
+                _headers=headers_dict(pairs),
+            )
+            return request
+
+        def __getattr__(self, name: str) -> Any:
+            # Only for an attribute the instance does not have: the URL not parsed yet.
+            if name == "parsed_uri" and "_uri" in self.__dict__:
+                parsed = self.__dict__["parsed_uri"] = urlparse(self._uri)
+                return parsed
+            raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
 
         def __deepcopy__(self, memo: dict[int, Any]) -> Any:
             copy = object.__new__(type(self))

@@ -600,3 +600,31 @@ def test_extra_paths_are_appended(tmp_path: Path) -> None:
     # only extras, no main cassette yet: still found
     main.unlink()
     same_interactions(load(Persister(Fallback), main), [three()[2]])
+
+
+@pytest.mark.parametrize(
+    ("uri", "body"),
+    [
+        ("https://api.example.com:8443/v1/chat?b=2&a=1", b'{"model": "m"}'),
+        ("http://127.0.0.1/v1/models", None),
+        ("https://user:pw@host/p;x?q=%20#frag", b""),
+    ],
+)
+def test_requests_filled_in_directly_are_vcrpy_requests(uri: str, body: bytes | None) -> None:
+    # Built without vcrpy's __init__ (the URL is parsed on first use): every property a
+    # matcher, a hook or a report reads is what vcrpy's own Request gives.
+    pairs = [("Content-Type", "application/json"), ("X-Trace", "1"), ("x-trace", "2")]
+    built = vcr_bridge.incoming_request("POST", uri, body, pairs)
+    vcrpy = Request("POST", uri, body, {"Content-Type": "application/json", "X-Trace": "2"})
+    assert isinstance(built, Request)
+    assert "parsed_uri" not in vars(built)
+    for name in ("method", "uri", "url", "body", "body_bytes", "scheme", "host", "port", "path"):
+        assert getattr(built, name) == getattr(vcrpy, name), name
+    assert built.query == vcrpy.query
+    assert dict(built.headers) == {"Content-Type": "application/json", "X-Trace": "2"}
+    assert dict(built.headers) == dict(vcrpy.headers)
+    assert str(built) == str(vcrpy)
+    built.uri = "http://elsewhere/x"  # vcrpy's setter parses again
+    assert (built.host, built.path) == ("elsewhere", "/x")
+    with pytest.raises(AttributeError, match="redacted_by"):
+        built.redacted_by  # noqa: B018
