@@ -69,10 +69,17 @@ def _outer_events(
     kind: str, pieces: list[str]
 ) -> tuple[tuple[str | None, str | None], tuple[str | None, str | None]] | None:
     """The first and the last event that has a name or data, or None if none has."""
-    first = next((e for e in (events.read_event(kind, p) for p in pieces) if e != _NONE), None)
-    if first is None:
+    read = events.read_event
+    for piece in pieces:
+        first = read(kind, piece)
+        if first != _NONE:
+            break
+    else:
         return None
-    last = next(e for e in (events.read_event(kind, p) for p in reversed(pieces)) if e != _NONE)
+    for piece in reversed(pieces):  # stops at the first one at the latest
+        last = read(kind, piece)
+        if last != _NONE:
+            break
     return first, last
 
 

@@ -133,7 +133,7 @@ class InterceptedMethod(metaclass=_BindsLikeAFunction):
         status = {"code": response.status_code, "message": response.reason_phrase}
 
         def finish(chunks: list[tuple[float, bytes]], ending: Ending) -> None:
-            body = b"".join(chunk for _, chunk in chunks)
+            body = b"".join([chunk for _, chunk in chunks])
             # The events of a text stream, cut once for the verdict and the timing.
             pieces = events.split_body(kind, body) if not encoded else None
             verdict = integrity.judge(kind, pieces)
