@@ -12,7 +12,6 @@ them bind to the transport like a method does.
 
 from __future__ import annotations
 
-import contextlib
 import functools
 import time
 import warnings
@@ -271,12 +270,12 @@ class InterceptedMethod(metaclass=_BindsLikeAFunction):
     @classmethod
     def handle(cls, transport: Any, request: Any) -> Any:
         body = b"".join(request.stream)
-        with _shown_in_report():
+        with _SHOWN_IN_REPORT:
             vcr_request, recorded, filtered, delay, answer = cls._lookup(request, body)
         if recorded is not None or answer is not None:
             if delay > 0:
                 time.sleep(delay)
-            with _shown_in_report():
+            with _SHOWN_IN_REPORT:
                 return cls._replay(request, vcr_request, recorded, answer, is_async=False)
         started = time.monotonic()
         response = cls.original(transport, request)
@@ -289,14 +288,14 @@ class AsyncInterceptedMethod(InterceptedMethod):
     @classmethod
     async def handle(cls, transport: Any, request: Any) -> Any:
         body = b"".join([part async for part in request.stream])
-        with _shown_in_report():
+        with _SHOWN_IN_REPORT:
             vcr_request, recorded, filtered, delay, answer = cls._lookup(request, body)
         if recorded is not None or answer is not None:
             if delay > 0:
                 import anyio
 
                 await anyio.sleep(delay)
-            with _shown_in_report():
+            with _SHOWN_IN_REPORT:
                 return cls._replay(request, vcr_request, recorded, answer, is_async=True)
         started = time.monotonic()
         response = await cls.original(transport, request)
@@ -316,16 +315,26 @@ def _append_filtered(cassette: Any, filtered: Any, response: dict[str, Any]) -> 
     cassette.dirty = True
 
 
-@contextlib.contextmanager
-def _shown_in_report() -> Iterator[None]:
-    """Keep fault and override errors for the pytest report: SDKs wrap what a transport raises."""
-    try:
-        yield
-    except (FaultError, OverridesError) as error:
-        from ..mismatch import RAISED
+class _ShownInReport:
+    """Keep fault and override errors for the pytest report: SDKs wrap what a transport raises.
 
-        RAISED.append(error)
-        raise
+    A class, not a ``contextlib.contextmanager``: that builds a generator and a context
+    object on every request, and this one holds no state.
+    """
+
+    __slots__ = ()
+
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(self, kind: object, error: BaseException | None, traceback: object) -> None:
+        if isinstance(error, (FaultError, OverridesError)):
+            from ..mismatch import RAISED
+
+            RAISED.append(error)  # and the error goes on
+
+
+_SHOWN_IN_REPORT = _ShownInReport()
 
 
 def _cassette_path(cassette: Any) -> str | None:
