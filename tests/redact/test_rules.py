@@ -208,6 +208,11 @@ _EVENT_PIECES = [
     "\\u0073",
     "eyJ",
     "",
+    # tool-call arguments, streamed in pieces: JSON text once joined
+    '{"user":"bob","pass',
+    'word":"hun',
+    'ter2"}',
+    '{"api_key": "k1"}',
 ]
 
 
@@ -273,6 +278,94 @@ def test_written_event_lines_hold_the_redacted_data_not_the_streamed_text() -> N
         assert "plain-value-without-a-shape" not in text
         assert "<REDACTED:" in lines[4]
         assert lines[3].endswith(', "data": {"choices":[{"delta":{"content":"Your key is "}}]}}')
+
+
+TOOL_CALL = {
+    "role": "assistant",
+    "tool_calls": [
+        {
+            "id": "call_1",
+            "type": "function",
+            "function": {"name": "login", "arguments": '{"user": "bob", "password": "hunter2pw"}'},
+        }
+    ],
+}
+
+
+def test_secret_keys_in_json_text_held_by_a_string(redactor: Redactor) -> None:
+    # Tool-call arguments are JSON text in a string: their secret keys are secret keys too,
+    # and the rest of the text keeps its bytes.
+    out = redactor.json({"messages": [TOOL_CALL, TOOL_CALL]})
+    arguments = [m["tool_calls"][0]["function"]["arguments"] for m in out["messages"]]
+    assert arguments == ['{"user": "bob", "password": "<REDACTED:password>"}'] * 2
+    escaped = {"arguments": '{"note":"a \\"quote\\"","secret":"x\\"y"}'}
+    assert redactor.json(escaped) == {
+        "arguments": '{"note":"a \\"quote\\"","secret":"<REDACTED:secret>"}'
+    }
+    # Not JSON text, or the key only mentioned inside a string of it: left alone.
+    prose = {
+        "content": 'set "password": "x" in the form',
+        "arguments": '{"text":"\\"password\\": \\"x\\""}',
+    }
+    assert redactor.json(prose) == prose
+
+
+def test_tool_call_arguments_streamed_in_pieces_are_redacted(redactor: Redactor) -> None:
+    pieces = ['{"user":"bob","pass', 'word":"hun', "ter2pw", '"}']
+    records = [
+        {"data": {"choices": [{"delta": {"tool_calls": [{"function": {"arguments": p}}]}}]}}
+        for p in pieces
+    ]
+    redactor.events(records)
+    joined = "".join(
+        r["data"]["choices"][0]["delta"]["tool_calls"][0]["function"]["arguments"] for r in records
+    )
+    assert joined == '{"user":"bob","password":"<REDACTED:password>"}'
+
+
+def test_the_fail_closed_scan_finds_a_secret_key_in_json_text_of_an_event_line(
+    redactor: Redactor,
+) -> None:
+    # In the line the key's quotes are escaped (`\\"password\\":`): the scan still reads it.
+    from llmcassette.redact import scan
+
+    data = {"arguments": '{"user":"bob","password":"hunter2pw"}'}
+    line = json.dumps({"type": "event", "t": 0.1, "data": data})
+    findings = scan.find_in_jsonl(redactor, line + "\n", "c.jsonl")
+    assert [(f.line, f.json_path, f.rule) for f in findings] == [
+        (1, "data.arguments<json>.password", "password")
+    ]
+
+
+def test_a_streamed_tool_call_with_a_secret_argument_is_written_redacted() -> None:
+    from llmcassette.format import cassette_file
+    from llmcassette.redact import scan
+
+    chunks = [
+        {"choices": [{"delta": {"tool_calls": [{"function": {"arguments": piece}}]}}]}
+        for piece in ['{"user":"bob","pass', 'word":"hun', 'ter2pw"}']
+    ]
+    raw = "".join(f"data: {json.dumps(c, separators=(',', ':'))}\n\n" for c in chunks)
+    item = cassette_file.Interaction(
+        "POST",
+        "http://h/",
+        {},
+        None,
+        200,
+        "OK",
+        {"content-type": ["text/event-stream"]},
+        raw.encode(),
+    )
+    redactor = Redactor(environ={})
+    checked: set[int] = set()
+    text = cassette_file.write(
+        cassette_file.Cassette(cassette_file.new_header("tests"), [item]),
+        redaction=redactor,
+        checked=checked,
+    )
+    assert "hunter2pw" not in text
+    assert "<REDACTED:password>" in text
+    scan.check_text(redactor, text, "c.jsonl", checked)  # raises if a secret is left
 
 
 def test_records_says_whether_it_changed_an_event() -> None:

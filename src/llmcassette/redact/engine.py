@@ -122,8 +122,13 @@ class Redactor:
         self._literal_re = re.compile(_literal_search(literals)) if literals else None
         self._subsets: dict[tuple[tuple[int, ...], bool], re.Pattern[str]] = {}
         names = sorted(self._secret_keys | {p.rsplit(".", 1)[-1] for p in self._secret_paths})
-        self._key_re = (
-            re.compile(r'"(?:' + _word_trie(_key_variants(names)) + r')"\s*:')
+        key_words = _word_trie(_key_variants(names))
+        # Also a key of JSON text held in a string, as a line spells it (`\"password\":`).
+        self._key_re = re.compile(r'"(?:' + key_words + r')\\*"\s*:') if self._keys_on else None
+        # A secret key with a string value in JSON text held by a string (the arguments
+        # of a tool call): the key, and the value as spelled there (escapes kept).
+        self._embedded_key_re = (
+            re.compile(r'"(' + key_words + r')"\s*:\s*"((?:[^"\\]|\\.)*)"', re.IGNORECASE)
             if self._keys_on
             else None
         )
@@ -453,9 +458,15 @@ class Redactor:
         return any(dotted == p or dotted.endswith("." + p) for p in self._secret_paths)
 
     def json(self, value: Any, path: tuple[str, ...] = ()) -> Any:
-        """A redacted copy of a JSON value: secret keys at any depth, every string by shape."""
+        """A redacted copy of a JSON value: secret keys at any depth (also in JSON text a
+        string holds, such as tool-call arguments), every string by shape."""
         if isinstance(value, str):
-            return self.text(value)
+            new = self.text(value)
+            if new.startswith(_JSON_OPENINGS):
+                spans = self._embedded_key_spans(new)
+                if spans:
+                    new = _apply_spans(new, [new], spans)[0]
+            return new
         if isinstance(value, dict):
             out: dict[str, Any] = {}
             for key, item in value.items():
@@ -467,6 +478,32 @@ class Redactor:
         if isinstance(value, list):
             return [self.json(item, path) for item in value]
         return value
+
+    def _embedded_key_spans(self, text: str) -> list[tuple[int, int, str]]:
+        """Where ``text``, JSON text held in a string, has a secret key's string value, and
+        its placeholder (JSON-escaped), as ``(start, end, replacement)`` in text order.
+
+        The text is searched, not parsed: a stream's tool-call arguments arrive in pieces
+        that are JSON only once joined, and what is not replaced keeps its bytes.
+        """
+        regex = self._embedded_key_re
+        if regex is None or not text.startswith(_JSON_OPENINGS):
+            return []
+        spans = []
+        for match in regex.finditer(text):
+            name, spelled = match.group(1), match.group(2)
+            if not spelled or not self._secret_key(name, ()):
+                continue
+            try:
+                value = json.loads('"' + spelled + '"')
+            except ValueError:
+                continue
+            new = self.secret(value, name)
+            if new != value:
+                spans.append(
+                    (match.start(2), match.end(2), json.dumps(new, ensure_ascii=False)[1:-1])
+                )
+        return spans
 
     # ------------------------------------------------------------------ bodies
 
@@ -544,17 +581,23 @@ class Redactor:
         if self._nothing_to_redact_in([joined for _, _, joined in joined_groups]):
             return  # most streams: one search instead of one per path
         for refs, pieces, joined in joined_groups:
+            embedded = self._embedded_key_spans(joined)
             regex = self._regex_for(joined)
-            if regex is None:
+            if regex is None and not embedded:
                 if "%" in joined or "\\u" in joined:
                     for container, key in refs:
                         container[key] = self.text(container[key])
                 continue
             spans = []
-            for match in regex.finditer(joined):
+            for match in regex.finditer(joined) if regex is not None else ():
                 replacement = self._replacement(match)
                 if replacement != match.group():
                     spans.append((match.start(), match.end(), replacement))
+            if embedded:  # a secret key's whole value; shapes inside it go with it
+                spans = sorted(
+                    embedded
+                    + [s for s in spans if not any(s[0] < e[1] and e[0] < s[1] for e in embedded)]
+                )
             if spans:
                 for (container, key), new in zip(
                     refs, _apply_spans(joined, pieces, spans), strict=True
@@ -568,16 +611,20 @@ class Redactor:
     def _nothing_to_redact_in(self, joined: list[str]) -> bool:
         """Whether no rule can match in these texts (a stream's leaves joined per path).
 
-        True when no trigger occurs and no escaped form (``%``, ``\\u``) could hide one:
-        then ``events`` changes nothing, and one search over all the texts tells.
+        True when no trigger occurs, no escaped form (``%``, ``\\u``) could hide one, and no
+        JSON text among them has a secret key: then ``events`` changes nothing, and one
+        search over all the texts tells.
         """
         trigger_re = self._trigger_re
         if trigger_re is None or not self._newline_free_triggers:
             return False
         # No trigger holds a line end, so none can match across two paths' texts.
         everything = "\n".join(joined)
-        return trigger_re.search(everything) is None and not (
-            "%" in everything or "\\u" in everything
+        if trigger_re.search(everything) is not None or "%" in everything or "\\u" in everything:
+            return False
+        key_re = self._key_re
+        return key_re is None or not any(
+            text.startswith(_JSON_OPENINGS) and key_re.search(text.lower()) for text in joined
         )
 
     def proves_clean(self, strings: Iterable[Sequence[str]], texts: Iterable[str] = ()) -> bool:
@@ -780,6 +827,7 @@ def _add_ref(
         refs.append(ref)
 
 
+_JSON_OPENINGS = ("{", "[")  # how JSON text held in a string starts (tool arguments)
 _CACHE_LIMIT = 4096  # entries in each of a redactor's caches, which only grow
 _REQUEST_HEADERS_KEPT = 64  # sets of request headers (each a few hundred bytes)
 _CACHED_TEXT = 256  # longest string kept as known clean
