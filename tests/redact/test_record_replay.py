@@ -345,3 +345,118 @@ def test_the_same_secret_keeps_its_placeholder_across_sessions(tmp_path: Path) -
     assert "first <REDACTED:openai-api-key>" in text
     assert "second <REDACTED:openai-api-key>" in text
     assert OPENAI not in text
+
+
+# The local provider's model fills a second string property with "example <name>": a
+# password with no shape, that only its key says is secret.
+PASSWORD = "example password"
+LOGIN_TOOL = {
+    "type": "function",
+    "function": {
+        "name": "login",
+        "parameters": {
+            "type": "object",
+            "properties": {
+                "user": {"type": "string"},
+                "password": {"type": "string"},
+            },
+        },
+    },
+}
+
+
+@pytest.mark.parametrize("stream", [False, True])
+def test_a_tool_call_with_a_password_argument_is_recorded_redacted(
+    tmp_path: Path, stream: bool
+) -> None:
+    # The arguments are JSON text in a string, streamed in pieces or not; the next turn
+    # sends them back in the request, where matching sees them redacted alike.
+    path = tmp_path / "tools.jsonl"
+    question = [{"role": "user", "content": "log me in as bob"}]
+
+    def call(base_url: str) -> tuple[str, str]:
+        client = openai.OpenAI(base_url=base_url, api_key="sk-test", max_retries=0)
+        with client:
+            if stream:
+                chunks = client.chat.completions.create(
+                    model="gpt-4o-mini",
+                    messages=question,
+                    tools=[LOGIN_TOOL],
+                    stream=True,  # type: ignore[list-item]
+                )
+                calls = [c.choices[0].delta.tool_calls for c in chunks if c.choices]
+                arguments = "".join(c[0].function.arguments or "" for c in calls if c)  # type: ignore[union-attr]
+                call_id = next(c[0].id for c in calls if c and c[0].id)
+            else:
+                done = client.chat.completions.create(
+                    model="gpt-4o-mini",
+                    messages=question,
+                    tools=[LOGIN_TOOL],  # type: ignore[list-item]
+                )
+                tool_call = done.choices[0].message.tool_calls[0]  # type: ignore[index]
+                arguments, call_id = tool_call.function.arguments, tool_call.id  # type: ignore[union-attr]
+            follow_up = [
+                *question,
+                {
+                    "role": "assistant",
+                    "tool_calls": [
+                        {
+                            "id": call_id,
+                            "type": "function",
+                            "function": {"name": "login", "arguments": arguments},
+                        }
+                    ],
+                },
+                {"role": "tool", "tool_call_id": call_id, "content": "logged in"},
+            ]
+            answer = client.chat.completions.create(model="gpt-4o-mini", messages=follow_up)  # type: ignore[arg-type]
+            return arguments, answer.choices[0].message.content or ""
+
+    with LocalProvider() as provider, llmcassette.use_cassette(path):
+        recorded = call(provider.openai_base_url)
+        base_url = provider.openai_base_url
+    assert json.loads(recorded[0])["password"] == PASSWORD
+    text = path.read_text()
+    assert PASSWORD not in text
+    assert "<REDACTED:password>" in text
+    with llmcassette.use_cassette(path, record_mode="none"):
+        replayed = call(base_url)
+    assert json.loads(replayed[0]) == {**json.loads(recorded[0]), "password": "<REDACTED:password>"}
+    assert replayed[1] == recorded[1] == "The tool returned: logged in"
+
+
+@pytest.mark.parametrize("stream", [False, True])
+def test_an_anthropic_tool_use_with_a_password_input_is_recorded_redacted(
+    tmp_path: Path, stream: bool
+) -> None:
+    # Streamed, the input arrives as JSON text in `partial_json` pieces; not streamed, it
+    # is a JSON object in the body.
+    path = tmp_path / "tools.jsonl"
+    tool = {"name": "login", "input_schema": LOGIN_TOOL["function"]["parameters"]}  # type: ignore[index]
+
+    def call(base_url: str) -> dict[str, Any]:
+        client = anthropic.Anthropic(base_url=base_url, api_key="sk-ant-test", max_retries=0)
+        with client:
+            arguments = {
+                "model": "claude-3-5-haiku-latest",
+                "max_tokens": 100,
+                "messages": [{"role": "user", "content": "log me in as bob"}],
+                "tools": [tool],
+            }
+            if stream:
+                with client.messages.stream(**arguments) as events:  # type: ignore[arg-type]
+                    message = events.get_final_message()
+            else:
+                message = client.messages.create(**arguments)  # type: ignore[arg-type]
+        block = next(b for b in message.content if b.type == "tool_use")
+        return dict(block.input)  # type: ignore[union-attr]
+
+    with LocalProvider() as provider, llmcassette.use_cassette(path):
+        recorded = call(provider.anthropic_base_url)
+        base_url = provider.anthropic_base_url
+    assert recorded["password"] == PASSWORD
+    text = path.read_text()
+    assert PASSWORD not in text
+    assert "<REDACTED:password>" in text
+    with llmcassette.use_cassette(path, record_mode="none"):
+        assert call(base_url) == {**recorded, "password": "<REDACTED:password>"}
