@@ -168,6 +168,10 @@ def _stored_request_class() -> type:
         bytes and parsed URL are immutable, so only the headers need a new mapping.
         """
 
+        # The redactor whose rules this request went through (``RedactRequest``), if any:
+        # read for every request, so a class default rather than a failed lookup.
+        redacted_by: Any = None
+
         @classmethod
         def build(cls, method: str, uri: str, body: bytes | None, headers: Headers) -> Any:
             pairs = ((name, values[0]) for name, values in headers.items() if values)
