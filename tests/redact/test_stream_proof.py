@@ -17,7 +17,7 @@ import pytest
 from hypothesis import event, given, settings
 from hypothesis import strategies as st
 
-from llmcassette.format import cassette_file
+from llmcassette.format import cassette_file, events
 from llmcassette.format.cassette_file import Cassette, Interaction
 from llmcassette.format.event_lines import StreamWriter
 from llmcassette.redact import Redactor
@@ -101,10 +101,15 @@ def streams(draw: st.DrawFn) -> tuple[str, str]:
 
 
 def _write(
-    body: str, quick: bool, monkeypatch: pytest.MonkeyPatch, content_type: str = SSE_TYPE
+    body: str,
+    quick: bool,
+    monkeypatch: pytest.MonkeyPatch,
+    content_type: str = SSE_TYPE,
+    times: list[float] | None = None,
 ) -> tuple[str, set[int]]:
     headers = {"content-type": [content_type]}
     item = Interaction("POST", "http://h/v1", {}, None, 200, "OK", headers, body.encode())
+    item.event_times = times
     header = {"format": "llmcassette", "format_version": 1, "recorded_by": "tests"}
     checked: set[int] = set()
     redactor = Redactor(environ={"MY_API_KEY": LITERAL})
@@ -116,12 +121,23 @@ def _write(
 
 
 @SETTINGS
-@given(stream=streams())
-def test_the_quick_way_writes_what_the_long_way_writes(stream: tuple[str, str]) -> None:
+@given(stream=streams(), timing=st.sampled_from(["none", "rising", "repeated", "odd"]))
+def test_the_quick_way_writes_what_the_long_way_writes(
+    stream: tuple[str, str], timing: str
+) -> None:
     body, content_type = stream
+    # Event times as recorded (rising, or the same time for events of one network chunk),
+    # or with values the usual event head does not take (zero, an integer).
+    count = len(events.split_events("ndjson" if "ndjson" in content_type else "sse", body))
+    times: list[float] | None = {
+        "none": None,
+        "rising": [round(0.0011 * (i + 1), 4) for i in range(count)],
+        "repeated": [0.0021] * count,
+        "odd": [[0.0, 0.5, -0.0, 2][i % 4] for i in range(count)],
+    }[timing]
     with pytest.MonkeyPatch.context() as monkeypatch:
-        quick, checked = _write(body, True, monkeypatch, content_type)
-        long, none_checked = _write(body, False, monkeypatch, content_type)
+        quick, checked = _write(body, True, monkeypatch, content_type, times)
+        long, none_checked = _write(body, False, monkeypatch, content_type, times)
     event("quick" if checked - {2, 3} else "long way")
     assert quick == long
     assert none_checked <= {2, 3}  # the long way checks the request and response records only
@@ -132,6 +148,60 @@ def test_the_quick_way_writes_what_the_long_way_writes(stream: tuple[str, str]) 
     )
     lines = quick.split("\n")
     assert all(lines[number - 1].startswith('{"type": "event"') for number in checked - {2, 3})
+
+
+@SETTINGS
+@given(
+    texts=st.lists(st.one_of(prose, pieces), min_size=2, max_size=12),
+    timing=st.sampled_from(["rising", "repeated", "odd"]),
+)
+def test_a_stream_of_text_deltas_is_written_alike_both_ways(texts: list[str], timing: str) -> None:
+    # The usual stream: one event repeated with another text delta, which the quick way
+    # writes in runs (one value apart from the event before), secrets or not.
+    body = "".join(
+        f"data: {json.dumps(_chat(t), separators=(',', ':'), ensure_ascii=False)}\n\n"
+        for t in ["", *texts]
+    )
+    count = len(texts) + 1
+    times = {
+        "rising": [round(0.0011 * (i + 1), 4) for i in range(count)],
+        "repeated": [0.0021] * count,
+        "odd": [[0.0, 0.5, -0.0, 2][i % 4] for i in range(count)],
+    }[timing]
+    with pytest.MonkeyPatch.context() as monkeypatch:
+        quick, checked = _write(body, True, monkeypatch, times=times)
+        long, _ = _write(body, False, monkeypatch, times=times)
+    event("quick" if checked - {2, 3} else "long way")
+    assert quick == long
+    redactor = Redactor(environ={"MY_API_KEY": LITERAL})
+    assert find_in_jsonl(redactor, quick, "c.jsonl", checked) == find_in_jsonl(
+        redactor, quick, "c.jsonl"
+    )
+
+
+def test_the_events_after_a_one_value_change_are_written_in_a_run(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from llmcassette.format import event_lines
+
+    written = []
+    run = event_lines._template_run
+
+    def counted(*args: Any) -> int:
+        end = run(*args)
+        written.append(end - args[2])
+        return end
+
+    monkeypatch.setattr(event_lines, "_template_run", counted)
+    texts = ["", "Hello", " wor", "ld", ", and", " more", "."]
+    body = "".join(f"data: {json.dumps(_chat(t), separators=(',', ':'))}\n\n" for t in texts)
+    times = [0.001 * (i + 1) for i in range(len(texts))]
+    text, checked = _write(body + "data: [DONE]\n\n", True, monkeypatch, times=[*times, 0.009])
+    # The second event is the first one apart but for its text: the template, whose run
+    # writes the five after it.
+    assert written == [5]
+    assert checked == set(range(2, 4 + len(texts)))  # request, response, every event
+    assert '"t": 0.004, "data": {"id":"chatcmpl-1"' in text
 
 
 def test_a_clean_stream_is_checked_once_and_its_lines_are_skipped_by_the_scan() -> None:

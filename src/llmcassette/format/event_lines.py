@@ -99,7 +99,10 @@ class StreamWriter:
         # values of the last event of each skeleton, to find it.
         template: OneValueApart | None = None
         last_values: dict[int, Sequence[str]] = {}
+        resume = 0  # the events before it were written by a run of the template
         for index, piece in enumerate(pieces):
+            if index < resume:
+                continue
             t = times[index] if times is not None else None
             if usual is not None:
                 fields: dict[str, Any] = _NO_FIELDS
@@ -156,6 +159,23 @@ class StreamWriter:
                 run.append(values)
             checked.append(len(out))
             out.append(head + payload + _TAILS[skeleton.layout])
+            if (
+                usual is not None
+                and safe
+                and template is not None
+                and skeleton is template.skeleton
+            ):
+                # The events that follow are most often this one with another text delta.
+                resume = _template_run(
+                    template,
+                    pieces,
+                    index + 1,
+                    times,
+                    usual_heads,
+                    out,
+                    checked,
+                    run if check else None,
+                )
         if check:
             assert self.redaction is not None
             if not self._usual_head_is_clean():
@@ -192,6 +212,55 @@ class StreamWriter:
             verdict = self.redaction.proves_clean((), [framed])
             self._outline_clean[id(skeleton)] = verdict
         return verdict
+
+
+def _template_run(
+    template: OneValueApart,
+    payloads: list[str],
+    start: int,
+    times: list[Any] | None,
+    usual_heads: dict[float, str],
+    out: list[str],
+    checked: list[int],
+    run: list[Sequence[str]] | None,
+) -> int:
+    """Write the usual events from ``start`` on that ``template`` recognises, the way the
+    loop in ``quick`` writes them; the index of the first event it leaves to the loop.
+
+    The loop's steps for such an event, without its branches: ``payloads`` are the usual
+    payloads of a stream checked whole by ``safe_text``, and ``run`` (when redaction
+    checks the stream) the values of the run of events of the template's skeleton.
+    """
+    prefix, suffix = template.prefix, template.suffix
+    shortest = len(prefix) + len(suffix)
+    cut, tail = len(prefix), _TAILS[template.skeleton.layout]
+    before, after = template.before, template.after
+    index, count = start, len(payloads)
+    while index < count:
+        payload = payloads[index]
+        if (
+            len(payload) < shortest
+            or not payload.startswith(prefix)
+            or not payload.endswith(suffix)
+        ):
+            break
+        value = payload[cut : len(payload) - len(suffix)]
+        if '"' in value or "\\" in value:
+            break
+        t = times[index] if times is not None else None
+        if type(t) is not float or not t > 0.0 or not math.isfinite(t):
+            break  # a head the loop writes another way
+        head = usual_heads.get(t)
+        if head is None:
+            head = lines.data_event_head(t, _NO_FIELDS)
+            if len(usual_heads) < _HEADS_KEPT:
+                usual_heads[t] = head
+        if run is not None:
+            run.append((*before, value, *after))
+        checked.append(len(out))
+        out.append(head + payload + tail)
+        index += 1
+    return index
 
 
 def _columns(

@@ -139,7 +139,7 @@ class OneValueApart:
     strings, where ``Skeletons.match`` cuts the text into one string per part.
     """
 
-    __slots__ = ("_after", "_before", "_prefix", "_suffix", "skeleton")
+    __slots__ = ("after", "before", "prefix", "skeleton", "suffix")
 
     def __init__(self, text: str, match: Match, previous: Sequence[str]) -> None:
         skeleton, values = match
@@ -156,10 +156,10 @@ class OneValueApart:
         if len(parts) <= slot or "\\" in parts[slot]:
             raise ValueError("the changing value is escaped")
         self.skeleton = skeleton
-        self._prefix = '"'.join(parts[:slot]) + '"'
-        self._suffix = '"' + '"'.join(parts[slot + 1 :])
-        self._before = tuple(values[:index])
-        self._after = tuple(values[index + 1 :])
+        self.prefix = '"'.join(parts[:slot]) + '"'
+        self.suffix = '"' + '"'.join(parts[slot + 1 :])
+        self.before = tuple(values[:index])
+        self.after = tuple(values[index + 1 :])
 
     @classmethod
     def of(cls, text: str, match: Match, previous: Sequence[str]) -> OneValueApart | None:
@@ -175,14 +175,14 @@ class OneValueApart:
 
         The caller has checked that ``text`` holds no character ``safe_text`` refuses.
         """
-        prefix, suffix = self._prefix, self._suffix
+        prefix, suffix = self.prefix, self.suffix
         end = len(text) - len(suffix)
         if end < len(prefix) or not text.startswith(prefix) or not text.endswith(suffix):
             return None
         value = text[len(prefix) : end]
         if '"' in value or "\\" in value:
             return None
-        return self.skeleton, (*self._before, value, *self._after)
+        return self.skeleton, (*self.before, value, *self.after)
 
 
 def _getter(slots: list[int]) -> Callable[[list[str]], tuple[str, ...]]:
