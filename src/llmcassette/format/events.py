@@ -88,7 +88,8 @@ def usual_payloads(kind: str, text: str) -> list[str] | None:
         return None
     payloads = text[6:-2].split("\n\ndata: ")
     # Two line ends per event, no more: no payload holds one, and no event is anything else.
-    if text.count("\n") != 2 * len(payloads):
+    # (A search in the joined payloads is a vectorised memchr; str.count is not.)
+    if "\n" in "".join(payloads):
         return None
     return payloads
 
