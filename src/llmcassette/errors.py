@@ -167,7 +167,7 @@ class UnusedInteractionsError(LlmCassetteError):
     def check(cls, cassette: Any) -> UnusedInteractionsError | None:
         """The error for a replayed vcrpy cassette with unplayed interactions, if any."""
         from .faults.plan import plan_of
-        from .matching.report import display_path
+        from .persister import display_path
 
         plan = plan_of(cassette)
         loaded = getattr(cassette, "_loaded_count", None)

@@ -49,7 +49,9 @@ class CassetteMismatch(LlmCassetteError, CannotOverwriteExistingCassetteExceptio
         self.call = call
         self.method = str(failed_request.method)
         self.uri = str(failed_request.uri)
-        self.path = report.display_path(cassette)
+        from .persister import display_path
+
+        self.path = display_path(cassette)
         self.candidates = candidates
         self.differences: tuple[Difference, ...] = candidates[0].differences if candidates else ()
         record_mode = getattr(cassette.record_mode, "value", cassette.record_mode)

@@ -60,7 +60,7 @@ def drop_error_responses(cassette: Any) -> list[tuple[str, str, int]]:
 
 
 def _warn(cassette: Any, dropped: list[tuple[str, str, int]]) -> None:
-    from .matching.report import display_path
+    from .persister import display_path
 
     counts = Counter(dropped)
     lines = "\n".join(

@@ -181,10 +181,3 @@ def _leave_out_hint(closest: Candidate | None) -> str:
         "if a field changes on every run, leave it out with the match option "
         "(ignore, volatile, hosts, normalizers: docs/matching.md)"
     )
-
-
-def display_path(cassette: Any) -> str | None:
-    """The file a cassette is read from and written to (pytest-recording names it .yaml)."""
-    from ..persister import display_path
-
-    return display_path(cassette)

@@ -462,11 +462,8 @@ class Redactor:
         string holds, such as tool-call arguments), every string by shape."""
         if isinstance(value, str):
             new = self.text(value)
-            if new.startswith(_JSON_OPENINGS):
-                spans = self._embedded_key_spans(new)
-                if spans:
-                    new = _apply_spans(new, [new], spans)[0]
-            return new
+            spans = self._embedded_key_spans(new)
+            return _apply_spans(new, [new], spans)[0] if spans else new
         if isinstance(value, dict):
             out: dict[str, Any] = {}
             for key, item in value.items():

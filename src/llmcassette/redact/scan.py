@@ -16,7 +16,7 @@ from typing import Any
 from ..errors import SecretLeakError
 from ..format import vcrpy_files
 from . import rules
-from .engine import Redactor
+from .engine import _JSON_OPENINGS, Redactor
 
 
 @dataclass(frozen=True)
@@ -120,7 +120,6 @@ def _walk(redactor: Redactor, value: Any, where: Where, found: list[tuple[Where,
         _in_string(redactor, value, where, _HERE, found)
 
 
-_JSON_OPENINGS = ("{", "[")
 _HERE = object()  # the ``step`` of a string that is the value at ``where`` itself
 
 
