@@ -37,6 +37,14 @@ _CALLS = "_llmcassette_calls"
 REPLACED_PATCHERS = ("httpx", "httpx2")
 
 
+@functools.cache
+def _fault_respond() -> Any:
+    """``llmcassette.faults.respond``, imported by the first replay: recording never uses it."""
+    from ..faults import respond
+
+    return respond
+
+
 def _header_items(headers: Any) -> list[tuple[str, str]]:
     """``multi_items()`` of httpx ``Headers``: ``(name in lower case, value)`` pairs.
 
@@ -234,16 +242,15 @@ class InterceptedMethod(metaclass=_BindsLikeAFunction):
         cls, request: Any, vcr_request: Any, recorded: Any, answer: Any, *, is_async: bool
     ) -> Any:
         """The replayed response, with the answer's fault carried out (raises a failure)."""
-        from ..faults.respond import error_response, failure_for, shape  # replays only
-
+        fault_respond = _fault_respond()
         library = cls.library
         fault = None if answer is None else answer.fault
         if fault is not None and fault.fail is not None:
-            raise failure_for(library, fault, request)
+            raise fault_respond.failure_for(library, fault, request)
         if fault is not None and fault.status is not None:
-            recorded = error_response(fault, recorded, request.url.path)
+            recorded = fault_respond.error_response(fault, recorded, request.url.path)
         where = "the replayed interaction" if answer is None else answer.where
-        replay_shape = shape(
+        shape = fault_respond.shape(
             library,
             recorded,
             fault,
@@ -252,9 +259,7 @@ class InterceptedMethod(metaclass=_BindsLikeAFunction):
             cassette=_cassette_path(cls.cassette),
             where=where,
         )
-        return replay_response(
-            library, recorded, request, cls.pace, is_async=is_async, shape=replay_shape
-        )
+        return replay_response(library, recorded, request, cls.pace, is_async=is_async, shape=shape)
 
     @classmethod
     def _pass_through(
