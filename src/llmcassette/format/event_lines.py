@@ -140,11 +140,7 @@ class StreamWriter:
             if not fields and type(t) is float and math.isfinite(t):
                 # The usual head: its words are checked once (``_usual_head_is_clean``); a
                 # number is never a finding of the scan nor changed by redaction.
-                head = usual_heads.get(t) if t > 0.0 else None  # not -0.0 for 0.0
-                if head is None:
-                    head = lines.data_event_head(t, fields)
-                    if t > 0.0 and len(usual_heads) < _HEADS_KEPT:
-                        usual_heads[t] = head
+                head = _usual_head(usual_heads, t)
             else:
                 head = lines.data_event_head(t, fields)
                 if fields and any(s in head for s in lines.LINE_SEPARATORS):
@@ -231,36 +227,31 @@ def _template_run(
     payloads of a stream checked whole by ``safe_text``, and ``run`` (when redaction
     checks the stream) the values of the run of events of the template's skeleton.
     """
-    prefix, suffix = template.prefix, template.suffix
-    shortest = len(prefix) + len(suffix)
-    cut, tail = len(prefix), _TAILS[template.skeleton.layout]
+    value_in, tail = template.value_in, _TAILS[template.skeleton.layout]
     before, after = template.before, template.after
     index, count = start, len(payloads)
     while index < count:
         payload = payloads[index]
-        if (
-            len(payload) < shortest
-            or not payload.startswith(prefix)
-            or not payload.endswith(suffix)
-        ):
-            break
-        value = payload[cut : len(payload) - len(suffix)]
-        if '"' in value or "\\" in value:
-            break
+        value = value_in(payload)
         t = times[index] if times is not None else None
-        if type(t) is not float or not t > 0.0 or not math.isfinite(t):
-            break  # a head the loop writes another way
-        head = usual_heads.get(t)
-        if head is None:
-            head = lines.data_event_head(t, _NO_FIELDS)
-            if len(usual_heads) < _HEADS_KEPT:
-                usual_heads[t] = head
+        if value is None or type(t) is not float or not math.isfinite(t):
+            break  # not the template's text, or a head the loop writes another way
         if run is not None:
             run.append((*before, value, *after))
         checked.append(len(out))
-        out.append(head + payload + tail)
+        out.append(_usual_head(usual_heads, t) + payload + tail)
         index += 1
     return index
+
+
+def _usual_head(known: dict[float, str], t: float) -> str:
+    """The head of the usual event at finite time ``t``, from ``known`` heads by time."""
+    head = known.get(t) if t > 0.0 else None  # not -0.0 for 0.0
+    if head is None:
+        head = lines.data_event_head(t, _NO_FIELDS)
+        if t > 0.0 and len(known) < _HEADS_KEPT:
+            known[t] = head
+    return head
 
 
 def _columns(

@@ -175,6 +175,11 @@ class OneValueApart:
 
         The caller has checked that ``text`` holds no character ``safe_text`` refuses.
         """
+        value = self.value_in(text)
+        return None if value is None else (self.skeleton, (*self.before, value, *self.after))
+
+    def value_in(self, text: str) -> str | None:
+        """The changing value as ``text`` spells it, if ``text`` is this text but for it."""
         prefix, suffix = self.prefix, self.suffix
         end = len(text) - len(suffix)
         if end < len(prefix) or not text.startswith(prefix) or not text.endswith(suffix):
@@ -182,7 +187,7 @@ class OneValueApart:
         value = text[len(prefix) : end]
         if '"' in value or "\\" in value:
             return None
-        return self.skeleton, (*self.before, value, *self.after)
+        return value
 
 
 def _getter(slots: list[int]) -> Callable[[list[str]], tuple[str, ...]]:
