@@ -21,7 +21,7 @@ TEST_DEPS = [
     "requests>=2.31",
     "aiohttp>=3.9",
 ]
-LINT_DEPS = ["ruff>=0.15", "mypy>=1.18", "pytest>=8.0", "types-PyYAML"]
+LINT_DEPS = ["ruff>=0.15", "mypy>=1.18", "import-linter>=2.17", "pytest>=8.0", "types-PyYAML"]
 DOCS_DEPS = ["mkdocs>=1.6", "mkdocs-material>=9.6"]
 
 
@@ -60,11 +60,12 @@ def tests(session: nox.Session, clients: str) -> None:
 
 @nox.session
 def lint(session: nox.Session) -> None:
-    """ruff (lint and format check) and mypy --strict on the package."""
+    """ruff (lint and format check), mypy --strict, and the layer contracts (import-linter)."""
     session.install("-e", ".", *LINT_DEPS, "httpx2>=2.16", "openai>=3.50")
     session.run("ruff", "check", ".")
     session.run("ruff", "format", "--check", ".")
     session.run("mypy", "--strict", "src/llmcassette")
+    session.run("lint-imports")
 
 
 @nox.session

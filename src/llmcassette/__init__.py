@@ -2,8 +2,10 @@
 
 from typing import TYPE_CHECKING, Any
 
-from ._version import __version__
-from .errors import (
+from llmcassette._vcr.install import configure, use_cassette
+from llmcassette._version import __version__
+from llmcassette.cassette import FORMAT_VERSION
+from llmcassette.errors import (
     CassetteExpiredError,
     CassetteExpiredWarning,
     CassetteFormatError,
@@ -15,19 +17,23 @@ from .errors import (
     SecretLeakError,
     UnusedInteractionsError,
 )
-from .format import FORMAT_VERSION
-from .setup import configure, use_cassette
 
 if TYPE_CHECKING:
-    from .mismatch import CassetteMismatch
+    from llmcassette._vcr.fault_plan import check_unused
+    from llmcassette._vcr.mismatch import CassetteMismatch
 
 
 def __getattr__(name: str) -> Any:
-    # CassetteMismatch subclasses a vcrpy class: import vcrpy only when it is asked for.
+    # These import vcrpy, which must not be imported while pytest loads plugins (it would
+    # stop pytest-recording from registering vcr.matchers for assertion rewriting).
     if name == "CassetteMismatch":
-        from .mismatch import CassetteMismatch
+        from llmcassette._vcr.mismatch import CassetteMismatch
 
         return CassetteMismatch
+    if name == "check_unused":
+        from llmcassette._vcr.fault_plan import check_unused
+
+        return check_unused
     raise AttributeError(f"module 'llmcassette' has no attribute {name!r}")
 
 
@@ -45,6 +51,7 @@ __all__ = [
     "SecretLeakError",
     "UnusedInteractionsError",
     "__version__",
+    "check_unused",
     "configure",
     "use_cassette",
 ]

@@ -3,11 +3,22 @@
 from __future__ import annotations
 
 import os
-from typing import Any
 
 
 class LlmCassetteError(Exception):
     """Base class of every error llmcassette raises on purpose."""
+
+
+class LlmCassetteWarning(UserWarning):
+    """Base class of every warning llmcassette issues."""
+
+
+class ConfigError(LlmCassetteError, ValueError):
+    """An option or a ``[tool.llmcassette]`` setting has a value llmcassette cannot use.
+
+    The message names the option (and the pyproject.toml file it came from) and what it
+    accepts; nothing was recorded or replayed.
+    """
 
 
 class CassetteFormatError(LlmCassetteError, ValueError):
@@ -113,7 +124,7 @@ class IncompleteStreamError(LlmCassetteError):
         )
 
 
-class IncompleteStreamWarning(UserWarning):
+class IncompleteStreamWarning(LlmCassetteWarning):
     """The warning form of ``IncompleteStreamError`` (``incomplete_streams="warn"``)."""
 
 
@@ -162,41 +173,6 @@ class UnusedInteractionsError(LlmCassetteError):
             "scripted entries or faults it no longer needs, or allow it with "
             "@pytest.mark.vcr(allow_unused=True)"
         )
-
-    @classmethod
-    def check(cls, cassette: Any) -> UnusedInteractionsError | None:
-        """The error for a replayed vcrpy cassette with unplayed interactions, if any."""
-        from .faults.plan import plan_of
-        from .persister import display_path
-
-        plan = plan_of(cassette)
-        loaded = getattr(cassette, "_loaded_count", None)
-        record_mode = getattr(cassette.record_mode, "value", cassette.record_mode)
-        replayed = bool(loaded) and getattr(cassette, "rewound", False)
-        replaying = replayed and record_mode in ("none", "once")
-        unused_faults: list[str] = []
-        if plan is not None:
-            entries, unused_faults = plan.unused(cassette)
-            if plan.entries is not None and (replaying or not loaded):
-                if entries or unused_faults:
-                    return cls(
-                        display_path(cassette) or "the cassette",
-                        entries,
-                        len(plan.entries),
-                        unused_faults,
-                        scripted=True,
-                    )
-                return None
-        unused = []
-        if replaying and loaded:
-            unused = [
-                (position + 1, request.method, request.uri)
-                for position, (request, _) in enumerate(cassette.data[:loaded])
-                if cassette.play_counts[position] == 0
-            ]
-        if not unused and not unused_faults:
-            return None
-        return cls(display_path(cassette) or "the cassette", unused, loaded or 0, unused_faults)
 
 
 class OverridesError(LlmCassetteError, ValueError):
@@ -260,8 +236,6 @@ class CassetteExpiredError(LlmCassetteError):
     def __init__(
         self, path: str | os.PathLike[str], created_at: str, age: float, max_age: float
     ) -> None:
-        from .expiry import format_age
-
         self.path = os.fspath(path)
         self.created_at = created_at
         self.age = age
@@ -274,12 +248,27 @@ class CassetteExpiredError(LlmCassetteError):
         )
 
 
-class CassetteExpiredWarning(UserWarning):
+class CassetteExpiredWarning(LlmCassetteWarning):
     """A cassette is older than its ``max_age`` (``expired="warn"``)."""
 
 
-class ErrorResponseNotRecordedWarning(UserWarning):
+class ErrorResponseNotRecordedWarning(LlmCassetteWarning):
     """Responses with an error status were received while recording and left out.
 
     Pass ``record_errors=True`` to keep them in the cassette.
     """
+
+
+def format_age(seconds: float) -> str:
+    """``seconds`` in the largest whole unit that keeps it readable: ``"31d 4h"``, ``"12h"``."""
+    seconds = max(0, int(seconds))
+    days, rest = divmod(seconds, 86400)
+    hours, rest = divmod(rest, 3600)
+    minutes, secs = divmod(rest, 60)
+    if days:
+        return f"{days}d {hours}h" if hours else f"{days}d"
+    if hours:
+        return f"{hours}h {minutes}m" if minutes else f"{hours}h"
+    if minutes:
+        return f"{minutes}m {secs}s" if secs else f"{minutes}m"
+    return f"{secs}s"

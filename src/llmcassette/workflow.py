@@ -25,9 +25,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-REPORT_ENV = "LLMCASSETTE_REPORT"
-SELECT_ENV = "LLMCASSETTE_SELECT"
-REPORT_FORMAT = "llmcassette-rerecord-report"
+from llmcassette.config import parse_age, parse_created_at
+from llmcassette.pytest_plugin import REPORT_ENV, REPORT_FORMAT, SELECT_ENV
 
 #: Why a test's cassette may need recording again, as the report names it.
 REASONS = ("missing", "mismatch", "unused", "expired", "outdated")
@@ -46,24 +45,9 @@ class ReportEntry:
 
     def oldest(self) -> datetime.datetime | None:
         """The earliest ``created_at`` of the test's cassettes, if any has one."""
-        from .expiry import parse_created_at
-
         times = [parse_created_at(c.get("created_at")) for c in self.cassettes]
         known = [t for t in times if t is not None]
         return min(known) if known else None
-
-
-def write_report(
-    target: str | os.PathLike[str], rootdir: str | os.PathLike[str], entries: Iterable[Any]
-) -> None:
-    """Write the report the pytest plugin collected (``entries`` are dicts) as JSON."""
-    data = {
-        "format": REPORT_FORMAT,
-        "version": 1,
-        "rootdir": os.fspath(rootdir),
-        "tests": list(entries),
-    }
-    Path(target).write_text(json.dumps(data, indent=1) + "\n", encoding="utf-8")
 
 
 def read_report(path: str | os.PathLike[str]) -> list[ReportEntry]:
@@ -103,19 +87,6 @@ def select(
     return chosen
 
 
-def deselect(config: Any, items: list[Any]) -> None:
-    """Keep only the tests named in the file ``LLMCASSETTE_SELECT`` points to (pytest hook)."""
-    source = os.environ.get(SELECT_ENV)
-    if not source:
-        return
-    wanted = set(Path(source).read_text(encoding="utf-8").splitlines())
-    kept = [item for item in items if item.nodeid in wanted]
-    dropped = [item for item in items if item.nodeid not in wanted]
-    if dropped:
-        config.hook.pytest_deselected(items=dropped)
-        items[:] = kept
-
-
 def _run_pytest(python: str, args: Sequence[str], env: dict[str, str]) -> int:
     command = [python, "-m", "pytest", *args]
     print("llmcassette:", " ".join(command), flush=True)
@@ -136,7 +107,6 @@ def rerecord(
     complete) and the node ids recorded again. ``older_than`` (``"90d"``, seconds) also picks
     cassettes recorded longer ago than that, whatever ``max_age`` says.
     """
-    from .expiry import parse_age
 
     max_age = None if older_than is None else parse_age(older_than)
     with tempfile.TemporaryDirectory(prefix="llmcassette-") as folder:

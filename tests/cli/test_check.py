@@ -10,7 +10,7 @@ import pytest
 from _cli_support import cli, read_records, write_records
 from conftest import Record
 
-from llmcassette.cli import main
+from llmcassette.cli.main import main
 from llmcassette.testing import LocalProvider
 
 SECRET = "sk-proj-" + "A1b2C3d4E5" * 3 + "T3BlbkFJ" + "z9Y8x7W6v5" * 3

@@ -11,8 +11,8 @@ import pytest
 import vcr
 
 import llmcassette
-from llmcassette.cli import main
-from llmcassette.format import cassette_file
+from llmcassette.cassette import jsonl as cassette_file
+from llmcassette.cli.main import main
 from llmcassette.testing import LocalProvider
 
 CORPUS = Path(__file__).resolve().parents[3] / "shared" / "corpus" / "pydantic-ai"

@@ -13,7 +13,7 @@ import pytest
 from _cli_support import cli, read_records, write_records
 from conftest import Record
 
-from llmcassette.cli import main
+from llmcassette.cli.main import main
 
 
 def test_two_recordings_of_the_same_traffic_are_equivalent(
@@ -183,7 +183,7 @@ def test_colour_only_on_a_terminal_and_as_the_environment_says(
 
 
 def _sse_cassette(path: Path, ticks: list[int]) -> Path:
-    from llmcassette.format import cassette_file
+    from llmcassette.cassette import jsonl as cassette_file
 
     body = "".join(f'event: tick\ndata: {{"n": {n}}}\n\n' for n in ticks).encode()
     item = cassette_file.Interaction(

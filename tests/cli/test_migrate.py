@@ -17,9 +17,9 @@ from _cli_support import cli, read_records, write_records
 from conftest import Record
 
 from llmcassette import FORMAT_VERSION
-from llmcassette.cli import main
-from llmcassette.format import migrations
-from llmcassette.format.migrations import Line
+from llmcassette.cassette import migrations
+from llmcassette.cassette.migrations import Line
+from llmcassette.cli.main import main
 
 
 def v0_to_v1(lines: list[Line]) -> list[Line]:

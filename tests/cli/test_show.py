@@ -11,9 +11,9 @@ import openai
 import pytest
 
 import llmcassette
-from llmcassette.cli import main
-from llmcassette.format import cassette_file
-from llmcassette.show import assemble
+from llmcassette.cassette import jsonl as cassette_file
+from llmcassette.cli.main import main
+from llmcassette.cli.show import assemble
 from llmcassette.testing import LocalProvider
 
 TOOL: Any = {

@@ -38,7 +38,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from llmcassette.cli import main as cli_main
+from llmcassette.cli.main import main as cli_main
 from llmcassette.testing import LocalProvider
 
 from ._markdown import Block

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import llmcassette
-from llmcassette.format import cassette_file
+from llmcassette.cassette import jsonl as cassette_file
 from llmcassette.testing import LocalProvider
 
 API_KEY = "sk-test"

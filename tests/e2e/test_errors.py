@@ -9,7 +9,7 @@ import openai
 import pytest
 from vcr.errors import CannotOverwriteExistingCassetteException
 
-from llmcassette.format import bodies
+from llmcassette.cassette import bodies
 
 from ._support import (
     API_KEY,

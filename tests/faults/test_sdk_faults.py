@@ -86,7 +86,7 @@ def test_sdk_retries_a_429_then_gets_the_recorded_answer(
     assert replayed == recorded != ""
     assert attempts(cassette) == 2  # the 429, then the retry
     assert len(provider.requests) == seen
-    assert llmcassette.UnusedInteractionsError.check(cassette) is None
+    assert llmcassette.check_unused(cassette) is None
 
 
 @pytest.mark.parametrize("sdk", ["openai", "anthropic"])
@@ -115,7 +115,7 @@ def test_the_unused_append_is_reported_with_counts(provider: LocalProvider, tmp_
     with llmcassette.use_cassette(path, record_mode="none") as cassette:
         openai_text(openai_client(provider))
         faults.schedule(cassette, faults.http_error(500))
-    error = llmcassette.UnusedInteractionsError.check(cassette)
+    error = llmcassette.check_unused(cassette)
     assert error is not None
     assert error.unused[0][0] == 2
     assert error.total == 2
@@ -515,7 +515,7 @@ def test_converted_vcrpy_text_with_marker_text_replays_unchanged(
 ) -> None:
     import vcr
 
-    from llmcassette.cli import main
+    from llmcassette.cli.main import main
 
     url = provider.openai_base_url + "/chat/completions"
     body = {"model": "gpt-4o-mini", "messages": [{"role": "user", "content": "{{fromRequest:.}}"}]}

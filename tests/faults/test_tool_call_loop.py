@@ -82,7 +82,7 @@ def test_the_loop_replays_with_a_new_id_every_run(provider: LocalProvider, tmp_p
             ticket, answer = agent(client)
         assert ticket != recorded_ticket
         assert answer == f"The tool returned: ticket {ticket}: open"
-        assert llmcassette.UnusedInteractionsError.check(cassette) is None
+        assert llmcassette.check_unused(cassette) is None
     assert len(provider.requests) == seen
 
 

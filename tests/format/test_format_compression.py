@@ -11,8 +11,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from llmcassette.format import cassette_file, compression
-from llmcassette.format.cassette_file import Cassette, Interaction
+from llmcassette.cassette import compression
+from llmcassette.cassette import jsonl as cassette_file
+from llmcassette.cassette.jsonl import Cassette, Interaction
 
 SETTINGS = settings(max_examples=100, derandomize=True, deadline=None, database=None)
 

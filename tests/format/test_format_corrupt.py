@@ -10,8 +10,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from llmcassette import FORMAT_VERSION, CassetteFormatError, CassetteVersionError, __version__
-from llmcassette.format import cassette_file, migrations
-from llmcassette.format.cassette_file import Cassette, Interaction
+from llmcassette.cassette import jsonl as cassette_file
+from llmcassette.cassette import migrations
+from llmcassette.cassette.jsonl import Cassette, Interaction
 
 PATH = "cassettes/test_chat.jsonl"
 

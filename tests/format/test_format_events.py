@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from llmcassette.format import events
+from llmcassette.cassette import events
 
 SETTINGS = settings(max_examples=200, derandomize=True, deadline=None, database=None)
 

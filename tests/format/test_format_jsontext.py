@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from llmcassette.format import jsontext
+from llmcassette.cassette import jsontext
 
 SETTINGS = settings(max_examples=200, derandomize=True, deadline=None, database=None)
 

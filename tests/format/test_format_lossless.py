@@ -17,9 +17,9 @@ from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 from vcr.request import Request
 
-from llmcassette import serializer
-from llmcassette.format import cassette_file
-from llmcassette.format.cassette_file import Cassette, Interaction
+from llmcassette._vcr import serializer
+from llmcassette.cassette import jsonl as cassette_file
+from llmcassette.cassette.jsonl import Cassette, Interaction
 
 OLD_TIME = "2020-01-01T00:00:00Z"
 SETTINGS = settings(max_examples=200, derandomize=True, deadline=None, database=None)

@@ -8,8 +8,9 @@ from typing import Any
 import pytest
 
 from llmcassette import FORMAT_VERSION, CassetteFormatError
-from llmcassette.format import cassette_file, migrations
-from llmcassette.format.migrations import Line
+from llmcassette.cassette import jsonl as cassette_file
+from llmcassette.cassette import migrations
+from llmcassette.cassette.migrations import Line
 
 PATH = "old.jsonl"
 

@@ -8,8 +8,8 @@ from typing import Any
 from hypothesis import event, given, settings
 from hypothesis import strategies as st
 
-from llmcassette.format import jsontext
-from llmcassette.format.skeleton import OneValueApart, Skeletons, safe_text
+from llmcassette.cassette import jsontext
+from llmcassette.cassette.skeleton import OneValueApart, Skeletons, safe_text
 
 SETTINGS = settings(max_examples=300, derandomize=True, deadline=None, database=None)
 

@@ -11,7 +11,8 @@ import httpx2
 import pytest
 
 import llmcassette
-from llmcassette.matching.normalize import MatchConfig, MatchConfigError, parse_path
+from llmcassette.errors import ConfigError
+from llmcassette.matching.normalize import MatchConfig, parse_path
 from llmcassette.testing import LocalProvider
 
 AUTH = {"authorization": "Bearer sk-test"}
@@ -44,13 +45,13 @@ def test_paths(path: str, tokens: tuple[Any, ...]) -> None:
 
 @pytest.mark.parametrize("bad", ["$.a[", "$..a", "$.a[x]"])
 def test_bad_paths_and_options_are_reported(bad: str) -> None:
-    with pytest.raises(MatchConfigError, match="cannot read the JSON path"):
+    with pytest.raises(ConfigError, match="cannot read the JSON path"):
         MatchConfig(ignore=(bad,))
-    with pytest.raises(MatchConfigError, match="unknown volatile shape"):
+    with pytest.raises(ConfigError, match="unknown volatile shape"):
         MatchConfig(volatile=("phase-of-moon",))
-    with pytest.raises(MatchConfigError, match="must be an origin"):
+    with pytest.raises(ConfigError, match="must be an origin"):
         MatchConfig.from_options({"hosts": {"localhost:4000": "https://api.openai.com"}})
-    with pytest.raises(MatchConfigError, match="unknown match option"):
+    with pytest.raises(ConfigError, match="unknown match option"):
         MatchConfig.from_options({"ignores": []})
 
 

@@ -14,9 +14,11 @@ from vcr.persisters.filesystem import CassetteNotFoundError, FilesystemPersister
 from vcr.request import Request
 from vcr.serializers import jsonserializer, yamlserializer
 
-from llmcassette import CassetteFormatError, serializer, vcr_bridge
-from llmcassette.format import cassette_file
-from llmcassette.persister import Persister, atomic_write
+from llmcassette import CassetteFormatError
+from llmcassette._vcr import bridge as vcr_bridge
+from llmcassette._vcr import serializer
+from llmcassette._vcr.persister import Persister, atomic_write
+from llmcassette.cassette import jsonl as cassette_file
 
 OLD_TIME = "2020-01-01T00:00:00Z"
 NEW_TIME = "2030-01-01T00:00:00Z"

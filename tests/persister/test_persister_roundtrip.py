@@ -12,8 +12,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from vcr.request import Request
 
-from llmcassette import serializer
-from llmcassette.persister import Persister
+from llmcassette._vcr import serializer
+from llmcassette._vcr.persister import Persister
 
 SETTINGS = settings(max_examples=60, derandomize=True, deadline=None, database=None)
 

@@ -17,7 +17,7 @@ import pytest
 
 import llmcassette
 from llmcassette import CassetteFormatError, CassetteVersionError
-from llmcassette.format import migrations
+from llmcassette.cassette import migrations
 
 MODES = ["once", "new_episodes", "all", "none"]
 SSE = b'data: {"n":1}\n\ndata: {"n":2}\n\ndata: [DONE]\n\n'
@@ -169,7 +169,7 @@ def test_yaml_named_cassette_records_and_replays(tmp_path: Path, local_server: A
 
 def _load_fully(persister: Any, path: Path) -> None:
     """Load through the persister and build every body (streamed ones may be built lazily)."""
-    from llmcassette import serializer
+    from llmcassette._vcr import serializer
 
     for response in persister.load_cassette(path, serializer=serializer)[1]:
         assert isinstance(response["body"]["string"], bytes)
@@ -263,7 +263,7 @@ def test_corrupt_cassette_stops_every_record_mode(
 def test_corrupt_cassette_through_the_persister(
     recorded: Path, local_server: Any, corrupt: Corruption, line: int, fragment: str
 ) -> None:
-    from llmcassette.persister import Persister
+    from llmcassette._vcr.persister import Persister
 
     data = _write_corrupt(recorded, corrupt)
     with pytest.raises(CassetteFormatError) as info:

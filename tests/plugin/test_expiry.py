@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from llmcassette.expiry import Expiry, ExpiryConfigError, format_age, parse_age
+from llmcassette.config import ConfigError, Expiry, format_age, parse_age
 from llmcassette.testing import LocalProvider
 
 OLD = "2020-01-01T00:00:00Z"
@@ -154,12 +154,12 @@ def test_parse_age(text: str, seconds: float) -> None:
 
 @pytest.mark.parametrize("bad", ["30 days", "-1d", "0", "d", True])
 def test_parse_age_rejects(bad: object) -> None:
-    with pytest.raises(ExpiryConfigError, match="max_age"):
+    with pytest.raises(ConfigError, match="max_age"):
         parse_age(bad)  # type: ignore[arg-type]
 
 
 def test_unknown_expired_action_is_rejected() -> None:
-    with pytest.raises(ExpiryConfigError, match="'warn', 'fail', 'rerecord'"):
+    with pytest.raises(ConfigError, match="'warn', 'fail', 'rerecord'"):
         Expiry.from_options("1d", "delete")
 
 

@@ -10,8 +10,8 @@ from __future__ import annotations
 import json
 import time
 
-from llmcassette.format import cassette_file
-from llmcassette.format.cassette_file import Cassette, Interaction
+from llmcassette.cassette import jsonl as cassette_file
+from llmcassette.cassette.jsonl import Cassette, Interaction
 from llmcassette.redact import Redactor
 from llmcassette.redact.scan import check_text
 

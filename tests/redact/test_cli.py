@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from llmcassette.cli import main
+from llmcassette.cli.main import main
 
 from .test_rules import ANTHROPIC, OPENAI
 
@@ -105,8 +105,8 @@ def test_false_positives_on_real_traffic() -> None:
     """Every string value of real (already scrubbed) cassettes: how many would be redacted."""
     if not CORPUS.is_dir():
         pytest.skip("the shared pydantic-ai corpus (../shared) is not available")
+    from llmcassette.cli.files import cassette_paths
     from llmcassette.redact import RedactionConfig, Redactor
-    from llmcassette.redact.files import cassette_paths
     from llmcassette.redact.scan import _decoded_response, load_vcrpy
 
     redactor = Redactor(RedactionConfig(), environ={})

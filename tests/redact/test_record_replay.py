@@ -199,7 +199,7 @@ def test_fail_closed_when_a_secret_slips_through(
     with llmcassette.use_cassette(path), httpx.Client() as client:
         client.get(f"{planted}/json")
     before = path.read_bytes()
-    from llmcassette.redact.engine import Redactor
+    from llmcassette.redact.redactor import Redactor
 
     monkeypatch.setattr(Redactor, "records", lambda self, *records: None)  # a redactor bug
     with (

@@ -258,7 +258,7 @@ def test_the_stream_shortcut_changes_nothing_the_full_pass_would_change(
 def test_written_event_lines_hold_the_redacted_data_not_the_streamed_text() -> None:
     # The writer copies each event's streamed text into its line unless redaction changed
     # an event: then every line is encoded from the redacted records.
-    from llmcassette.format import cassette_file
+    from llmcassette.cassette import jsonl as cassette_file
 
     clean = {"choices": [{"delta": {"content": "Your key is "}}]}
     shaped = {"choices": [{"delta": {"content": OPENAI}}]}
@@ -338,7 +338,7 @@ def test_the_fail_closed_scan_finds_a_secret_key_in_json_text_of_an_event_line(
 
 
 def test_a_streamed_tool_call_with_a_secret_argument_is_written_redacted() -> None:
-    from llmcassette.format import cassette_file
+    from llmcassette.cassette import jsonl as cassette_file
     from llmcassette.redact import scan
 
     chunks = [
@@ -431,16 +431,16 @@ def test_configuration() -> None:
 
 
 def test_unknown_rule_and_bad_pattern_are_errors() -> None:
-    from llmcassette.redact import RedactionConfigError
+    from llmcassette.errors import ConfigError
 
-    with pytest.raises(RedactionConfigError, match="unknown"):
+    with pytest.raises(ConfigError, match="unknown"):
         Redactor(RedactionConfig(disable=("nope",)), environ={})
-    with pytest.raises(RedactionConfigError, match="bad"):
+    with pytest.raises(ConfigError, match="bad"):
         Redactor(RedactionConfig(patterns=(("bad", "("),)), environ={})
 
 
 def test_pyproject_table(tmp_path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
-    from llmcassette.redact import project_config, resolve
+    from llmcassette.config import project_redaction, resolve_redaction
 
     (tmp_path / "pyproject.toml").write_text(
         "[tool.llmcassette.redaction]\n"
@@ -450,15 +450,15 @@ def test_pyproject_table(tmp_path, monkeypatch) -> None:  # type: ignore[no-unty
         "env = false\n"
     )
     (tmp_path / "sub").mkdir()
-    config = project_config(tmp_path / "sub")
+    config = project_redaction(tmp_path / "sub")
     assert config.headers == ("x-tenant",)
     assert config.keep_headers == ("cf-ray",)
     assert config.patterns == (("internal-id", "INT-[0-9]{6}"),)
     assert config.env is False
     monkeypatch.chdir(tmp_path)
-    merged = resolve({"headers": ["x-other"]})
+    merged = resolve_redaction({"headers": ["x-other"]})
     assert merged.headers == ("x-tenant", "x-other")
-    assert resolve(False).enabled is False
+    assert resolve_redaction(False).enabled is False
 
 
 # Strings built from the rules' triggers and secret-shaped pieces, so that several rules
@@ -503,7 +503,7 @@ def test_the_trigger_search_finds_exactly_the_texts_holding_a_word(
     # before it: that must find a word wherever it is, and nothing else.
     import re
 
-    from llmcassette.redact.engine import _literal_search
+    from llmcassette.redact.redactor import _literal_search
 
     found = re.compile(_literal_search(words)).search(text) is not None
     assert found == any(word in text for word in words)

@@ -17,9 +17,10 @@ import pytest
 from hypothesis import event, given, settings
 from hypothesis import strategies as st
 
-from llmcassette.format import cassette_file, events
-from llmcassette.format.cassette_file import Cassette, Interaction
-from llmcassette.format.event_lines import StreamWriter
+from llmcassette.cassette import events
+from llmcassette.cassette import jsonl as cassette_file
+from llmcassette.cassette.event_lines import StreamWriter
+from llmcassette.cassette.jsonl import Cassette, Interaction
 from llmcassette.redact import Redactor
 from llmcassette.redact.scan import find_in_jsonl
 
@@ -182,7 +183,7 @@ def test_a_stream_of_text_deltas_is_written_alike_both_ways(texts: list[str], ti
 def test_the_events_after_a_one_value_change_are_written_in_a_run(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    from llmcassette.format import event_lines
+    from llmcassette.cassette import event_lines
 
     written = []
     run = event_lines._template_run

@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from llmcassette.stream.transport import _header_items, _joined
+from llmcassette._vcr.stubs import _header_items, _joined
 
 NAMES = st.sampled_from(
     ["Host", "X-Request-Id", "x-request-id", "Set-Cookie", "Accept", "X-É".encode(), b"X-\xc9"]

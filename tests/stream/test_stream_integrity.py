@@ -17,8 +17,8 @@ import httpx2
 import pytest
 
 import llmcassette
-from llmcassette.stream.integrity import missing_terminator
 from llmcassette.testing import LocalProvider
+from llmcassette.transport.integrity import missing_terminator
 
 CHUNK = {"id": "c", "object": "chat.completion.chunk", "choices": [{"delta": {"content": "hi"}}]}
 
@@ -239,7 +239,7 @@ async def test_anthropic_stream_objects_get_one_event_per_chunk(
 def test_check_command_lists_streams_cut_short(
     tmp_path: Path, truncating: TruncatingServer, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from llmcassette.cli import main
+    from llmcassette.cli.main import main
 
     with (
         llmcassette.use_cassette(tmp_path / "cut", record_mode="once"),

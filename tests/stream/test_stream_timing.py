@@ -7,7 +7,7 @@ import itertools
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from llmcassette.stream.timing import event_times
+from llmcassette.transport.timing import event_times
 
 SETTINGS = settings(max_examples=300, derandomize=True, deadline=None, database=None)
 

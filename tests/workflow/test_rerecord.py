@@ -16,8 +16,9 @@ from pathlib import Path
 
 import pytest
 
+from llmcassette.pytest_plugin import write_report
 from llmcassette.testing import LocalProvider
-from llmcassette.workflow import REASONS, ReportEntry, read_report, select, write_report
+from llmcassette.workflow import REASONS, ReportEntry, read_report, select
 
 OLD = "2020-01-01T00:00:00Z"
 

@@ -9,26 +9,32 @@ recorded interactions by index with an overrides sidecar ``<cassette>.overrides.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from .plan import FaultPlan, plan_of
-
-if TYPE_CHECKING:
-    from .model import CUT_ENDINGS, FAILURES, Fault, Overrides
+from llmcassette.errors import OverridesError
+from llmcassette.faults.model import (
+    CUT_ENDINGS,
+    FAILURES,
+    Fault,
+    FieldError,
+    Overrides,
+    fault_from_fields,
+)
+from llmcassette.faults.scheduled import ScheduledFaults, scheduled_on
 
 __all__ = [
     "CUT_ENDINGS",
     "FAILURES",
     "Fault",
-    "FaultPlan",
     "Overrides",
+    "ScheduledFaults",
     "cut_stream",
     "hang",
     "http_error",
     "latency",
-    "plan_of",
     "replace_text",
     "schedule",
+    "scheduled_on",
     "transport_error",
 ]
 
@@ -87,12 +93,12 @@ def replace_text(replacements: Mapping[str, str]) -> Fault:
     return _build({"replace": dict(replacements)})
 
 
-def schedule(cassette: Any, *faults: Fault) -> FaultPlan:
+def schedule(cassette: Any, *faults: Fault) -> ScheduledFaults:
     """Apply ``faults`` to the next calls made through ``cassette``, one call each, in order."""
-    plan = plan_of(cassette, create=True)
-    assert plan is not None
-    plan.schedule(*faults)
-    return plan
+    queue = scheduled_on(cassette, create=True)
+    assert queue is not None
+    queue.add(*faults)
+    return queue
 
 
 def _number(value: float) -> str:
@@ -100,23 +106,7 @@ def _number(value: float) -> str:
 
 
 def _build(values: Mapping[str, Any]) -> Fault:
-    from ..errors import OverridesError
-    from .model import FieldError, fault_from_fields
-
     try:
         return fault_from_fields(values)
     except FieldError as problem:
         raise OverridesError("fault", None, problem.field, problem.problem, problem.hint) from None
-
-
-_FROM_MODEL = ("CUT_ENDINGS", "FAILURES", "Fault", "Overrides")
-
-
-def __getattr__(name: str) -> Any:
-    # The model is imported on first use: recording and replaying without faults or
-    # overrides (most runs) never need it, and it is the costliest part to import.
-    if name in _FROM_MODEL:
-        from . import model
-
-        return getattr(model, name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

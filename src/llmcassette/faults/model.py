@@ -15,7 +15,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..errors import OverridesError
+from llmcassette.errors import OverridesError
 
 # Transport failures by name: the client library's exception class and the message a real
 # failure of that kind carries.

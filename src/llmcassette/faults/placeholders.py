@@ -22,8 +22,8 @@ import re
 from collections.abc import Iterator
 from typing import Any
 
-from ..errors import PlaceholderError
-from ..format.compression import decode_content
+from llmcassette.cassette.compression import decode_content
+from llmcassette.errors import PlaceholderError
 
 MARKER = b"fromRequest"
 _OPENING = re.compile(r"\{\{(!*)fromRequest")

@@ -7,10 +7,10 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ..errors import OverridesError
+from llmcassette.errors import OverridesError
 
 if TYPE_CHECKING:
-    from .model import Overrides
+    from llmcassette.faults.model import Overrides
 
 SUFFIX = ".overrides.json"
 
@@ -45,7 +45,9 @@ def load(path: Path) -> Overrides | None:
             f"not valid JSON: {problem.msg} (column {problem.colno})",
             "the sidecar is one JSON object; check commas and quotes there",
         ) from None
-    from .model import Overrides  # here: a cassette without a sidecar never needs it
+    from llmcassette.faults.model import (
+        Overrides,  # here: a cassette without a sidecar never needs it
+    )
 
     overrides = Overrides.parse(data, str(path), base_dir=str(path.parent))
     _CACHE[str(path)] = (stamp, overrides)

@@ -2,10 +2,10 @@
 
 from typing import TYPE_CHECKING, Any
 
-from .matchers import llm_body
+from llmcassette.matching.matchers import llm_body
 
 if TYPE_CHECKING:
-    from .diff import Difference, differences
+    from llmcassette.matching.jsondiff import Difference, differences
 
 __all__ = ["Difference", "differences", "llm_body"]
 
@@ -13,7 +13,7 @@ __all__ = ["Difference", "differences", "llm_body"]
 def __getattr__(name: str) -> Any:
     # The differences are computed only when a request does not match: imported then.
     if name in ("Difference", "differences"):
-        from . import diff
+        from llmcassette.matching import jsondiff as diff
 
         return getattr(diff, name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

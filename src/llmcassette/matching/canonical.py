@@ -7,7 +7,7 @@ from functools import lru_cache
 from typing import Any
 from urllib.parse import parse_qsl
 
-from ..format import events, jsontext
+from llmcassette.cassette import events, jsontext
 
 _PLACEHOLDER_NUMBER = re.compile(r"(<REDACTED:[A-Za-z0-9_.\-]+):[0-9]+>")
 

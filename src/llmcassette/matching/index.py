@@ -13,8 +13,8 @@ from __future__ import annotations
 from collections.abc import Hashable
 from typing import Any
 
-from .matchers import comparable_body
-from .normalize import MatchConfig
+from llmcassette.matching.matchers import comparable_body
+from llmcassette.matching.normalize import MatchConfig
 
 
 def _canonical(value: Any) -> Hashable:

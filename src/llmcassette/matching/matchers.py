@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from .canonical import body_value
-from .normalize import MatchConfig
+from llmcassette.matching.canonical import body_value
+from llmcassette.matching.normalize import MatchConfig
 
 MAX_SHOWN = 5
 
@@ -46,7 +46,7 @@ class LlmBody:
             recorded, "body_bytes", recorded.body
         ):
             return
-        from .diff import differences  # only a body that differs needs it
+        from llmcassette.matching.jsondiff import differences  # only a body that differs needs it
 
         found = differences(
             comparable_body(recorded, self.config), comparable_body(incoming, self.config), "body"

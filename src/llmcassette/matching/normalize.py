@@ -15,7 +15,8 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
 
-from .normalizers import stream_false_is_absent
+from llmcassette.errors import ConfigError
+from llmcassette.matching.normalizers import stream_false_is_absent
 
 Normalizer = Callable[[Any], Any]
 
@@ -31,10 +32,6 @@ VOLATILE_SHAPES: dict[str, re.Pattern[str]] = {
     ),
 }
 _PATH_TOKEN = re.compile(r"\.([^.\[\]]+)|\[(\*|\d+)\]|\[\"((?:[^\"\\]|\\.)*)\"\]")
-
-
-class MatchConfigError(ValueError):
-    """A matching option is malformed (an unknown shape, a path that cannot be parsed)."""
 
 
 def parse_path(path: str) -> tuple[str | int, ...]:
@@ -62,7 +59,7 @@ def parse_path(path: str) -> tuple[str | int, ...]:
             tokens.append(quoted.replace('\\"', '"').replace("\\\\", "\\"))
         position = match.end()
     if position != len(text) or not tokens:
-        raise MatchConfigError(
+        raise ConfigError(
             f"cannot read the JSON path {path!r}: write it like $.metadata.request_id, "
             '$.messages[*].id or $["odd key"]'
         )
@@ -91,7 +88,7 @@ class MatchConfig:
     def __post_init__(self) -> None:
         unknown = set(self.volatile) - set(VOLATILE_SHAPES)
         if unknown:
-            raise MatchConfigError(
+            raise ConfigError(
                 f"unknown volatile shape(s) {sorted(unknown)}; known: "
                 f"{', '.join(sorted(VOLATILE_SHAPES))}"
             )
@@ -101,7 +98,7 @@ class MatchConfig:
             for url in (alias, origin):
                 parts = urlsplit(url)
                 if not parts.scheme or not parts.netloc or parts.path not in ("", "/"):
-                    raise MatchConfigError(
+                    raise ConfigError(
                         f"host alias {url!r} must be an origin like https://api.openai.com"
                     )
 
@@ -114,7 +111,7 @@ class MatchConfig:
             return options
         unknown = set(options) - {"ignore", "volatile", "hosts", "normalizers", "sdk_defaults"}
         if unknown:
-            raise MatchConfigError(
+            raise ConfigError(
                 f"unknown match option(s) {sorted(unknown)}; use ignore, volatile, hosts, "
                 "normalizers, sdk_defaults"
             )

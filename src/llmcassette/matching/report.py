@@ -10,9 +10,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from .diff import Difference, differences
-from .matchers import comparable_body
-from .normalize import MatchConfig
+from llmcassette.matching.jsondiff import Difference, differences
+from llmcassette.matching.matchers import comparable_body
+from llmcassette.matching.normalize import MatchConfig
 
 MAX_DIFFERENCES = 6
 MAX_CANDIDATES = 3
@@ -74,26 +74,6 @@ def compare(incoming: Any, recorded: Any, config: MatchConfig) -> tuple[Differen
     for part in ("method", "url", "body"):
         found.extend(differences(theirs[part], ours[part], part))
     return tuple(found)
-
-
-def candidates(cassette: Any, incoming: Any) -> list[Candidate]:
-    """The cassette's recorded requests compared with ``incoming``, closest first."""
-    from .lookup import body_matcher
-
-    matcher = body_matcher(cassette)
-    config = matcher.config if matcher is not None else MatchConfig()
-    ranked = [
-        Candidate(
-            position,
-            recorded.method,
-            recorded.uri,
-            compare(incoming, recorded, config),
-            cassette.play_counts[position] > 0,
-        )
-        for position, (recorded, _) in enumerate(cassette.data)
-    ]
-    ranked.sort(key=lambda candidate: (candidate.score, candidate.position))
-    return ranked
 
 
 def call_label(call: int, method: str, uri: str) -> str:

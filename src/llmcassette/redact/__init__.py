@@ -6,18 +6,15 @@
 
 from __future__ import annotations
 
-from ..errors import SecretLeakError
-from .config import RedactionConfig, RedactionConfigError, project_config, resolve
-from .engine import Redactor
-from .rules import RULES_NAME, RULES_VERSION
+from llmcassette.config import RULES_NAME, RedactionConfig
+from llmcassette.errors import SecretLeakError
+from llmcassette.redact.redactor import Redactor
+from llmcassette.redact.rules import RULES_VERSION
 
 __all__ = [
     "RULES_NAME",
     "RULES_VERSION",
     "RedactionConfig",
-    "RedactionConfigError",
     "Redactor",
     "SecretLeakError",
-    "project_config",
-    "resolve",
 ]

@@ -14,7 +14,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 #: Name and version of the built-in rule set, written in every cassette header.
-RULES_NAME = "llmcassette-default"
+
 RULES_VERSION = 1
 
 #: What a placeholder looks like; nothing inside one is ever matched by a rule.

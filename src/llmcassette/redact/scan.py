@@ -13,10 +13,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..errors import SecretLeakError
-from ..format import vcrpy_files
-from . import rules
-from .engine import _JSON_OPENINGS, Redactor
+from llmcassette.cassette import vcrpy_files
+from llmcassette.errors import SecretLeakError
+from llmcassette.redact import rules
+from llmcassette.redact.redactor import _JSON_OPENINGS, Redactor
 
 
 @dataclass(frozen=True)
@@ -251,7 +251,7 @@ def _decoded_response(response: dict[str, Any]) -> dict[str, Any]:
     raw = body.get("string") if isinstance(body, dict) else None
     headers = response.get("headers")
     if isinstance(raw, bytes) and isinstance(headers, dict) and isinstance(body, dict):
-        from ..format.compression import decode_content
+        from llmcassette.cassette.compression import decode_content
 
         listed = {k: v if isinstance(v, list) else [v] for k, v in headers.items()}
         try:

@@ -6,6 +6,6 @@ Ollama (`/api/chat`, `/api/generate`) wire formats on 127.0.0.1, using only the 
 
 from __future__ import annotations
 
-from .provider import LocalProvider, ReceivedRequest, StreamBehaviour
+from llmcassette.testing.provider import LocalProvider, ReceivedRequest, StreamBehaviour
 
 __all__ = ["LocalProvider", "ReceivedRequest", "StreamBehaviour"]

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import threading
 
-from .provider import LocalProvider, StreamBehaviour
+from llmcassette.testing.provider import LocalProvider, StreamBehaviour
 
 
 def main(argv: list[str] | None = None) -> int:

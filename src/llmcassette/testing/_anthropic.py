@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from ._wire import (
+from llmcassette.testing._wire import (
     Incoming,
     JsonObject,
     JsonReply,

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ._wire import (
+from llmcassette.testing._wire import (
     CREATED_ISO,
     Incoming,
     JsonObject,

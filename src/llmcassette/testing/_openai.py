@@ -6,7 +6,7 @@ import itertools
 import json
 from typing import Any
 
-from ._wire import (
+from llmcassette.testing._wire import (
     CREATED,
     Incoming,
     JsonObject,

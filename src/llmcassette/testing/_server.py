@@ -19,9 +19,22 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.parse import urlsplit
 
-from . import _anthropic, _ollama, _openai
-from ._state import ProviderState, QueuedError, ReceivedRequest, StreamBehaviour
-from ._wire import HTTP_DATE, Incoming, JsonReply, Reply, StreamReply, compact, request_digest
+from llmcassette.testing import _anthropic, _ollama, _openai
+from llmcassette.testing._state import (
+    ProviderState,
+    QueuedError,
+    ReceivedRequest,
+    StreamBehaviour,
+)
+from llmcassette.testing._wire import (
+    HTTP_DATE,
+    Incoming,
+    JsonReply,
+    Reply,
+    StreamReply,
+    compact,
+    request_digest,
+)
 
 logger = logging.getLogger("llmcassette.testing")
 

@@ -6,8 +6,13 @@ import threading
 from types import TracebackType
 from typing import Any
 
-from ._server import _Server
-from ._state import ProviderState, QueuedError, ReceivedRequest, StreamBehaviour
+from llmcassette.testing._server import _Server
+from llmcassette.testing._state import (
+    ProviderState,
+    QueuedError,
+    ReceivedRequest,
+    StreamBehaviour,
+)
 
 __all__ = ["LocalProvider", "ReceivedRequest", "StreamBehaviour"]
 

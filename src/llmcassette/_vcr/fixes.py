@@ -1,0 +1,42 @@
+"""Fixes to vcrpy behaviour that llmcassette depends on, installed once by ``configure``."""
+
+from __future__ import annotations
+
+from typing import Any
+
+_installed = False
+
+
+def install() -> None:
+    """Always undo a cassette's HTTP patches when its context exits, even if saving raised;
+    leave error responses out of what is saved (llmcassette._vcr.save_policy).
+
+    vcrpy's ``CassetteContextDecorator.__exit__`` saves, then closes the generator that
+    holds the patches; when the save raises (llmcassette refuses to overwrite a cassette it
+    cannot read, or to write one that would leak a secret) the patches stay installed until
+    the garbage collector frees the context, and later code talks to the cassette instead of
+    the network.
+    """
+    global _installed
+    if _installed:
+        return
+    from vcr.cassette import CassetteContextDecorator
+
+    original_exit = CassetteContextDecorator.__exit__
+
+    def __exit__(self: Any, *exc_info: Any) -> Any:
+        cassette = getattr(self, "_CassetteContextDecorator__cassette", None)
+        try:
+            if cassette is not None:
+                from llmcassette._vcr.save_policy import drop_error_responses
+
+                drop_error_responses(cassette)  # responses >= 400 are not saved unless asked
+            return original_exit(self, *exc_info)
+        finally:
+            finish = getattr(self, "_CassetteContextDecorator__finish", None)
+            if finish is not None:
+                next(finish, None)
+                self._CassetteContextDecorator__finish = None
+
+    CassetteContextDecorator.__exit__ = __exit__
+    _installed = True

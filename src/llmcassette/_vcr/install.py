@@ -1,0 +1,192 @@
+"""Install llmcassette's serializer, persister and matchers on a ``vcr.VCR`` object."""
+
+from __future__ import annotations
+
+import os
+from typing import TYPE_CHECKING, Any
+
+from llmcassette._vcr import serializer
+
+if TYPE_CHECKING:
+    import vcr as vcrpy
+
+# vcrpy is imported inside the functions: importing it while pytest loads plugins would stop
+# pytest-recording from registering vcr.matchers for assertion rewriting.
+
+# vcrpy's default match_on plus the semantic body matcher.
+DEFAULT_MATCH_ON = ("method", "scheme", "host", "port", "path", "query", "llm_body")
+
+
+def configure(
+    my_vcr: vcrpy.VCR,
+    *,
+    swap_suffix: str | None = None,
+    rewrite: bool = False,
+    pace: object = "instant",
+    redaction: Any = None,
+    incomplete_streams: str = "warn",
+    match: Any = None,
+    overrides: Any = None,
+    record_errors: bool = False,
+    max_age: Any = None,
+    expired: str | None = None,
+    record_mode: str | None = None,
+) -> vcrpy.VCR:
+    """Make ``my_vcr`` read and write llmcassette cassettes; returns it.
+
+    Registers the ``jsonl`` serializer and makes it the default, wraps the VCR's persister
+    (other serializers still go to it), registers the ``llm_body`` matcher and matches on
+    the body by default, and replaces vcrpy's httpx/httpx2 stubs with stream-faithful ones
+    (``pace``: ``"instant"``, ``"recorded"`` or a scale of the recorded delays). Options
+    passed to ``use_cassette`` still win over these defaults. ``redaction`` (a
+    ``RedactionConfig``, a dict layered on ``[tool.llmcassette.redaction]``, or ``False``)
+    controls redaction, which is on by default (see docs/redaction.md).
+    ``incomplete_streams`` says what happens when a recorded stream ends without its
+    terminator or its connection breaks: ``"warn"`` (default), ``"error"`` or ``"ignore"``.
+    ``match`` (a ``MatchConfig`` or a dict of its fields: ``ignore``, ``volatile``,
+    ``hosts``, ``normalizers``) says what matching leaves out (see docs/matching.md).
+    ``overrides`` (the content of an overrides sidecar, see docs/faults.md) patches or
+    replaces the recorded interactions with faults.
+    ``record_errors`` keeps responses with status >= 400 in the cassette (by default they
+    reach the caller but are not saved). ``max_age`` (``"30d"``, ``"12h"``, seconds) and
+    ``expired`` (``"warn"``, ``"fail"``, ``"rerecord"``) set cassette expiry, defaulting to
+    ``[tool.llmcassette]`` in pyproject.toml; ``record_mode`` is the mode cassettes will be
+    used in (default: the VCR's), which ``"rerecord"`` needs to know (see docs/recording.md).
+    """
+    from llmcassette._vcr import fixes as vcr_fixes
+    from llmcassette._vcr import stubs as stream
+    from llmcassette._vcr.persister import Persister
+    from llmcassette.config import Expiry, project_expiry
+    from llmcassette.matching import matchers
+    from llmcassette.matching.normalize import MatchConfig
+    from llmcassette.transport.pace import Pace
+
+    vcr_fixes.install()
+    my_vcr.register_serializer(serializer.NAME, serializer)
+    my_vcr.serializer = serializer.NAME
+    current = my_vcr.persister
+    fallback = current.fallback if isinstance(current, Persister) else current
+    match_config = MatchConfig.from_options(match)
+    _install_host_aliases(my_vcr, match_config)
+    redactor = _redaction(my_vcr, redaction)  # llmcassette.redact
+    mode = str(
+        getattr(record_mode or my_vcr.record_mode, "value", record_mode or my_vcr.record_mode)
+    )
+    expiry = Expiry.from_options(
+        max_age, expired, can_record=mode != "none", defaults=project_expiry()
+    )
+    my_vcr.register_persister(
+        Persister(
+            fallback,
+            swap_suffix=swap_suffix,
+            rewrite=rewrite,
+            redactor=redactor,
+            expiry=expiry,
+            record_errors=record_errors,
+        )
+    )
+    my_vcr.register_matcher("llm_body", matchers.LlmBody(match_config))
+    my_vcr.match_on = DEFAULT_MATCH_ON
+    my_vcr.skip_patchers = tuple(dict.fromkeys((*my_vcr.skip_patchers, *stream.REPLACED_PATCHERS)))
+    others = tuple(p for p in my_vcr._custom_patches if not stream.is_ours(p))
+    if overrides is not None:
+        from llmcassette.faults import Overrides
+
+        overrides = Overrides.parse(overrides, "the `overrides` option")
+    my_vcr._custom_patches = others + tuple(
+        stream.patches(Pace.parse(pace), incomplete_streams, overrides)
+    )
+    return my_vcr
+
+
+class HostAliases:
+    """A ``before_record_request`` that rewrites aliased origins, then runs the user's hook.
+
+    vcrpy applies it to recorded and incoming requests alike, so a cassette recorded
+    against one base URL replays against another (and is stored under the canonical one).
+    """
+
+    def __init__(self, config: Any, user_hook: Any = None) -> None:
+        self.config = config
+        self.user_hook = user_hook
+
+    def __call__(self, request: Any) -> Any:
+        rewritten = self.config.rewrite_origin(request.uri)
+        if rewritten != request.uri:
+            request.uri = rewritten
+        from llmcassette._vcr.redaction_hook import run_hooks
+
+        return run_hooks(self.user_hook, request)
+
+
+def _install_host_aliases(my_vcr: vcrpy.VCR, config: Any) -> None:
+    from llmcassette._vcr.redaction_hook import RedactRequest
+
+    current = my_vcr.before_record_request
+    if isinstance(current, RedactRequest):  # configure() again: rebuild the chain
+        current = current.user_hook
+    if isinstance(current, HostAliases):
+        current = current.user_hook
+    my_vcr.before_record_request = HostAliases(config, current) if config.hosts else current
+
+
+def _redaction(my_vcr: vcrpy.VCR, redaction: Any) -> Any:
+    """Install redaction on the VCR (before_record_request); the redactor for the persister."""
+    from llmcassette._vcr import redaction_hook as vcr_hooks
+    from llmcassette.config import resolve_redaction
+    from llmcassette.redact import Redactor
+
+    config = resolve_redaction(redaction)
+    if not config.enabled:
+        return None
+    redactor = Redactor(config)
+    vcr_hooks.install(my_vcr, redactor)
+    return redactor
+
+
+def _ensure_jsonl_suffix(path: str | os.PathLike[str]) -> str:
+    path = os.fspath(path)
+    if os.path.splitext(path)[1]:
+        return path
+    return path + serializer.SUFFIX
+
+
+def use_cassette(
+    path: Any = None,
+    *,
+    record_mode: str = "once",
+    pace: object = "instant",
+    redaction: Any = None,
+    incomplete_streams: str = "warn",
+    match: Any = None,
+    overrides: Any = None,
+    record_errors: bool = False,
+    max_age: Any = None,
+    expired: str | None = None,
+    **options: Any,
+) -> Any:
+    """Record to / replay from an llmcassette cassette, as a context manager or decorator.
+
+    ``path`` gets a ``.jsonl`` suffix when it has none. It works on sync and async
+    functions; used as a bare decorator the cassette is named after the function.
+    ``pace`` sets how fast replayed streams deliver their events: ``"instant"`` (default),
+    ``"recorded"``, or a number that scales the recorded delays (``0.1`` is ten times faster).
+    ``redaction``, ``incomplete_streams``, ``match``, ``overrides``, ``record_errors``,
+    ``max_age`` and ``expired`` are as for :func:`configure`. Other keyword arguments are
+    vcrpy ``use_cassette`` options.
+    """
+    import vcr as vcrpy
+
+    my_vcr = configure(
+        vcrpy.VCR(path_transformer=_ensure_jsonl_suffix),
+        pace=pace,
+        redaction=redaction,
+        incomplete_streams=incomplete_streams,
+        match=match,
+        overrides=overrides,
+        record_errors=record_errors,
+        max_age=max_age,
+        expired=expired,
+        record_mode=record_mode,
+    )
+    return my_vcr.use_cassette(path, record_mode=record_mode, **options)

@@ -1,0 +1,105 @@
+"""``CassetteMismatch``: a request the cassette cannot answer, with the fields that differ.
+
+It subclasses vcrpy's ``CannotOverwriteExistingCassetteException`` so existing ``except``
+clauses keep working. This module imports vcrpy, so ``llmcassette`` exposes the class lazily
+(importing vcrpy while pytest loads plugins would stop pytest-recording from registering
+``vcr.matchers`` for assertion rewriting).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from vcr.errors import CannotOverwriteExistingCassetteException
+
+from llmcassette._vcr.lookup import body_matcher
+from llmcassette._vcr.persister import display_path
+from llmcassette.errors import LlmCassetteError
+from llmcassette.matching import report
+from llmcassette.matching.jsondiff import Difference
+from llmcassette.matching.normalize import MatchConfig
+
+# Mismatches (and fault errors) raised since the pytest plugin last cleared it: the plugin
+# shows them in the report of a failing test even when an SDK caught the exception and
+# raised its own.
+RAISED: list[Exception] = []
+
+
+class CassetteMismatch(LlmCassetteError, CannotOverwriteExistingCassetteException):  # type: ignore[misc]
+    """No recorded interaction answers a request, and the record mode forbids recording it.
+
+    ``reason`` is ``"no_match"``, ``"exhausted"`` (every matching interaction was played)
+    or ``"cassette_not_found"``. ``call`` is which request of the cassette's use this was
+    (1-based), ``path`` the cassette file, ``method``/``uri`` the request as redaction left
+    it, ``candidates`` the recorded interactions closest first, each with its
+    ``differences`` (``path``, ``recorded``, ``incoming``); ``differences`` are the closest
+    candidate's.
+    """
+
+    def __init__(
+        self,
+        *,
+        cassette: Any,
+        failed_request: Any,
+        reason: str,
+        call: int,
+        candidates: list[report.Candidate],
+    ) -> None:
+        self.cassette = cassette
+        self.failed_request = failed_request
+        self.similar_requests: list[Any] = []  # vcrpy's field; `candidates` says more
+        self.reason = reason
+        self.call = call
+        self.method = str(failed_request.method)
+        self.uri = str(failed_request.uri)
+        self.path = display_path(cassette)
+        self.candidates = candidates
+        self.differences: tuple[Difference, ...] = candidates[0].differences if candidates else ()
+        record_mode = getattr(cassette.record_mode, "value", cassette.record_mode)
+        Exception.__init__(
+            self,
+            report.render(
+                reason=reason,
+                call=call,
+                method=self.method,
+                uri=self.uri,
+                path=self.path,
+                recorded=candidates,
+                record_mode=str(record_mode),
+            ),
+        )
+
+    @classmethod
+    def for_request(cls, cassette: Any, request: Any, call: int) -> CassetteMismatch:
+        """Compare ``request`` with every recorded one and build the error (a miss only)."""
+        filtered = cassette._before_record_request(request) or request
+        ranked = candidates(cassette, filtered)
+        if not getattr(cassette, "rewound", False) and not len(cassette):
+            reason = "cassette_not_found"
+        elif ranked and not ranked[0].differences:
+            reason = "exhausted"
+        else:
+            reason = "no_match"
+        error = cls(
+            cassette=cassette, failed_request=filtered, reason=reason, call=call, candidates=ranked
+        )
+        RAISED.append(error)
+        return error
+
+
+def candidates(cassette: Any, incoming: Any) -> list[report.Candidate]:
+    """The cassette's recorded requests compared with ``incoming``, closest first."""
+    matcher = body_matcher(cassette)
+    config = matcher.config if matcher is not None else MatchConfig()
+    ranked = [
+        report.Candidate(
+            position,
+            recorded.method,
+            recorded.uri,
+            report.compare(incoming, recorded, config),
+            cassette.play_counts[position] > 0,
+        )
+        for position, (recorded, _) in enumerate(cassette.data)
+    ]
+    ranked.sort(key=lambda candidate: (candidate.score, candidate.position))
+    return ranked

@@ -1,0 +1,418 @@
+"""Where cassettes live on disk: loading, legacy fallback, and atomic, loss-free saving.
+
+``Persister`` is a vcrpy persister. For cassettes that use llmcassette's serializer it reads
+and writes the JSONL files itself; for any other serializer (a user who keeps YAML) it hands
+the call to the persister it wraps, so pytest-recording's extra-cassette support keeps working.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import gc
+import json
+import logging
+import os
+import tempfile
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from vcr.persisters.filesystem import CassetteNotFoundError, FilesystemPersister
+from vcr.serialize import deserialize as vcr_deserialize
+from vcr.serializers import jsonserializer, yamlserializer
+
+from llmcassette._vcr import bridge as vcr_bridge
+from llmcassette._vcr import serializer as jsonl
+from llmcassette.cassette import jsonl as cassette_file
+from llmcassette.cassette import migrations, vcrpy_files
+from llmcassette.cassette.jsonl import Cassette
+from llmcassette.errors import CassetteFormatError
+
+if TYPE_CHECKING:
+    from llmcassette.config import Expiry
+
+log = logging.getLogger(__name__)
+
+# vcrpy cassettes that replay as they are when no .jsonl cassette exists yet.
+LEGACY_SERIALIZERS: dict[str, Any] = {
+    ".yaml": yamlserializer,
+    ".yml": yamlserializer,
+    ".json": jsonserializer,
+}
+
+
+@dataclass
+class CassetteUse:
+    """A cassette file a test loaded: what the re-recording workflow needs to know about it.
+
+    ``format_version`` is the version the file was written in, before any migration (0 for
+    a vcrpy cassette replayed in its place); ``expired`` is set when it was past ``max_age``.
+    """
+
+    path: str
+    created_at: str | None
+    format_version: int
+    expired: bool = False
+
+
+class Persister:
+    """Load and save llmcassette cassettes; delegate every other serializer to ``fallback``.
+
+    ``swap_suffix`` (used by the pytest plugin) maps the path pytest-recording computed for
+    its default YAML suffix onto the ``.jsonl`` file. ``rewrite`` ignores what the cassette
+    holds so everything is recorded again (the old file is still read, to keep the lines of
+    unchanged interactions identical). ``expiry`` (``llmcassette.config.Expiry``) checks the
+    age of the cassette loaded; ``record_errors`` keeps responses with an error status
+    (llmcassette._vcr.save_policy reads it). ``used`` lists the cassette files loaded.
+    """
+
+    def __init__(
+        self,
+        fallback: Any = FilesystemPersister,
+        *,
+        swap_suffix: str | None = None,
+        rewrite: bool = False,
+        redactor: Any = None,
+        expiry: Expiry | None = None,
+        record_errors: bool = False,
+    ) -> None:
+        self.fallback = fallback
+        self.swap_suffix = swap_suffix
+        self.rewrite = rewrite
+        self.expiry = expiry
+        self.record_errors = record_errors
+        self.used: list[CassetteUse] = []
+        # Expired cassettes being recorded again: their created_at restarts when saved.
+        self._renewing: set[str] = set()
+        # llmcassette.redact.Redactor: applied to every line written, then checked (fail closed).
+        self.redactor = redactor
+        self._headers: dict[str, dict[str, Any]] = {}
+
+    def resolve(self, cassette_path: str | os.PathLike[str]) -> Path:
+        """The ``.jsonl`` file a cassette path stands for."""
+        path = Path(cassette_path)
+        if self.swap_suffix and path.name.endswith(self.swap_suffix):
+            path = path.with_name(path.name[: -len(self.swap_suffix)] + jsonl.SUFFIX)
+        return path
+
+    # vcrpy calls load_cassette(path, serializer=...) and save_cassette(path, dict, serializer=...)
+
+    def load_cassette(
+        self, cassette_path: str | os.PathLike[str], serializer: Any
+    ) -> tuple[Any, ...]:
+        """Return ``(requests, responses)`` or raise vcrpy's ``CassetteNotFoundError``."""
+        if serializer is not jsonl:
+            return tuple(self.fallback.load_cassette(cassette_path, serializer=serializer))
+        path = self.resolve(cassette_path)
+        requests: list[Any] = []
+        responses: list[Any] = []
+        metadata: dict[str, Any] = {}
+        found = False
+        pause = _CollectorPause()
+        try:
+            if not self.rewrite:
+                loaded = self._load_one(path, main=True)
+                if loaded is not None:
+                    found = True
+                    requests, responses, metadata = loaded
+            for extra in getattr(self.fallback, "extra_paths", ()):
+                loaded = self._load_one(Path(extra))
+                if loaded is not None:
+                    found = True
+                    requests += loaded[0]
+                    responses += loaded[1]
+        except BaseException:
+            pause.resume()
+            raise
+        if not found:
+            pause.resume()
+            raise CassetteNotFoundError()
+        resuming = _ResumeAfterIteration(requests, pause)
+        return (resuming, responses, metadata) if metadata else (resuming, responses)
+
+    def _load_one(
+        self, path: Path, *, main: bool = False
+    ) -> tuple[list[Any], list[Any], dict[str, Any]] | None:
+        """Load one file; ``main`` is the test's own cassette (the one expiry applies to)."""
+        if path.suffix in LEGACY_SERIALIZERS and not _holds_jsonl(path):
+            return self._legacy(path, main)
+        try:
+            data = path.read_bytes()
+        except (FileNotFoundError, IsADirectoryError):
+            return self._load_legacy_sibling(path, main)
+        if not data.strip():
+            return None  # an empty file is recorded again, as vcrpy does
+        cassette = cassette_file.read(data, path, defer_events=True)
+        if main and not self._note_use(path, cassette.header, _written_version(data)):
+            return None  # expired, and recorded again from scratch
+        return self._to_vcr(path, cassette)
+
+    def _legacy(self, path: Path, main: bool) -> tuple[list[Any], list[Any], dict[str, Any]] | None:
+        loaded = _load_legacy(path)
+        if loaded is not None and main:
+            self.used.append(CassetteUse(os.fspath(path), None, 0))
+        return loaded
+
+    def _note_use(self, path: Path, header: dict[str, Any], version: int) -> bool:
+        """Remember the cassette and apply expiry; False when it is to be recorded again."""
+        created_at = header.get("created_at")
+        use = CassetteUse(
+            os.fspath(path), created_at if isinstance(created_at, str) else None, version
+        )
+        self.used.append(use)
+        if self.expiry is None or not self.expiry.is_expired(header):
+            return True
+        use.expired = True
+        if self.expiry.rerecords():
+            log.info("llmcassette: %s expired; recording it again", path)
+            self._renewing.add(os.fspath(path))
+            return False
+        self.expiry.enforce(path, header)
+        return True
+
+    def _to_vcr(
+        self, path: Path, cassette: Cassette
+    ) -> tuple[list[Any], list[Any], dict[str, Any]]:
+        self._headers[os.fspath(path)] = cassette.header
+        requests: list[Any] = []
+        responses: list[Any] = []
+        redactor = self.redactor
+        if redactor is not None and not redactor.already_applied(cassette.header):
+            redactor = None
+        for item in cassette.interactions:
+            request, response = vcr_bridge.to_vcr(item)
+            request.redacted_by = redactor
+            requests.append(request)
+            responses.append(response)
+        metadata = cassette.header.get("metadata")
+        return requests, responses, metadata if isinstance(metadata, dict) else {}
+
+    def _load_legacy_sibling(
+        self, path: Path, main: bool = False
+    ) -> tuple[list[Any], list[Any], dict[str, Any]] | None:
+        if path.suffix != jsonl.SUFFIX:
+            return None
+        for suffix in LEGACY_SERIALIZERS:
+            legacy = path.with_suffix(suffix)
+            if legacy.is_file():
+                log.info(
+                    "llmcassette: %s does not exist; replaying vcrpy cassette %s", path, legacy
+                )
+                return self._legacy(legacy, main)
+        return None
+
+    def save_cassette(
+        self, cassette_path: str | os.PathLike[str], cassette_dict: dict[str, Any], serializer: Any
+    ) -> None:
+        """Write the cassette atomically; refuse to replace a file that cannot be read."""
+        if serializer is not jsonl:
+            self.fallback.save_cassette(cassette_path, cassette_dict, serializer=serializer)
+            return
+        pause = _CollectorPause()  # the same reason as for loading: many objects, no cycles
+        try:
+            self._save(self.resolve(cassette_path), cassette_dict)
+        finally:
+            pause.resume()
+
+    def _save(self, path: Path, cassette_dict: dict[str, Any]) -> None:
+        items = []
+        for request, response in zip(
+            cassette_dict["requests"], cassette_dict["responses"], strict=True
+        ):
+            item = vcr_bridge.from_vcr(request, response)
+            if self.redactor is not None:
+                # Recorded just now or loaded, a request these rules redacted is not redone.
+                item.request_redacted = getattr(request, "redacted_by", None) is self.redactor
+            items.append(item)
+        previous, old_text = self._previous(path)
+        created_at = None
+        if previous is not None:
+            created_at = previous.header.get("created_at")
+        elif os.fspath(path) in self._headers:
+            created_at = self._headers[os.fspath(path)].get("created_at")
+        if self._renews(path, previous):
+            created_at = None  # recorded again because it was too old: its age restarts
+        header = cassette_file.new_header(jsonl.RECORDED_BY, created_at)
+        if cassette_dict.get("metadata"):
+            header["metadata"] = cassette_dict["metadata"]
+        # --- redaction (llmcassette.redact): redact every line, refuse to write a leak
+        redactor = self.redactor
+        if redactor is not None and not redactor.config.enabled:
+            redactor = None
+        if redactor is not None:
+            header["redaction"] = redactor.header_field()
+        checked: set[int] = set()
+        text = cassette_file.write(
+            Cassette(header, jsonl.stamp(items)), previous, redaction=redactor, checked=checked
+        )
+        if redactor is not None and redactor.config.fail_closed:
+            from llmcassette.redact.scan import check_text
+
+            check_text(redactor, text, path, checked)
+        # --- end redaction
+        if text == old_text:
+            return
+        atomic_write(path, text.encode("utf-8"))
+
+    def _renews(self, path: Path, previous: Cassette | None) -> bool:
+        """Whether this save records an expired cassette again (so ``created_at`` restarts)."""
+        if os.fspath(path) in self._renewing:
+            return True
+        return (
+            self.rewrite
+            and previous is not None
+            and self.expiry is not None
+            and self.expiry.is_expired(previous.header)
+        )
+
+    def _previous(self, path: Path) -> tuple[Cassette | None, str | None]:
+        try:
+            data = path.read_bytes()
+        except FileNotFoundError:
+            return None, None
+        if not data.strip():
+            return None, None
+        try:
+            previous = cassette_file.read(data, path)
+            for item in previous.interactions:
+                # Streamed bodies may be rebuilt lazily: find a bad event line here, not in write.
+                _ = item.response_body
+            return previous, data.decode("utf-8")
+        except CassetteFormatError as error:
+            if self.rewrite:
+                return None, None  # re-recording on purpose replaces a broken file
+            raise CassetteFormatError(
+                error.path,
+                error.line,
+                f"{error.problem}; refusing to overwrite a cassette that cannot be read",
+                "fix or delete the file, or re-record it with --record-mode=rewrite",
+            ) from error
+
+
+def display_path(cassette: Any) -> str | None:
+    """The file a vcrpy cassette is read from and written to (pytest-recording names it
+    .yaml, this persister may read and write .jsonl instead)."""
+    path = getattr(cassette, "_path", None)
+    if path is None:
+        return None
+    persister = getattr(cassette, "_persister", None)
+    if isinstance(persister, Persister) and getattr(cassette, "_serializer", None) is jsonl:
+        return str(persister.resolve(path))
+    return str(os.fspath(path))
+
+
+class _CollectorPause:
+    """Pause the cyclic garbage collector while a cassette turns into objects, or back.
+
+    Loading builds hundreds of thousands of objects and no garbage cycles, and vcrpy then
+    copies every interaction; a collector running meanwhile only walks the same live objects
+    again and again (a third of the load time of a 1000-interaction cassette). Saving builds
+    each interaction's records and lines while all of them are alive, alike.
+    """
+
+    def __init__(self) -> None:
+        self._paused = gc.isenabled()
+        if self._paused:
+            gc.disable()
+
+    def resume(self) -> None:
+        """Turn the collector back on (once; a no-op if it was off to begin with)."""
+        if self._paused:
+            self._paused = False
+            gc.enable()
+
+
+class _ResumeAfterIteration(list[Any]):
+    """The loaded requests; the collector resumes when vcrpy has gone through them.
+
+    vcrpy's ``Cassette._load`` iterates the requests while it copies each interaction in,
+    so the pause covers that too. It also ends if the list is dropped without being read.
+    """
+
+    def __init__(self, items: list[Any], pause: _CollectorPause) -> None:
+        super().__init__(items)
+        self._pause = pause
+
+    def __iter__(self) -> Iterator[Any]:
+        try:
+            yield from super().__iter__()
+        finally:
+            self._pause.resume()
+
+    def __del__(self) -> None:
+        self._pause.resume()
+
+
+def _holds_jsonl(path: Path) -> bool:
+    """Whether a file with a vcrpy suffix was written by llmcassette.
+
+    ``use_cassette("x.yaml")`` without a suffix swap saves JSONL under that name; reading
+    it back as YAML would fail, so the first line decides.
+    """
+    try:
+        with path.open("rb") as handle:
+            first = handle.readline()
+        record = json.loads(first)
+    except (OSError, ValueError):
+        return False
+    return isinstance(record, dict) and record.get("format") == cassette_file.FORMAT_MARKER
+
+
+def _written_version(data: bytes) -> int:
+    """The ``format_version`` on the header line as written (migrations change the parsed one)."""
+    try:
+        version = json.loads(data.split(b"\n", 1)[0]).get("format_version")
+    except (ValueError, AttributeError):
+        return migrations.FORMAT_VERSION
+    return version if isinstance(version, int) else migrations.FORMAT_VERSION
+
+
+def _load_legacy(path: Path) -> tuple[list[Any], list[Any], dict[str, Any]] | None:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return None
+    except UnicodeDecodeError as error:
+        problem = f"vcrpy cassette is not UTF-8 text ({error})"
+        raise CassetteFormatError(path, None, problem) from None
+    if not text.strip():
+        return None
+    try:
+        requests, responses, *rest = vcr_deserialize(text, LEGACY_SERIALIZERS[path.suffix])
+    except Exception as error:
+        raise CassetteFormatError(
+            path,
+            vcrpy_files.error_line(error),
+            f"cannot read this vcrpy cassette: {type(error).__name__}: {error}",
+            "fix the file, or delete it to record the test again",
+        ) from None
+    return list(requests), list(responses), rest[0] if rest else {}
+
+
+def atomic_write(path: Path, data: bytes) -> None:
+    """Replace ``path`` with ``data`` so that readers see the old or the new file, never half."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        mode = path.stat().st_mode & 0o7777
+    except FileNotFoundError:
+        mode = 0o644  # mkstemp's 0o600 would surprise people who commit cassettes
+    fd, temp_name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+            handle.flush()
+            os.fsync(handle.fileno())
+        with contextlib.suppress(OSError):
+            os.chmod(temp_name, mode)
+        os.replace(temp_name, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(temp_name)
+        raise
+    with contextlib.suppress(OSError):  # make the rename itself durable where the OS allows
+        dir_fd = os.open(path.parent, os.O_RDONLY)
+        try:
+            os.fsync(dir_fd)
+        finally:
+            os.close(dir_fd)

@@ -1,0 +1,83 @@
+"""Wire a :class:`Redactor` into vcrpy: ``before_record_request`` and vcrpy's error text."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from llmcassette.redact.redactor import Redactor
+
+
+def run_hooks(hooks: Any, request: Any) -> Any:
+    """Run a vcrpy ``before_record_request`` value (one hook, a list, or None) on ``request``."""
+    for hook in hooks if isinstance(hooks, (list, tuple)) else (hooks,) if hooks else ():
+        request = hook(request)
+        if request is None:
+            return None
+    return request
+
+
+class RedactRequest:
+    """A ``before_record_request`` that runs the user's hook, then llmcassette's redaction.
+
+    vcrpy applies it to every stored request at load and to every incoming request before
+    matching, so recorded (redacted) and live (real key) requests compare equal.
+    """
+
+    def __init__(self, redactor: Redactor, user_hook: Any = None) -> None:
+        self.redactor = redactor
+        self.user_hook = user_hook
+
+    def __call__(self, request: Any) -> Any:
+        request = run_hooks(self.user_hook, request)
+        if request is None:
+            return None
+        if getattr(request, "redacted_by", None) is self.redactor:
+            return request  # loaded from a cassette these very rules redacted when writing it
+        request = self.redactor.vcr_request(request)
+        # Redaction is the last hook, so the request is stored as it is now: saving the
+        # cassette need not redact it again (the fail-closed scan still checks its lines).
+        request.redacted_by = self.redactor
+        return request
+
+
+def install(my_vcr: Any, redactor: Redactor) -> None:
+    """Compose redaction with the VCR's current ``before_record_request`` (idempotent)."""
+    current = getattr(my_vcr, "before_record_request", None)
+    if isinstance(current, RedactRequest):
+        current = current.user_hook
+    my_vcr.before_record_request = RedactRequest(redactor, current)
+    patch_vcr_errors()
+
+
+_patched = False
+
+
+def patch_vcr_errors() -> None:
+    """Make vcrpy's "Can't play back this request" message show the redacted request.
+
+    vcrpy prints the live request as received (a ``?key=...`` URL, a body with a key);
+    the cassette's own ``before_record_request`` (ours) is applied to it first.
+    """
+    global _patched
+    if _patched:
+        return
+    from vcr import errors
+
+    original = errors._message
+
+    def _message(cassette: Any, request: Any, *args: Any, **kwargs: Any) -> Any:
+        hook = getattr(cassette, "_before_record_request", None)
+        if hook is not None and request is not None:
+            try:
+                shown = hook(request)
+            except Exception:
+                shown = None
+            request = shown if shown is not None else _opaque(request)
+        return original(cassette, request, *args, **kwargs)
+
+    errors._message = _message
+    _patched = True
+
+
+def _opaque(request: Any) -> Any:
+    return f"<{getattr(request, 'method', 'request')} (not shown: redaction failed)>"

@@ -1,0 +1,89 @@
+"""What a cassette keeps when it is saved: no error responses unless asked, nothing of a
+failed test.
+
+A response with status >= 400 received while recording reached the code under test as it
+came, but is left out of the cassette (``record_errors=True`` keeps it): an outage or a rate
+limit of the day should not become the answer every later replay gives. The pytest plugin
+also discards everything a failed test recorded (``record_failed=True`` keeps it).
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections import Counter
+from typing import Any
+
+from llmcassette.errors import ErrorResponseNotRecordedWarning
+
+ERROR_STATUS = 400
+
+
+def new_interactions(cassette: Any) -> list[tuple[Any, Any]]:
+    """The interactions recorded since the cassette was loaded (vcrpy appends them last)."""
+    return list(cassette.data[getattr(cassette, "_loaded_count", 0) :])
+
+
+def _status(response: Any) -> int:
+    try:
+        return int(response["status"]["code"])
+    except (KeyError, TypeError, ValueError):
+        return 0
+
+
+def drop_error_responses(cassette: Any) -> list[tuple[str, str, int]]:
+    """Remove the new interactions whose status is >= 400, warn once, return what went.
+
+    Does nothing when the cassette's persister is not llmcassette's or has
+    ``record_errors`` set. When nothing new is left the cassette is no longer dirty, so an
+    existing file stays as it is (a re-recording that only got errors keeps the old one).
+    """
+    from llmcassette._vcr.persister import Persister
+
+    persister = getattr(cassette, "_persister", None)
+    if not isinstance(persister, Persister) or persister.record_errors:
+        return []
+    loaded = getattr(cassette, "_loaded_count", 0)
+    fresh = cassette.data[loaded:]
+    kept = [pair for pair in fresh if _status(pair[1]) < ERROR_STATUS]
+    if len(kept) == len(fresh):
+        return []
+    dropped = [
+        (str(request.method), str(request.uri), _status(response))
+        for request, response in fresh
+        if _status(response) >= ERROR_STATUS
+    ]
+    cassette.data[loaded:] = kept
+    if not kept:
+        cassette.dirty = False
+    _warn(cassette, dropped)
+    return dropped
+
+
+def _warn(cassette: Any, dropped: list[tuple[str, str, int]]) -> None:
+    from llmcassette._vcr.persister import display_path
+
+    counts = Counter(dropped)
+    lines = "\n".join(
+        f"  {method} {uri} -> {status}" + (f" ({n} times)" if n > 1 else "")
+        for (method, uri, status), n in counts.items()
+    )
+    warnings.warn(
+        ErrorResponseNotRecordedWarning(
+            f"{display_path(cassette) or 'the cassette'}: error responses received while "
+            f"recording were not saved (the code under test saw them):\n{lines}\n"
+            "  to keep them: record_errors=True (vcr_config, the vcr marker, or "
+            "llmcassette.use_cassette)"
+        ),
+        stacklevel=4,
+    )
+
+
+def discard_new(cassette: Any) -> int:
+    """Make vcrpy skip saving: the file on disk, if any, stays byte-identical.
+
+    Returns how many new interactions are thrown away.
+    """
+    count = len(new_interactions(cassette))
+    cassette.dirty = False
+    cassette.drop_unused_requests = False  # would force a save of the played subset
+    return count

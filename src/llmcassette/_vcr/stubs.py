@@ -1,0 +1,437 @@
+"""llmcassette's stand-ins for httpx and httpx2 transports while a cassette is in use.
+
+vcrpy's own httpx stubs read a whole response before the caller sees a byte. These
+replace them (vcrpy is told to skip its ``httpx`` and ``httpx2`` patchers and to apply
+these as ``custom_patches``) but keep vcrpy's cassette, matching and record-mode logic:
+the same ``can_play_response_for`` / ``play_response`` / ``append`` calls its stubs make.
+
+vcrpy gives a custom patch its cassette by subclassing any replacement that has a
+``cassette`` attribute. The replacements are therefore classes, and their metaclass makes
+them bind to the transport like a method does.
+"""
+
+from __future__ import annotations
+
+import functools
+import time
+import warnings
+from collections.abc import Iterable, Iterator
+from typing import Any, ClassVar
+
+from llmcassette._vcr import fault_plan, lookup
+from llmcassette._vcr.bridge import incoming_request
+from llmcassette.cassette import events
+from llmcassette.errors import (
+    FaultError,
+    IncompleteStreamError,
+    IncompleteStreamWarning,
+    OverridesError,
+)
+from llmcassette.faults import placeholders
+from llmcassette.transport import integrity
+from llmcassette.transport.pace import Pace
+from llmcassette.transport.recorded import META_KEY
+from llmcassette.transport.recording import Ending, recording_stream
+from llmcassette.transport.replay import check_integrity, headers_delay, replay_response
+from llmcassette.transport.timing import event_times
+
+# How many requests a cassette has been asked for (for "call #3" in mismatch reports).
+_CALLS = "_llmcassette_calls"
+
+# vcrpy patcher groups these replace.
+REPLACED_PATCHERS = ("httpx", "httpx2")
+
+
+@functools.cache
+def _fault_respond() -> Any:
+    """``llmcassette.transport.fault_responses``, imported by the first replay: recording never uses it."""
+    from llmcassette.transport import fault_responses as respond
+
+    return respond
+
+
+def _header_items(headers: Any) -> list[tuple[str, str]]:
+    """``multi_items()`` of httpx ``Headers``: ``(name in lower case, value)`` pairs.
+
+    httpx decodes every header once to choose an encoding, then again for each item: a few
+    microseconds on every request and response. Headers all in ASCII (the usual case) are
+    decoded here in one pass, the same way.
+    """
+    raw = headers.raw
+    if all(name.isascii() and value.isascii() for name, value in raw):
+        return [(name.decode("ascii").lower(), value.decode("ascii")) for name, value in raw]
+    items: list[tuple[str, str]] = headers.multi_items()
+    return items
+
+
+def _joined(pairs: list[tuple[str, str]]) -> Iterable[tuple[str, str]]:
+    """The pairs with a repeated name's values joined with ", ", as ``Headers.items()``."""
+    out: dict[str, str] = {}
+    for name, value in pairs:
+        out[name] = out[name] + ", " + value if name in out else value
+    return out.items()
+
+
+class _BindsLikeAFunction(type):
+    """Makes a class stored on another class behave like a method of it."""
+
+    def __get__(cls, instance: Any, owner: type | None = None) -> Any:
+        if instance is None:
+            return cls
+        return functools.partial(cls.handle, instance)  # type: ignore[attr-defined]
+
+
+class InterceptedMethod(metaclass=_BindsLikeAFunction):
+    """A transport's ``handle_request``: replay from the cassette or record while passing through."""
+
+    cassette: Any = None  # set by vcrpy on a per-cassette subclass
+    library: ClassVar[Any]
+    original: ClassVar[Any]
+    pace: ClassVar[Pace] = Pace()
+    incomplete_streams: ClassVar[str] = "warn"
+    overrides: ClassVar[Any] = None
+
+    @classmethod
+    def _vcr_request(cls, request: Any, body: bytes) -> Any:
+        headers = _joined(_header_items(request.headers))
+        return incoming_request(request.method, str(request.url), body, headers)
+
+    @classmethod
+    def _refuse(cls, vcr_request: Any) -> None:
+        from llmcassette._vcr.mismatch import CassetteMismatch
+
+        call = cls.cassette.__dict__.get(_CALLS, 0)
+        raise CassetteMismatch.for_request(cls.cassette, vcr_request, call)
+
+    @classmethod
+    def _recorded_response(cls, vcr_request: Any) -> tuple[Any, Any]:
+        """The recorded response to replay (or None to go to the network and record), and
+        the request as the cassette will store it when the lookup already filtered it.
+
+        Raises ``CassetteMismatch`` when the request is not in the cassette and may not be
+        recorded.
+        """
+        cassette = cls.cassette
+        decision = lookup.decide(cassette, vcr_request)
+        if isinstance(decision, lookup.Replay):
+            return decision.response, None
+        if isinstance(decision, lookup.Record):
+            return None, decision.request
+        if cassette.can_play_response_for(vcr_request):
+            return cassette.play_response(vcr_request), None
+        if cassette.write_protected and cassette.filter_request(vcr_request):
+            cls._refuse(vcr_request)
+        return None, None
+
+    @classmethod
+    def _finisher(cls, vcr_request: Any, filtered: Any, response: Any, headers_time: float) -> Any:
+        cassette = cls.cassette
+        headers: dict[str, list[str]] = {}
+        for name, value in _header_items(response.headers):
+            headers.setdefault(name, []).append(value)
+
+        def header(name: str) -> str | None:
+            # Headers.get again: each call decodes and compares every header; this reads
+            # the dict just built, and joins repeated values with ", " as it does.
+            values = headers.get(name)
+            return None if values is None else ", ".join(values)
+
+        kind = events.stream_kind(header("content-type"))
+        encoding = header("content-encoding")
+        encoded = encoding is not None and encoding.lower() != "identity"
+        declared_length = header("content-length")
+        # Not the response itself: its stream holds this function, and a reference back
+        # would make every recorded response a cycle that only the garbage collector frees.
+        status = {"code": response.status_code, "message": response.reason_phrase}
+
+        def finish(chunks: list[tuple[float, bytes]], ending: Ending) -> None:
+            body = b"".join([chunk for _, chunk in chunks])
+            # The events of a text stream, cut once for the verdict and the timing.
+            pieces = events.split_body(kind, body) if not encoded else None
+            verdict = integrity.judge(kind, pieces)
+            end_extra: dict[str, Any] = {}
+            if not ending.complete and ending.error is None:
+                # Closed by the caller: SDKs stop at a stream's terminator without reading
+                # the chunked encoding's last empty chunk. Everything arrived if the stream
+                # ended properly, or if a declared length was met.
+                if kind is not None and not encoded:
+                    ending.complete = verdict is True
+                elif declared_length is not None and declared_length.isdigit():
+                    ending.complete = int(declared_length) == len(body)
+            if not ending.complete:
+                end_extra["cut_short"] = True
+                if ending.error_name:
+                    end_extra["error"] = ending.error_name
+            times = None
+            if pieces is not None:
+                times = event_times(pieces, [(t, len(chunk)) for t, chunk in chunks])
+            problem = None
+            if ending.error is not None:
+                problem = f"the connection broke mid-stream ({ending.error_name})"
+            elif ending.complete and isinstance(verdict, str):
+                problem = verdict
+                end_extra["cut_short"] = True
+            if problem is not None:
+                end_extra["incomplete"] = problem
+                if not _report_incomplete(
+                    cls.incomplete_streams, str(vcr_request.uri), problem, ending, cassette
+                ):
+                    return
+            stored_headers = headers
+            if body:
+                body, stored_headers = placeholders.escape_body(body, headers)
+            recorded = {
+                "status": dict(status),
+                "headers": stored_headers,
+                "body": {"string": body},
+                META_KEY: {
+                    "stream": kind,
+                    "event_times": times,
+                    "response_extra": {"t": round(headers_time, 4)},
+                    "end_extra": end_extra,
+                },
+            }
+            if filtered is None:
+                cassette.append(vcr_request, recorded)
+            else:
+                _append_filtered(cassette, filtered, recorded)
+
+        return finish
+
+    @classmethod
+    def _lookup(cls, request: Any, body: bytes) -> tuple[Any, Any, Any, float, Any]:
+        """Restore the read request body; the vcrpy request, the response to replay (or
+        None to record), the request as it will be stored (when already filtered), how long
+        to wait before replaying, and the fault answer (None when no fault is involved)."""
+        request.stream = cls.library.ByteStream(body)
+        cassette = cls.cassette
+        calls = cassette.__dict__
+        calls[_CALLS] = calls.get(_CALLS, 0) + 1
+        vcr_request = cls._vcr_request(request, body)
+        answer = fault_plan.answer(cassette, vcr_request, cls.overrides)
+        if answer is not None and answer.record:
+            if cassette.write_protected:
+                cls._refuse(vcr_request)
+            cls._no_fault_when_recording(answer)
+            return vcr_request, None, None, 0.0, None
+        if answer is not None and not answer.lookup:
+            recorded = answer.response
+        else:
+            recorded, filtered = cls._recorded_response(vcr_request)
+            if recorded is None:
+                cls._no_fault_when_recording(answer)
+                return vcr_request, None, filtered, 0.0, None
+            if answer is not None:
+                answer = fault_plan.Answer(recorded, answer.fault, answer.where)
+        fault = None if answer is None else answer.fault
+        if recorded is not None and not (fault is not None and fault.status is not None):
+            check_integrity(recorded, vcr_request.uri, cls.incomplete_streams)
+        if fault is not None and fault.delay is not None:
+            return vcr_request, recorded, None, fault.delay, answer
+        delay = 0.0 if recorded is None else headers_delay(recorded, cls.pace)
+        return vcr_request, recorded, None, delay, answer
+
+    @classmethod
+    def _no_fault_when_recording(cls, answer: Any) -> None:
+        if answer is not None and answer.fault is not None:
+            raise FaultError(
+                _cassette_path(cls.cassette),
+                answer.where,
+                f"{answer.fault.describe()} changes a recorded response, but this request "
+                "is being recorded (no recorded interaction answers it)",
+                "record the cassette first, then add the fault",
+            )
+
+    @classmethod
+    def _replay(
+        cls, request: Any, vcr_request: Any, recorded: Any, answer: Any, *, is_async: bool
+    ) -> Any:
+        """The replayed response, with the answer's fault carried out (raises a failure)."""
+        fault_respond = _fault_respond()
+        library = cls.library
+        fault = None if answer is None else answer.fault
+        if fault is not None and fault.fail is not None:
+            raise fault_respond.failure_for(library, fault, request)
+        if fault is not None and fault.status is not None:
+            recorded = fault_respond.error_response(fault, recorded, request.url.path)
+        where = "the replayed interaction" if answer is None else answer.where
+        shape = fault_respond.shape(
+            library,
+            recorded,
+            fault,
+            request,
+            vcr_request,
+            cassette=_cassette_path(cls.cassette),
+            where=where,
+        )
+        return replay_response(library, recorded, request, cls.pace, is_async=is_async, shape=shape)
+
+    @classmethod
+    def _pass_through(
+        cls, vcr_request: Any, filtered: Any, response: Any, started: float, *, is_async: bool
+    ) -> Any:
+        """Give the caller the live response, recording its stream as it is read."""
+        finish = cls._finisher(vcr_request, filtered, response, time.monotonic() - started)
+        response.stream = recording_stream(
+            cls.library, response.stream, started, finish, is_async=is_async
+        )
+        return response
+
+    @classmethod
+    def handle(cls, transport: Any, request: Any) -> Any:
+        body = b"".join(request.stream)
+        with _SHOWN_IN_REPORT:
+            vcr_request, recorded, filtered, delay, answer = cls._lookup(request, body)
+        if recorded is not None or answer is not None:
+            if delay > 0:
+                time.sleep(delay)
+            with _SHOWN_IN_REPORT:
+                return cls._replay(request, vcr_request, recorded, answer, is_async=False)
+        started = time.monotonic()
+        response = cls.original(transport, request)
+        return cls._pass_through(vcr_request, filtered, response, started, is_async=False)
+
+
+class AsyncInterceptedMethod(InterceptedMethod):
+    """A transport's ``handle_async_request``, the async twin of ``InterceptedMethod``."""
+
+    @classmethod
+    async def handle(cls, transport: Any, request: Any) -> Any:
+        body = b"".join([part async for part in request.stream])
+        with _SHOWN_IN_REPORT:
+            vcr_request, recorded, filtered, delay, answer = cls._lookup(request, body)
+        if recorded is not None or answer is not None:
+            if delay > 0:
+                import anyio
+
+                await anyio.sleep(delay)
+            with _SHOWN_IN_REPORT:
+                return cls._replay(request, vcr_request, recorded, answer, is_async=True)
+        started = time.monotonic()
+        response = await cls.original(transport, request)
+        return cls._pass_through(vcr_request, filtered, response, started, is_async=True)
+
+
+def _append_filtered(cassette: Any, filtered: Any, response: dict[str, Any]) -> None:
+    """vcrpy's ``Cassette.append`` for a request the lookup already filtered.
+
+    ``append`` would run ``before_record_request`` (a deep copy and redaction) a second time
+    and deep-copy a response dict that was just built for the cassette.
+    """
+    recorded = cassette._before_record_response(response)
+    if recorded is None:
+        return
+    cassette.data.append((filtered, recorded))
+    cassette.dirty = True
+
+
+class _ShownInReport:
+    """Keep fault and override errors for the pytest report: SDKs wrap what a transport raises.
+
+    A class, not a ``contextlib.contextmanager``: that builds a generator and a context
+    object on every request, and this one holds no state.
+    """
+
+    __slots__ = ()
+
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(self, kind: object, error: BaseException | None, traceback: object) -> None:
+        if isinstance(error, (FaultError, OverridesError)):
+            from llmcassette._vcr.mismatch import RAISED
+
+            RAISED.append(error)  # and the error goes on
+
+
+_SHOWN_IN_REPORT = _ShownInReport()
+
+
+def _cassette_path(cassette: Any) -> str | None:
+    from llmcassette._vcr.persister import display_path
+
+    return display_path(cassette)
+
+
+def _report_incomplete(policy: str, uri: str, problem: str, ending: Ending, cassette: Any) -> bool:
+    """Warn about or refuse a stream that was cut short; returns whether to record it."""
+    if policy == "ignore":
+        return True
+    path = str(getattr(cassette, "_path", "")) or None
+    if policy == "warn":
+        warnings.warn(IncompleteStreamWarning(f"{uri}: {problem}"), stacklevel=2)
+        return True
+    if ending.error is None:  # a broken connection already raises the client's own error
+        raise IncompleteStreamError(uri, problem, path)
+    return False
+
+
+# (library, transport class, method, is_async); vcrpy keeps the unpatched originals.
+_TARGETS = (
+    ("HTTPTransport", "handle_request", False),
+    ("AsyncHTTPTransport", "handle_async_request", True),
+    ("WSGITransport", "handle_request", False),
+    ("ASGITransport", "handle_async_request", True),
+    ("MockTransport", "handle_request", False),
+    ("MockTransport", "handle_async_request", True),
+)
+
+
+def _original(library_name: str, class_name: str, method: str) -> Any:
+    """The method as it was before any cassette patched it (vcrpy saved it at import)."""
+    import vcr.patch
+
+    prefix = "_Httpx2" if library_name == "httpx2" else "_Httpx"
+    short = class_name.replace("Transport", "").replace("HTTP", "Http").replace("WSGI", "Wsgi")
+    short = short.replace("ASGI", "Asgi")
+    saved = getattr(vcr.patch, f"{prefix}{short}Transport_{method}", None)
+    if saved is not None:
+        return saved
+    library = __import__(library_name)
+    current = getattr(getattr(library, class_name, None), method, None)
+    # Without vcrpy's saved copy, the current method will do unless a cassette patched it.
+    if isinstance(current, type) and issubclass(current, InterceptedMethod):
+        return None
+    return current
+
+
+INCOMPLETE_STREAM_POLICIES = ("warn", "error", "ignore")
+
+
+def patches(
+    pace: Pace, incomplete_streams: str = "warn", overrides: Any = None
+) -> Iterator[tuple[Any, str, type]]:
+    """vcrpy ``custom_patches`` triples for every installed httpx flavour."""
+    if incomplete_streams not in INCOMPLETE_STREAM_POLICIES:
+        raise ValueError(
+            f"incomplete_streams must be one of {', '.join(INCOMPLETE_STREAM_POLICIES)}, "
+            f"not {incomplete_streams!r}"
+        )
+    for library_name in REPLACED_PATCHERS:
+        try:
+            library = __import__(library_name)
+        except ImportError:
+            continue
+        for class_name, method, is_async in _TARGETS:
+            target = getattr(library, class_name, None)
+            original = _original(library_name, class_name, method)
+            if target is None or original is None:
+                continue
+            base = AsyncInterceptedMethod if is_async else InterceptedMethod
+            replacement = type(
+                f"{library_name}.{class_name}.{method}",
+                (base,),
+                {
+                    "library": library,
+                    "original": staticmethod(original),
+                    "pace": pace,
+                    "incomplete_streams": incomplete_streams,
+                    "overrides": overrides,
+                },
+            )
+            yield target, method, replacement
+
+
+def is_ours(patch: tuple[Any, ...]) -> bool:
+    """Whether a ``custom_patches`` entry was installed by llmcassette."""
+    return isinstance(patch[2], type) and issubclass(patch[2], InterceptedMethod)

@@ -1,0 +1,318 @@
+"""Split streamed bodies into events and store each event as one readable record.
+
+Two stream kinds are understood:
+
+* ``sse`` (``text/event-stream``): an event is every line up to and including the blank
+  line that ends it. An event made only of ``event:``, ``id:``, ``retry:`` and ``data:``
+  fields written the usual way (``field: value`` and ``\\n`` line ends) is stored as
+  those fields, with a ``data`` that is JSON stored as JSON. Anything else (comments,
+  CRLF line ends, unusual spacing, a last event without its blank line) is kept as
+  ``raw`` text, so rebuilding the stream gives back the exact bytes.
+* ``ndjson`` (``application/x-ndjson`` and friends): an event is one line.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+from llmcassette.cassette import jsontext
+
+SSE = "sse"
+NDJSON = "ndjson"
+
+_NDJSON_TYPES = frozenset(
+    {
+        "application/x-ndjson",
+        "application/ndjson",
+        "application/jsonl",
+        "application/x-jsonlines",
+        "application/jsonlines",
+        "application/json-lines",
+    }
+)
+
+_EOL = re.compile(r"\r\n|\r|\n")
+_SSE_FIELDS = ("event", "id", "retry")
+
+
+def stream_kind(content_type: str | None) -> str | None:
+    """Which stream kind a response ``content-type`` announces, if any."""
+    if not content_type:
+        return None
+    media = content_type.split(";", 1)[0].strip().lower()
+    if media == "text/event-stream":
+        return SSE
+    if media in _NDJSON_TYPES:
+        return NDJSON
+    return None
+
+
+def split_events(kind: str, text: str) -> list[str]:
+    """Cut a whole stream into event texts whose concatenation is ``text``."""
+    if kind == NDJSON:
+        # Only "\n" ends an NDJSON record; str.splitlines would also cut at U+2028 and friends.
+        lines = [line + "\n" for line in text.split("\n")]
+        lines[-1] = lines[-1][:-1]
+        return lines if lines[-1] else lines[:-1]
+    usual = usual_payloads(kind, text)
+    if usual is not None:
+        return ["data: " + payload + "\n\n" for payload in usual]
+    return _split_sse(text)
+
+
+def _split_sse(text: str) -> list[str]:
+    # split_events for any SSE text (the usual stream is cut in one go).
+    if "\r" not in text:
+        return _split_sse_lf(text)
+    blocks: list[str] = []
+    block_start = line_start = 0
+    for match in _EOL.finditer(text):
+        if match.start() == line_start:  # an empty line ends the event
+            blocks.append(text[block_start : match.end()])
+            block_start = match.end()
+        line_start = match.end()
+    if block_start < len(text):
+        blocks.append(text[block_start:])
+    return blocks
+
+
+def usual_payloads(kind: str, text: str) -> list[str] | None:
+    """The payloads of an SSE stream whose every event is one ``data:`` line, else None.
+
+    The usual stream of an LLM API: cut in one go, where ``split_events`` and a look at
+    each event would take a loop.
+    """
+    if kind != SSE or not text.startswith("data: ") or not text.endswith("\n\n") or "\r" in text:
+        return None
+    payloads = text[6:-2].split("\n\ndata: ")
+    # Two line ends per event, no more: no payload holds one, and no event is anything else.
+    # (A search in the joined payloads is a vectorised memchr; str.count is not.)
+    if "\n" in "".join(payloads):
+        return None
+    return payloads
+
+
+def split_body(kind: str | None, body: bytes) -> list[str] | None:
+    """``split_events`` for a body as bytes; None for no stream kind or bytes not UTF-8."""
+    if kind is None:
+        return None
+    try:
+        return split_events(kind, body.decode("utf-8"))
+    except UnicodeDecodeError:
+        return None
+
+
+def _split_sse_lf(text: str) -> list[str]:
+    # split_events for text whose lines all end in "\n": an event ends at the first "\n\n"
+    # (a line end, then an empty line), or is a lone empty line.
+    blocks: list[str] = []
+    start = 0
+    while True:
+        if text.startswith("\n", start):
+            blocks.append("\n")
+            start += 1
+            continue
+        end = text.find("\n\n", start)
+        if end < 0:
+            break
+        blocks.append(text[start : end + 2])
+        start = end + 2
+    if start < len(text):
+        blocks.append(text[start:])
+    return blocks
+
+
+def payloads(kind: str, text: str) -> list[tuple[str | None, Any]]:
+    """Each event of a stream as ``(event name, data)``, read leniently, for summaries.
+
+    ``data`` is the parsed JSON when it is JSON, else its text (``"[DONE]"``), or None when
+    the event has none. Events with neither (blank lines, comments) are left out.
+    """
+    return [(name, parse_data(data)) for name, data in read_events(kind, text)]
+
+
+def read_events(kind: str, text: str) -> list[tuple[str | None, str | None]]:
+    """Each event of a stream as ``(event name, data text)``, without parsing the data.
+
+    Events with neither (blank lines, comments) are left out.
+    """
+    out: list[tuple[str | None, str | None]] = []
+    for piece in split_events(kind, text):
+        name, data_text = read_event(kind, piece)
+        if name is not None or data_text is not None:
+            out.append((name, data_text))
+    return out
+
+
+def parse_data(data_text: str | None) -> Any:
+    """An event's data: the parsed JSON when it is JSON, else its text (None stays None)."""
+    try:
+        return json.loads(data_text) if data_text else data_text
+    except ValueError:
+        return data_text
+
+
+def read_event(kind: str, piece: str) -> tuple[str | None, str | None]:
+    """One event's name and data text, read leniently (both None: a blank line or comment)."""
+    if kind == NDJSON:
+        return None, piece.strip() or None
+    if (
+        piece.startswith("data: ")
+        and piece.find("\n") == len(piece) - 2
+        and piece[-1] == "\n"
+        and "\r" not in piece
+    ):
+        return None, piece[6:-2]  # the usual event: one data line and the blank line
+    name, data_lines = None, []
+    for line in piece.replace("\r\n", "\n").replace("\r", "\n").split("\n"):
+        field, _, value = line.partition(":")
+        value = value[1:] if value.startswith(" ") else value
+        if field == "event":
+            name = value
+        elif field == "data":
+            data_lines.append(value)
+    return name, "\n".join(data_lines) if data_lines else None
+
+
+def encode_event(kind: str, text: str) -> dict[str, Any]:
+    """The cassette fields for one event (without ``type`` and timing).
+
+    The parsers accept only events that ``render_event`` writes back byte for byte (a
+    structured payload is kept only when its layout renders it exactly), so the fields
+    are not rendered again to compare: that would cost a second JSON encoding per event.
+    """
+    return _encode_piece(kind, text)[0]
+
+
+def encode_events(
+    kind: str, text: str, compact_data: list[str | None] | None = None
+) -> list[dict[str, Any]]:
+    """``encode_event`` for every event of a stream.
+
+    ``compact_data``, when given, receives for each event the text of its ``data`` field
+    when that field rebuilds it in the compact layout (the text as streamed), else None:
+    the cassette writer copies that text into the line instead of encoding the value again.
+    """
+    out: list[dict[str, Any]] = []
+    for piece in split_events(kind, text):
+        fields, compact = _encode_piece(kind, piece)
+        out.append(fields)
+        if compact_data is not None:
+            compact_data.append(compact)
+    return out
+
+
+def _encode_piece(kind: str, piece: str) -> tuple[dict[str, Any], str | None]:
+    """One event's fields, and the text of its ``data`` when stored in the compact layout."""
+    split = event_fields(kind, piece)
+    if split is None:
+        return {"raw": piece}, None
+    fields, payload = split
+    if payload is None:
+        return fields, None
+    structured = structure_payload(payload)
+    fields.update(structured)
+    if "layout" in structured or "data" not in structured:
+        return fields, None
+    return fields, payload
+
+
+def event_fields(kind: str, piece: str) -> tuple[dict[str, Any], str | None] | None:
+    """An event's fields other than its payload, and the payload text (None: it has none).
+
+    None when the event is kept as ``raw`` text (see the module's docstring).
+    """
+    return _parse_sse(piece) if kind == SSE else _parse_ndjson(piece)
+
+
+def render_event(kind: str, fields: dict[str, Any]) -> str:
+    """Rebuild the exact text of one event from its cassette fields."""
+    raw = fields.get("raw")
+    if raw is not None:
+        return str(raw)
+    payload = _payload(fields)
+    if kind == NDJSON:
+        return (payload or "") + "\n"
+    out = [f"{name}: {_string(fields, name)}\n" for name in _SSE_FIELDS if name in fields]
+    if payload is not None:
+        out.extend(f"data: {line}\n" for line in payload.split("\n"))
+    out.append("\n")
+    return "".join(out)
+
+
+def check_fields(kind: str, fields: dict[str, Any]) -> None:
+    """Raise what ``render_event`` would raise for these fields, without rendering them.
+
+    Lets a cassette be validated at load while its events are rendered only when played.
+    """
+    if fields.get("raw") is not None:
+        return
+    if "data" in fields:
+        jsontext.check_layout(fields.get("layout", jsontext.DEFAULT_LAYOUT))
+    elif "text" in fields:
+        _string(fields, "text")
+    if kind != NDJSON:
+        for name in _SSE_FIELDS:
+            if name in fields:
+                _string(fields, name)
+
+
+def _payload(fields: dict[str, Any]) -> str | None:
+    if "data" in fields:
+        return jsontext.render(fields["data"], fields.get("layout", jsontext.DEFAULT_LAYOUT))
+    return _string(fields, "text") if "text" in fields else None
+
+
+def _string(fields: dict[str, Any], name: str) -> str:
+    value = fields[name]
+    if not isinstance(value, str):  # str() would write e.g. "None" into the replayed stream
+        raise TypeError(f"field {name!r} must be a string, not {type(value).__name__}")
+    return value
+
+
+def structure_payload(payload: str) -> dict[str, Any]:
+    """The fields that store a payload: ``data`` (and ``layout``) for JSON, else ``text``."""
+    parsed = jsontext.parse_exact(payload)
+    if parsed is None:
+        return {"text": payload}
+    value, layout = parsed
+    if layout == jsontext.DEFAULT_LAYOUT:
+        return {"data": value}
+    return {"data": value, "layout": layout}
+
+
+def _parse_sse(text: str) -> tuple[dict[str, Any], str | None] | None:
+    # The fields and the data text, or None unless render_event rebuilds ``text`` exactly:
+    # "name: value" lines with "\n" ends, event/id/retry at most once each, in that order,
+    # before any data line, and the blank line that ends the event.
+    if len(text) <= 2 or not text.endswith("\n\n") or "\r" in text:
+        return None
+    if text.startswith("data: ") and text.find("\n") == len(text) - 2:
+        return {}, text[6:-2]  # the usual event: one data line
+    fields: dict[str, Any] = {}
+    data_lines: list[str] = []
+    order = -1  # position in _SSE_FIELDS of the last field seen
+    for line in text[:-2].split("\n"):
+        name, sep, value = line.partition(": ")
+        if not sep:
+            return None
+        if name == "data":
+            data_lines.append(value)
+        elif name in _SSE_FIELDS and _SSE_FIELDS.index(name) > order and not data_lines:
+            if name == "retry" and not value.isdigit():
+                return None
+            fields[name] = value
+            order = _SSE_FIELDS.index(name)
+        else:
+            return None
+    if not data_lines:
+        return fields, None
+    return fields, "\n".join(data_lines)
+
+
+def _parse_ndjson(text: str) -> tuple[dict[str, Any], str] | None:
+    if not text.endswith("\n") or "\r" in text:
+        return None
+    return {}, text[:-1]

@@ -1,0 +1,643 @@
+"""Read and write llmcassette's JSONL cassette files (format version 1).
+
+A file is one JSON object per line::
+
+    {"format": "llmcassette", "format_version": 1, "recorded_by": ..., "created_at": ...}
+    {"type": "request", "method": "POST", "uri": ..., "headers": {...}, "body": {...}}
+    {"type": "response", "status": 200, "reason": "OK", "headers": {...}, "body": {...}}
+    {"type": "event", ...}            # one per streamed event, only for streamed bodies
+    {"type": "end", "events": 2, "recorded_at": ...}
+
+``docs/format.md`` is the user-facing specification of these lines. Reading validates the
+structure and reports problems with the file, line and field; writing is deterministic, so
+re-recording the same traffic gives the same lines.
+"""
+
+from __future__ import annotations
+
+import datetime
+import json
+import os
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from llmcassette.cassette import bodies, events, lines
+from llmcassette.cassette.compression import decode_content
+from llmcassette.cassette.event_lines import Redaction, StreamWriter
+from llmcassette.cassette.migrations import (
+    FIRST_RELEASE_WITH_VERSION,
+    FORMAT_VERSION,
+    Line,
+    MissingMigrationError,
+    migrate,
+)
+from llmcassette.errors import CassetteFormatError, CassetteVersionError
+
+FORMAT_MARKER = "llmcassette"
+REWRITE_HINT = "fix the line by hand, or delete the cassette and record it again"
+NOT_A_HEADER = 'the first line is not an llmcassette header (it needs "format": "llmcassette")'
+CONVERT_HINT = (
+    "if this is a vcrpy cassette, give it its .yaml or .json name: those replay as they are"
+)
+
+Headers = dict[str, list[str]]
+
+
+@dataclass
+class Interaction:
+    """One request and its response, as bytes, with the metadata of its cassette lines."""
+
+    method: str
+    uri: str
+    request_headers: Headers
+    request_body: bytes | None
+    status: int
+    reason: str
+    response_headers: Headers
+    response_body: bytes
+    stream: str | None = None
+    # Seconds from the request to each event, when the recorder measured them.
+    event_times: list[float] | None = None
+    # Extra fields of the response line (e.g. time to headers) and of the end line.
+    response_extra: dict[str, Any] = field(default_factory=dict)
+    end_extra: dict[str, Any] = field(default_factory=dict)
+    line: int = 0
+    # The request is stored as the cassette's redaction already left it (redacted when it
+    # was sent): writing it passes None for the request to the redact hook.
+    request_redacted: bool = False
+
+
+EventEntry = tuple[int, str | None, dict[str, Any] | None]
+
+
+class EventLines:
+    """The event lines of one streamed response, turned into bytes and times on demand.
+
+    Each entry is ``(line number, line text, record)``. The text alone is kept where it
+    exists: a string is one object the garbage collector never visits, where a parsed event
+    is a tree of dicts. Lines that were not parsed at load (see ``parse_lines``) are parsed
+    and checked here, and a bad one raises ``CassetteFormatError`` naming its line.
+    """
+
+    def __init__(self, path: str, kind: str, entries: list[EventEntry]) -> None:
+        self._path = path
+        self._kind = kind
+        self._entries: list[EventEntry] | None = entries
+        self._body = b""
+        self._times: list[float] | None = None
+
+    def _build(self) -> None:
+        entries = self._entries
+        if entries is None:
+            return
+        pieces: list[bytes] = []
+        times: list[float] = []
+        for number, text, record in entries:
+            fields = record if record is not None else self._parse(number, text or "")
+            try:
+                pieces.append(bodies.decode_event(self._kind, fields))
+            except (TypeError, ValueError) as error:
+                raise _fail(self._path, number, f"event line is invalid: {error}") from None
+            t = fields.get("t")
+            if isinstance(t, (int, float)) and not isinstance(t, bool):
+                times.append(float(t))
+        self._body = b"".join(pieces)
+        self._times = times if len(times) == len(entries) else None
+        self._entries = None
+
+    def _parse(self, number: int, text: str) -> dict[str, Any]:
+        try:
+            record = json.loads(text)
+        except json.JSONDecodeError as error:
+            problem = f"line is not valid JSON (column {error.colno}: {error.msg})"
+            raise _fail(self._path, number, problem) from None
+        if not isinstance(record, dict) or record.get("type") != "event":
+            raise _fail(self._path, number, "expected an event line")
+        raw = record.get("raw")
+        if raw is not None and not isinstance(raw, str):
+            raise _fail(self._path, number, "field 'raw' must be a string")
+        return record
+
+    def body(self) -> bytes:
+        """The exact bytes of the stream."""
+        self._build()
+        return self._body
+
+    def times(self) -> list[float] | None:
+        """Seconds from the request to each event, when every event has them."""
+        self._build()
+        return self._times
+
+
+class LoadedInteraction(Interaction):
+    """An interaction read from a file, whose streamed body and event times are rebuilt from
+    its event lines only when something reads them (replaying it, or saving the cassette).
+    """
+
+    _body: bytes
+    _times: list[float] | None
+    _events: EventLines | None = None
+
+    @property
+    def response_body(self) -> bytes:
+        return self._events.body() if self._events is not None else self._body
+
+    @response_body.setter
+    def response_body(self, value: bytes) -> None:
+        self._body = value
+        self._events = None
+
+    @property
+    def event_times(self) -> list[float] | None:
+        return self._events.times() if self._events is not None else self._times
+
+    @event_times.setter
+    def event_times(self, value: list[float] | None) -> None:
+        self._times = value
+
+    def defer_stream(self, events: EventLines) -> None:
+        """Take the body and event times from these event lines, when first asked for."""
+        self._events = events
+
+    @property
+    def deferred(self) -> EventLines | None:
+        """The event lines not turned into a body yet, if any (they hold no reference back)."""
+        return self._events
+
+
+@dataclass
+class Cassette:
+    """A whole cassette file: its header line and its interactions."""
+
+    header: dict[str, Any]
+    interactions: list[Interaction]
+
+
+def now_iso() -> str:
+    """The current UTC time as the cassettes write it."""
+    return datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def new_header(recorded_by: str, created_at: str | None = None) -> dict[str, Any]:
+    """The header line for a cassette written now."""
+    return {
+        "format": FORMAT_MARKER,
+        "format_version": FORMAT_VERSION,
+        "recorded_by": recorded_by,
+        "created_at": created_at or now_iso(),
+    }
+
+
+# ---------------------------------------------------------------- writing
+
+
+def _headers_out(headers: Mapping[str, Iterable[str] | str]) -> dict[str, str | list[str]]:
+    out: dict[str, str | list[str]] = {}
+    for name in sorted(headers, key=str.lower):
+        value = headers[name]
+        values = [value] if isinstance(value, str) else list(value)
+        out[name] = values[0] if len(values) == 1 else values
+    return out
+
+
+def _content_type(headers: Mapping[str, Any]) -> str | None:
+    for name, value in headers.items():
+        if name.lower() == "content-type":
+            return value if isinstance(value, str) else (value[0] if value else None)
+    return None
+
+
+def interaction_lines(
+    item: Interaction,
+    *,
+    with_timing: bool = True,
+    redaction: Redaction | None = None,
+    writer: StreamWriter | None = None,
+    checked: list[int] | None = None,
+) -> list[str]:
+    """The cassette lines of one interaction (without line ends).
+
+    ``checked`` receives the positions (in the returned list) of the lines whose every byte
+    the redactor has already checked; ``writer`` carries what one file's streams share.
+    """
+    request: dict[str, Any] = {
+        "type": "request",
+        "method": item.method,
+        "uri": item.uri,
+        "headers": _headers_out(item.request_headers),
+        "body": bodies.encode(item.request_body, _content_type(item.request_headers)),
+    }
+    response_headers = item.response_headers
+    body_bytes = item.response_body
+    body_bytes, response_headers = decode_content(body_bytes, response_headers)
+    kind = events.stream_kind(_content_type(response_headers))
+    response: dict[str, Any] = {
+        "type": "response",
+        "status": item.status,
+        "reason": item.reason,
+        "headers": _headers_out(response_headers),
+    }
+    times = item.event_times if with_timing else None
+    text = _stream_text(body_bytes) if kind else None
+    quick = None
+    if kind and text is not None:
+        writer = writer or StreamWriter(redaction)
+        quick = writer.quick(kind, text, times)
+    event_records = None
+    compact_data: list[str | None] = []
+    if quick is not None:
+        response["body"] = {"stream": kind}
+        event_count = len(quick.lines)
+    elif kind and text is not None:
+        event_records = events.encode_events(kind, text, compact_data)
+        response["body"] = {"stream": kind}
+        event_count = len(event_records)
+    else:
+        response["body"] = bodies.encode(body_bytes, _content_type(response_headers))
+        event_count = 0
+    # llmcassette.redact: secrets never reach the lines below. When it changed an event,
+    # the texts as streamed may hold what it took out: the lines encode the records.
+    if redaction is not None and redaction.records(
+        None if item.request_redacted else request, response, event_records
+    ):
+        compact_data = []
+    if with_timing:
+        response.update(item.response_extra)
+    out = [lines.dump(request), lines.dump(response)]
+    if redaction is not None and checked is not None:
+        # The scan's own walk, over the records these two lines encode: it spares the
+        # scan parsing the lines again. A line with a finding is left to the scan, which
+        # reports it with its line number.
+        records = (request, response)
+        checked.extend(at for at, record in enumerate(records) if redaction.finds_nothing(record))
+    if quick is not None:
+        if checked is not None:
+            checked.extend(map(len(out).__add__, quick.checked))  # shifted past the lines before
+        out.extend(quick.lines)
+    elif event_records is not None:
+        if times is not None and len(times) != len(event_records):
+            times = None  # the split changed (e.g. redaction merged events): drop stale timing
+        for index, fields in enumerate(event_records):
+            t = times[index] if times is not None else None
+            out.append(lines.event_line(t, fields, compact_data[index] if compact_data else None))
+    end: dict[str, Any] = {"type": "end", "events": event_count}
+    end.update(item.end_extra if with_timing else {})
+    out.append(lines.dump(end))
+    return out
+
+
+def _stream_text(body: bytes | None) -> str | None:
+    try:
+        return (body or b"").decode("utf-8")
+    except UnicodeDecodeError:
+        return None
+
+
+def write(
+    cassette: Cassette,
+    previous: Cassette | None = None,
+    *,
+    redaction: Redaction | None = None,
+    checked: set[int] | None = None,
+) -> str:
+    """The text of a cassette file.
+
+    When ``previous`` (the file being replaced) holds an interaction with the same content,
+    its lines are reused as they were, timing and timestamps included, so re-recording
+    unchanged traffic changes no line. ``checked`` receives the numbers (from 1) of the
+    lines that the redactor has already checked byte for byte: the fail-closed scan can
+    skip them.
+    """
+    writer = StreamWriter(redaction)
+    reusable: dict[tuple[str, ...], list[list[str]]] = {}
+    if previous is not None:
+        for old in previous.interactions:
+            key = tuple(
+                interaction_lines(old, with_timing=False, redaction=redaction, writer=writer)
+            )
+            reusable.setdefault(key, []).append(
+                interaction_lines(old, redaction=redaction, writer=writer)
+            )
+    out = [lines.dump(cassette.header)]
+    for item in cassette.interactions:
+        if reusable:
+            key = tuple(
+                interaction_lines(item, with_timing=False, redaction=redaction, writer=writer)
+            )
+            candidates = reusable.get(key)
+            if candidates:
+                out.extend(candidates.pop(0))
+                continue
+        positions: list[int] = []
+        new = interaction_lines(item, redaction=redaction, writer=writer, checked=positions)
+        if checked is not None:
+            checked.update(map((len(out) + 1).__add__, positions))  # line numbers start at 1
+        out.extend(new)
+    return "\n".join(out) + "\n"
+
+
+# ---------------------------------------------------------------- reading
+
+
+def _fail(
+    path: str, line: int | None, problem: str, hint: str = REWRITE_HINT
+) -> CassetteFormatError:
+    return CassetteFormatError(path, line, problem, hint)
+
+
+def _decode_text(data: bytes, path: str) -> str:
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as error:
+        line = data.count(b"\n", 0, error.start) + 1
+        column = error.start - (data.rfind(b"\n", 0, error.start) + 1) + 1
+        raise _fail(
+            path,
+            line,
+            f"byte {data[error.start]:#04x} at column {column} is not valid UTF-8; "
+            "cassettes are UTF-8 text",
+            "restore the file from version control, or re-encode it as UTF-8",
+        ) from None
+
+
+# Stands for an event line left unparsed at load (``parse_lines(..., defer_events=True)``).
+DEFERRED_EVENT: dict[str, Any] = {"type": "event"}
+# How llmcassette itself writes an event line; lines written otherwise are parsed at load.
+_EVENT_PREFIX = '{"type": "event"'
+
+
+def _parse_all_at_once(text: str, defer_events: bool) -> list[Line] | None:
+    """Parse every line with one ``json.loads`` call, or None to fall back to line by line.
+
+    One call over the whole file is several times faster than thousands of small ones. It
+    is tried only on files without blank lines (so line numbers are list positions); any
+    problem (a bad line, a line holding two values, a non-object) returns None, and the
+    line-by-line parse then finds and reports it. With ``defer_events``, event lines that
+    llmcassette wrote are not parsed here at all: ``EventLines`` parses them when the
+    interaction is first replayed.
+    """
+    body = text[:-1] if text.endswith("\n") else text
+    if not body or "\n\n" in body or "\r" in body:
+        return None
+    texts = body.split("\n")
+    if defer_events:
+        eager = [(n, t) for n, t in enumerate(texts, start=1) if not t.startswith(_EVENT_PREFIX)]
+    else:
+        eager = list(enumerate(texts, start=1))
+    try:
+        records = json.loads("[" + ",".join(t for _, t in eager) + "]")
+    except ValueError:
+        return None
+    if len(records) != len(eager) or not all(type(r) is dict for r in records):
+        return None
+    lines = [Line(number, DEFERRED_EVENT, text) for number, text in enumerate(texts, start=1)]
+    for (number, text), record in zip(eager, records, strict=True):
+        lines[number - 1] = Line(number, record, text)
+    return lines
+
+
+def parse_lines(
+    data: bytes, path: str | os.PathLike[str], *, defer_events: bool = False
+) -> tuple[dict[str, Any], list[Line]]:
+    """Check the header and parse every line; older format versions are migrated.
+
+    ``defer_events`` leaves the event lines llmcassette wrote unparsed (their record is
+    ``DEFERRED_EVENT``, their text in ``Line.raw``): opening a cassette then costs little
+    more than its requests, and each stream is parsed when it is first replayed.
+    """
+    path = os.fspath(path)
+    text = _decode_text(data, path).removeprefix("\ufeff")  # a BOM some editors add on save
+    fast = _parse_all_at_once(text, defer_events)
+    raw_lines = text.split("\n") if fast is None else []
+    if raw_lines and raw_lines[-1] == "":
+        raw_lines.pop()
+    decode = json.JSONDecoder().decode
+    parsed: list[Line] = fast or []
+    for number, raw in enumerate(raw_lines, start=1):
+        if not raw.strip():
+            continue  # blank lines are allowed, e.g. left by a hand edit
+        try:
+            record = decode(raw)
+        except json.JSONDecodeError as error:
+            problem = f"line is not valid JSON (column {error.colno}: {error.msg})"
+            if not parsed:  # e.g. a vcrpy YAML or pretty-printed JSON cassette
+                raise _fail(path, number, f"{problem}; {NOT_A_HEADER}", CONVERT_HINT) from None
+            raise _fail(path, number, problem) from None
+        if not isinstance(record, dict):
+            raise _fail(
+                path, number, f"each line must be a JSON object, found {type(record).__name__}"
+            )
+        parsed.append(Line(number, record, raw))
+    if not parsed:
+        raise _fail(path, None, "the cassette has no lines", "delete the file to record it again")
+    header = parsed[0].record
+    if header.get("format") != FORMAT_MARKER:
+        raise _fail(
+            path,
+            parsed[0].number,
+            NOT_A_HEADER,
+            CONVERT_HINT,
+        )
+    version = header.get("format_version")
+    if not isinstance(version, int) or isinstance(version, bool) or version < 0:
+        raise _fail(
+            path, parsed[0].number, f"format_version must be a whole number, found {version!r}"
+        )
+    lines = parsed[1:]
+    if version > FORMAT_VERSION:
+        raise CassetteVersionError(
+            path,
+            version,
+            FORMAT_VERSION,
+            FIRST_RELEASE_WITH_VERSION.get(version),
+            line=parsed[0].number,
+        )
+    if version < FORMAT_VERSION:
+        for line in lines:
+            if line.record is DEFERRED_EVENT:  # migrations need every record
+                line.record = json.loads(line.raw or "")
+            line.raw = None  # the text describes the old version's record, not the migrated one
+        try:
+            lines = migrate(lines, version)
+        except MissingMigrationError as missing:
+            raise _fail(
+                path,
+                parsed[0].number,
+                f"no migration from format_version {missing.args[0]} is known",
+                "record the cassette again",
+            ) from None
+        except CassetteFormatError:
+            raise
+        except (LookupError, TypeError, ValueError, AttributeError) as error:
+            # A step met a line it does not understand: the file was edited or damaged.
+            raise _fail(
+                path,
+                parsed[0].number,
+                f"cannot upgrade this cassette from format_version {version}: "
+                f"{type(error).__name__}: {error}",
+            ) from error
+        header = {**header, "format_version": FORMAT_VERSION}
+    return header, lines
+
+
+def _field(path: str, line: Line, name: str, kind: type | tuple[type, ...]) -> Any:
+    value = line.record.get(name)
+    if not isinstance(value, kind) or (isinstance(value, bool) and kind is int):
+        expected = (
+            kind.__name__ if isinstance(kind, type) else " or ".join(k.__name__ for k in kind)
+        )
+        found = "missing" if name not in line.record else f"a {type(value).__name__}"
+        raise _fail(
+            path,
+            line.number,
+            f"{line.record.get('type')} line: field {name!r} must be {expected}, it is {found}",
+        )
+    return value
+
+
+def _headers_in(path: str, line: Line, name: str) -> Headers:
+    raw = line.record.get(name, {})
+    if not isinstance(raw, dict):
+        raise _fail(path, line.number, f"field {name!r} must be an object of header names")
+    if all(type(value) is str for value in raw.values()):  # the usual case, in one pass
+        return {key: [value] for key, value in raw.items()}
+    headers: Headers = {}
+    for key, value in raw.items():
+        if isinstance(value, str):
+            headers[key] = [value]
+        elif isinstance(value, list) and all(isinstance(v, str) for v in value):
+            headers[key] = value
+        else:
+            raise _fail(path, line.number, f"header {key!r} must be a string or a list of strings")
+    return headers
+
+
+def _body_bytes(path: str, line: Line) -> bytes | None:
+    body = line.record.get("body")
+    if body is not None and not isinstance(body, dict):
+        raise _fail(path, line.number, "field 'body' must be an object or null")
+    try:
+        return bodies.decode(body)
+    except bodies.DecodeErrors as error:
+        raise _fail(path, line.number, f"field 'body' is invalid: {error}") from None
+
+
+_KNOWN_TYPES = ("request", "response", "event", "end")
+
+
+def interactions_from_lines(path: str | os.PathLike[str], lines: list[Line]) -> list[Interaction]:
+    """Turn the parsed lines after the header into interactions, checking their order."""
+    path = os.fspath(path)
+    result: list[Interaction] = []
+    index = 0
+    count = len(lines)
+    while index < count:
+        request = lines[index]
+        kind = request.record.get("type")
+        if kind != "request":
+            raise _unexpected(path, request, "a request line")
+        if index + 1 >= count:
+            raise _fail(
+                path,
+                request.number,
+                "the interaction that starts here has no response line: the cassette is truncated",
+                "record the cassette again, or delete the incomplete interaction",
+            )
+        response = lines[index + 1]
+        if response.record.get("type") != "response":
+            raise _unexpected(path, response, "a response line")
+        item = _start_interaction(path, request, response)
+        index += 2
+        entries: list[EventEntry] = []
+        while index < count and lines[index].record.get("type") == "event":
+            event = lines[index]
+            index += 1
+            if item.stream is None:
+                raise _fail(
+                    path, event.number, "event line after a response whose body is not a stream"
+                )
+            if event.record is DEFERRED_EVENT:
+                entries.append((event.number, event.raw, None))
+                continue
+            raw = event.record.get("raw")
+            if raw is not None and not isinstance(raw, str):
+                raise _fail(path, event.number, "field 'raw' must be a string")
+            try:
+                events.check_fields(item.stream, event.record)
+            except (TypeError, ValueError) as error:
+                raise _fail(path, event.number, f"event line is invalid: {error}") from None
+            entries.append((event.number, None, event.record))
+        if index >= count:
+            raise _fail(
+                path,
+                lines[index - 1].number,
+                f"the interaction that starts on line {request.number} has no end line: "
+                "the cassette is truncated",
+                "record the cassette again; a cut-off file cannot be trusted",
+            )
+        end = lines[index]
+        if end.record.get("type") != "end":
+            raise _unexpected(path, end, "an event or end line")
+        declared = _field(path, end, "events", int)
+        if declared != len(entries):
+            raise _fail(
+                path,
+                end.number,
+                f"the end line says {declared} events, but the interaction that starts on line "
+                f"{request.number} has {len(entries)}: lines are missing or were added",
+            )
+        index += 1
+        if item.stream is not None:
+            item.defer_stream(EventLines(path, item.stream, entries))
+        item.end_extra = {k: v for k, v in end.record.items() if k not in ("type", "events")}
+        result.append(item)
+    return result
+
+
+def _unexpected(path: str, line: Line, wanted: str) -> CassetteFormatError:
+    kind = line.record.get("type")
+    if kind not in _KNOWN_TYPES:
+        return _fail(
+            path,
+            line.number,
+            f"unknown line type {kind!r}; expected one of {', '.join(_KNOWN_TYPES)}",
+            "a newer llmcassette may have written it: upgrade, or fix the line",
+        )
+    article = "an" if str(kind)[:1] in "aeiou" else "a"
+    return _fail(path, line.number, f"expected {wanted}, found {article} {kind} line")
+
+
+def _start_interaction(path: str, request: Line, response: Line) -> LoadedInteraction:
+    body = response.record.get("body")
+    stream = body.get("stream") if isinstance(body, dict) else None
+    if stream is not None and stream not in (events.SSE, events.NDJSON):
+        raise _fail(
+            path, response.number, f"unknown stream kind {stream!r}; expected 'sse' or 'ndjson'"
+        )
+    reason = response.record.get("reason", "")
+    if not isinstance(reason, str):
+        raise _fail(path, response.number, "field 'reason' must be a string")
+    return LoadedInteraction(
+        method=_field(path, request, "method", str),
+        uri=_field(path, request, "uri", str),
+        request_headers=_headers_in(path, request, "headers"),
+        request_body=_body_bytes(path, request),
+        status=_field(path, response, "status", int),
+        reason=reason,
+        response_headers=_headers_in(path, response, "headers"),
+        response_body=b"" if stream is not None else (_body_bytes(path, response) or b""),
+        stream=stream,
+        response_extra={
+            k: v
+            for k, v in response.record.items()
+            if k not in ("type", "status", "reason", "headers", "body")
+        },
+        line=request.number,
+    )
+
+
+def read(data: bytes, path: str | os.PathLike[str], *, defer_events: bool = False) -> Cassette:
+    """Parse and validate a whole cassette file (see ``parse_lines`` for ``defer_events``)."""
+    header, lines = parse_lines(data, path, defer_events=defer_events)
+    return Cassette(header, interactions_from_lines(path, lines))

@@ -1,0 +1,281 @@
+"""``llmcassette check``: find cassettes that cannot be trusted, one ``Problem`` each.
+
+Every check is about one file: its structure and format version (strict read, every event
+line), streams cut short, its age (``created_at`` against ``max_age``), whether a test still
+uses it (``orphans``) and values that a redaction rule still matches (``secrets``).
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import re
+from collections.abc import Iterable, Iterator
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+from llmcassette.errors import (
+    CassetteFormatError,
+    CassetteVersionError,
+    LlmCassetteError,
+    OverridesError,
+)
+from llmcassette.faults.sidecar import SUFFIX as SIDECAR_SUFFIX
+
+# Problem kinds, as they appear in ``--json`` records.
+UNREADABLE = "unreadable"  # the file cannot be opened: exit code 2, not 1
+FORMAT = "format"
+VERSION = "version"
+TRUNCATED = "truncated-stream"
+EXPIRED = "expired"
+AGE_UNKNOWN = "age-unknown"
+ORPHAN = "orphan"
+SECRET = "secret"
+OVERRIDES = "overrides"  # an overrides sidecar (llmcassette.faults) that does not validate
+
+CASSETTE_DIR = "cassettes"  # pytest-recording's <test dir>/cassettes/<module>/<test>.<ext>
+
+
+@dataclass(frozen=True)
+class Problem:
+    """One thing wrong with one cassette: where, what kind, and what to do about it."""
+
+    path: str
+    line: int | None
+    kind: str
+    message: str
+    hint: str | None = None
+
+    def render(self) -> str:
+        """``path:line: message`` and, on a second line, how to fix it."""
+        where = f"{self.path}:{self.line}" if self.line is not None else self.path
+        text = f"{where}: {self.message}"
+        return text + (f"\n  how to fix: {self.hint}" if self.hint else "")
+
+    def as_json(self) -> dict[str, Any]:
+        """The ``--json`` record."""
+        return asdict(self)
+
+
+@dataclass(frozen=True)
+class Options:
+    """What to check besides structure and streams."""
+
+    max_age: float | None = None  # seconds, as ``expiry.parse_age`` gives them
+    orphans: bool = False
+    secrets: bool = True
+
+
+def _structure(path: Path, data: bytes, options: Options) -> Iterator[Problem]:
+    from llmcassette.cassette import jsonl as cassette_file
+    from llmcassette.transport.integrity import missing_terminator
+
+    name = os.fspath(path)
+    try:
+        cassette = cassette_file.read(data, path)
+    except CassetteVersionError as error:
+        yield Problem(name, error.line, VERSION, error.problem, error.hint)
+        return
+    except CassetteFormatError as error:
+        yield Problem(name, error.line, FORMAT, error.problem, error.hint)
+        return
+    for item in cassette.interactions:
+        if item.stream is None:
+            continue
+        problem = item.end_extra.get("incomplete") or missing_terminator(
+            item.stream, item.response_body
+        )
+        if problem:
+            yield Problem(
+                name,
+                item.line,
+                TRUNCATED,
+                f"{item.method} {item.uri}: {problem}",
+                "record the cassette again; a stream cut short replays a partial answer",
+            )
+    if options.max_age is not None:
+        from llmcassette.config import age_of, format_age
+
+        age = age_of(cassette.header)
+        if age is None:
+            yield Problem(
+                name,
+                1,
+                AGE_UNKNOWN,
+                "the header has no readable created_at, so the cassette's age is unknown",
+                "record the cassette again",
+            )
+        elif age > options.max_age:
+            yield Problem(
+                name,
+                1,
+                EXPIRED,
+                f"recorded {cassette.header['created_at']}, {format_age(age)} ago; "
+                f"max_age is {format_age(options.max_age)}",
+                "record it again (pytest --record-mode=rewrite on the test that uses it, or "
+                "python -m llmcassette.workflow --only expired)",
+            )
+
+
+def owning_test(cassette: Path) -> tuple[str | None, str] | None:
+    """``(class name, function name)`` a pytest-recording cassette name stands for, or None
+    when the file is not in a ``cassettes/<module>/`` folder."""
+    if cassette.parent.parent.name != CASSETTE_DIR:
+        return None
+    name = cassette.name
+    # An overrides sidecar belongs to the test of the cassette it sits beside.
+    stem = name[: -len(SIDECAR_SUFFIX)] if name.endswith(SIDECAR_SUFFIX) else name.rsplit(".", 1)[0]
+    stem = stem.split("[", 1)[0]  # parametrized tests: test_x[param-id]
+    test_class, _, function = stem.rpartition(".")
+    return (test_class or None), function
+
+
+def orphan(cassette: Path) -> Problem | None:
+    """A problem when no test module or test function uses this cassette any more.
+
+    The check is static: the module ``<module>.py`` (beside the ``cassettes`` folder, or
+    else anywhere under the folder holding it) must define ``def <test>`` (and
+    ``class <Class>`` for ``<Class>.<test>`` names). A module that names the cassette file
+    (e.g. ``@pytest.mark.vcr("shared.yaml")``) also counts as use.
+    """
+    if cassette.name.endswith(SIDECAR_SUFFIX):
+        stem = cassette.name[: -len(SIDECAR_SUFFIX)]
+        if not any(cassette.with_name(stem + suffix).exists() for suffix in _CASSETTE_SUFFIXES):
+            return Problem(
+                os.fspath(cassette),
+                None,
+                ORPHAN,
+                f"no cassette {stem}.jsonl (or .yaml) beside this overrides file",
+                "delete it, or rename it after the cassette it is for",
+            )
+    names = owning_test(cassette)
+    if names is None:
+        return None
+    test_class, function = names
+    folder = cassette.parent
+    root = folder.parent.parent
+    beside = root / f"{folder.name}.py"
+    # pytest-recording puts the folder beside the module; a vcr_cassette_dir fixture may
+    # keep it elsewhere in the project, so a module of that name under the root counts too.
+    modules = [beside] if beside.is_file() else _modules_under(root).get(beside.name, [])
+    name = os.fspath(cassette)
+    hint = "delete the cassette, or move it to the name the test uses now"
+    if not modules:
+        problem = f"no test module {beside.name} beside or under {root} uses this cassette"
+        return Problem(name, None, ORPHAN, problem, hint)
+    missing = ""
+    for module in modules:
+        source = module.read_text(encoding="utf-8", errors="replace")
+        if cassette.name in source or cassette.name.rsplit(".", 1)[0] in _strings(source):
+            return None
+        if not re.search(rf"^\s*(?:async\s+)?def\s+{re.escape(function)}\s*\(", source, re.M):
+            missing = f"{module} has no test function {function}"
+        elif test_class and not re.search(rf"^\s*class\s+{re.escape(test_class)}\b", source, re.M):
+            missing = f"{module} has no test class {test_class}"
+        else:
+            return None
+    return Problem(name, None, ORPHAN, missing, hint)
+
+
+_SKIPPED_DIRS = frozenset({"node_modules", "site-packages", "__pycache__", "build", "dist"})
+
+
+@functools.lru_cache(maxsize=64)
+def _modules_under(root: Path) -> dict[str, list[Path]]:
+    """Python files under ``root`` by file name, outside hidden folders and virtualenvs."""
+    found: dict[str, list[Path]] = {}
+    for folder, subfolders, files in os.walk(root):
+        subfolders[:] = sorted(
+            d
+            for d in subfolders
+            if not d.startswith(".")
+            and d not in _SKIPPED_DIRS
+            and not os.path.exists(os.path.join(folder, d, "pyvenv.cfg"))
+        )
+        for file in files:
+            if file.endswith(".py"):
+                found.setdefault(file, []).append(Path(folder, file))
+    return found
+
+
+_CASSETTE_SUFFIXES = (".jsonl", ".yaml", ".yml", ".json")
+
+
+def _overrides(path: Path) -> Iterator[Problem]:
+    from llmcassette.faults import sidecar
+
+    try:
+        sidecar.load(path)
+    except OverridesError as error:
+        where = "" if error.entry is None else f"entries[{error.entry}]"
+        if error.field:
+            where += f".{error.field}" if where else error.field
+        message = f"{where}: {error.problem}" if where else error.problem
+        yield Problem(os.fspath(path), None, OVERRIDES, message, error.hint or None)
+
+
+def _strings(source: str) -> set[str]:
+    return set(re.findall(r"""["']([^"'\n]+)["']""", source))
+
+
+def _secrets(path: Path, redactor: Any) -> Iterator[Problem]:
+    from llmcassette.cli.files import scan
+
+    for finding in scan(redactor, path):
+        yield Problem(
+            finding.path,
+            finding.line,
+            SECRET,
+            f"{finding.json_path}: a value matches redaction rule {finding.rule!r}",
+            "run `llmcassette redact PATH` (the value is never printed)",
+        )
+
+
+def check_file(path: Path, options: Options, redactor: Any = None) -> list[Problem]:
+    """Every problem of one cassette file (``redactor`` is needed for ``options.secrets``)."""
+    name = os.fspath(path)
+    try:
+        data = path.read_bytes()
+    except OSError as error:
+        return [Problem(name, None, UNREADABLE, f"cannot read: {error.strerror or error}")]
+    problems: list[Problem] = []
+    if path.suffix == ".jsonl":
+        problems.extend(_structure(path, data, options))
+    elif path.name.endswith(SIDECAR_SUFFIX):
+        problems.extend(_overrides(path))
+    if options.orphans:
+        found = orphan(path)
+        if found is not None:
+            problems.append(found)
+    if options.secrets and redactor is not None:
+        import yaml
+
+        from llmcassette.cassette.vcrpy_files import error_line
+
+        try:
+            problems.extend(_secrets(path, redactor))
+        except (ValueError, LlmCassetteError, yaml.YAMLError) as error:
+            if path.suffix != ".jsonl":  # a JSONL file that cannot be read is reported above
+                problem = f"cannot read this vcrpy cassette: {type(error).__name__}"
+                problems.append(Problem(name, error_line(error), FORMAT, problem))
+    return problems
+
+
+def check_paths(
+    paths: Iterable[str | os.PathLike[str]], options: Options
+) -> Iterator[tuple[Path, list[Problem]]]:
+    """Each cassette under ``paths`` with its problems (folders are searched)."""
+    from llmcassette.cli.files import cassette_paths
+
+    redactor = None
+    if options.secrets:
+        from llmcassette.config import project_redaction
+        from llmcassette.redact import Redactor
+
+        redactor = Redactor(project_redaction())
+    for path in cassette_paths(paths):
+        checked = path.suffix == ".jsonl" or path.name.endswith(SIDECAR_SUFFIX)
+        if not checked and not (options.orphans or options.secrets):
+            continue
+        yield path, check_file(path, options, redactor)

@@ -1,0 +1,358 @@
+"""Every option object and ``[tool.llmcassette]`` in pyproject.toml, in one place.
+
+``RedactionConfig`` (what is redacted) and ``Expiry`` (how old a cassette may be) are
+frozen dataclasses built once from keyword arguments, ``vcr_config``/the marker and the
+project's pyproject.toml; a value they cannot use raises ``ConfigError``. The match options
+(``MatchConfig``) live with the matching code they configure (``llmcassette.matching``).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime
+import os
+import re
+import sys
+import warnings
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from llmcassette.errors import (
+    CassetteExpiredError,
+    CassetteExpiredWarning,
+    ConfigError,
+    format_age,
+)
+
+# The name of the built-in rule set, stored in each cassette's header.
+RULES_NAME = "llmcassette-default"
+
+__all__ = [
+    "EXPIRED_ACTIONS",
+    "RULES_NAME",
+    "ConfigError",
+    "Expiry",
+    "RedactionConfig",
+    "age_of",
+    "find_pyproject",
+    "format_age",
+    "parse_age",
+    "parse_created_at",
+    "project_expiry",
+    "project_redaction",
+    "project_settings",
+    "resolve_redaction",
+]
+
+
+# pyproject.toml ---------------------------------------------------------------------------
+
+
+def find_pyproject(start: str | os.PathLike[str] | None = None) -> Path | None:
+    """The nearest ``pyproject.toml`` in ``start`` (default: the cwd) or a parent."""
+    here = Path(start if start is not None else os.getcwd()).resolve()
+    for folder in (here, *here.parents):
+        candidate = folder / "pyproject.toml"
+        if candidate.is_file():
+            return candidate
+    return None
+
+
+def _load_toml(path: Path) -> dict[str, Any]:
+    if sys.version_info >= (3, 11):
+        import tomllib
+    else:  # pragma: no cover - Python 3.10
+        import tomli as tomllib  # type: ignore[import-not-found, unused-ignore]
+    with path.open("rb") as handle:
+        try:
+            data: dict[str, Any] = tomllib.load(handle)
+        except tomllib.TOMLDecodeError as error:
+            raise ConfigError(f"{path}: not valid TOML: {error}") from None
+    return data
+
+
+# {path: (mtime, the [tool.llmcassette] table)}: one entry per pyproject.toml read.
+_tables: dict[str, tuple[float, dict[str, Any]]] = {}
+
+
+def project_settings(
+    start: str | os.PathLike[str] | None = None,
+) -> tuple[Path | None, dict[str, Any]]:
+    """The nearest pyproject.toml and its ``[tool.llmcassette]`` table (empty when absent)."""
+    path = find_pyproject(start)
+    if path is None:
+        return None, {}
+    key, mtime = os.fspath(path), path.stat().st_mtime
+    cached = _tables.get(key)
+    if cached is not None and cached[0] == mtime:
+        return path, cached[1]
+    table = (_load_toml(path).get("tool") or {}).get("llmcassette") or {}
+    if not isinstance(table, Mapping):
+        raise ConfigError(f"{path}: [tool.llmcassette] must be a table")
+    _tables[key] = (mtime, dict(table))
+    return path, _tables[key][1]
+
+
+# Redaction --------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class RedactionConfig:
+    """What llmcassette redacts before a cassette is written. The defaults need no setup.
+
+    ``headers``: more header names whose value is replaced. ``drop_headers``: more headers
+    left out of the cassette. ``keep_headers``: headers stored as they are, even built-in
+    ones (``x-request-id``). ``json_keys``: more JSON keys (``"user_id"``) or dotted paths
+    (``"metadata.user_id"``) whose value is replaced. ``query_params``: more query / form
+    parameter names. ``patterns``: ``(name, regex)`` pairs; a match becomes
+    ``<REDACTED:name>``. ``literals``: ``(value, name)`` pairs. ``env_vars``: more
+    environment variables whose values are redacted. ``env``: redact the values of
+    credential-looking environment variables. ``disable``: built-in rule names to turn off.
+    ``fail_closed``: refuse to write a cassette in which a rule still matches.
+    """
+
+    enabled: bool = True
+    name: str = RULES_NAME
+    headers: tuple[str, ...] = ()
+    drop_headers: tuple[str, ...] = ()
+    keep_headers: tuple[str, ...] = ()
+    json_keys: tuple[str, ...] = ()
+    query_params: tuple[str, ...] = ()
+    patterns: tuple[tuple[str, str], ...] = ()
+    literals: tuple[tuple[str, str], ...] = ()
+    env_vars: tuple[str, ...] = ()
+    env: bool = True
+    disable: tuple[str, ...] = ()
+    fail_closed: bool = True
+
+    def is_custom(self) -> bool:
+        """Whether anything differs from the built-in rule set."""
+        return self != RedactionConfig(name=self.name)
+
+    def merged(self, other: RedactionConfig | Mapping[str, Any] | None) -> RedactionConfig:
+        """These settings with ``other`` layered on top (tuples are added, scalars replaced)."""
+        if other is None:
+            return self
+        if isinstance(other, RedactionConfig):
+            changes = {
+                f.name: getattr(other, f.name)
+                for f in dataclasses.fields(other)
+                if getattr(other, f.name) != f.default
+            }
+        else:
+            parsed = from_mapping(other)
+            keys = {key.replace("-", "_") for key in other}
+            changes = {key: getattr(parsed, key) for key in keys}
+        values: dict[str, Any] = {}
+        for key, value in changes.items():
+            current = getattr(self, key)
+            values[key] = current + value if isinstance(current, tuple) else value
+        return dataclasses.replace(self, **values)
+
+
+def _strings(key: str, value: Any) -> tuple[str, ...]:
+    if isinstance(value, str) or not isinstance(value, (list, tuple)):
+        raise ConfigError(f"redaction setting {key!r} must be a list of strings")
+    if not all(isinstance(v, str) for v in value):
+        raise ConfigError(f"redaction setting {key!r} must be a list of strings")
+    return tuple(value)
+
+
+def _pairs(key: str, value: Any) -> tuple[tuple[str, str], ...]:
+    if isinstance(value, Mapping):
+        items = list(value.items())
+    elif isinstance(value, (list, tuple)):
+        items = [tuple(v) for v in value]
+    else:
+        raise ConfigError(f"redaction setting {key!r} must be a table or list of pairs")
+    out = []
+    for item in items:
+        if len(item) != 2 or not all(isinstance(v, str) for v in item):
+            raise ConfigError(f"redaction setting {key!r}: each entry needs two strings")
+        out.append((str(item[0]), str(item[1])))
+    return tuple(out)
+
+
+def from_mapping(data: Mapping[str, Any], *, strict: bool = True) -> RedactionConfig:
+    """Build a config from a TOML table or a dict; unknown keys are an error."""
+    fields = {f.name: f for f in dataclasses.fields(RedactionConfig)}
+    values: dict[str, Any] = {}
+    for key, value in data.items():
+        name = key.replace("-", "_")
+        if name not in fields:
+            if strict:
+                known = ", ".join(sorted(fields))
+                raise ConfigError(f"unknown redaction setting {key!r} (known: {known})")
+            continue
+        if name in ("enabled", "env", "fail_closed"):
+            if not isinstance(value, bool):
+                raise ConfigError(f"redaction setting {key!r} must be true or false")
+            values[name] = value
+        elif name == "name":
+            if not isinstance(value, str):
+                raise ConfigError("redaction setting 'name' must be a string")
+            values[name] = value
+        elif name in ("patterns", "literals"):
+            values[name] = _pairs(key, value)
+        else:
+            values[name] = _strings(key, value)
+    return RedactionConfig(**values)
+
+
+def project_redaction(start: str | os.PathLike[str] | None = None) -> RedactionConfig:
+    """The settings of ``[tool.llmcassette.redaction]`` in the nearest pyproject.toml."""
+    path, settings = project_settings(start)
+    table = settings.get("redaction") or {}
+    if not isinstance(table, Mapping):
+        raise ConfigError(f"{path}: [tool.llmcassette.redaction] must be a table")
+    try:
+        return from_mapping(table)
+    except ConfigError as error:
+        raise ConfigError(f"{path}: {error}") from None
+
+
+def resolve_redaction(
+    redaction: RedactionConfig | Mapping[str, Any] | bool | None,
+    start: str | os.PathLike[str] | None = None,
+) -> RedactionConfig:
+    """The settings in force: the project's, with a per-call ``redaction=`` on top.
+
+    ``False`` turns redaction off; ``True``/``None`` use the project settings; a
+    ``RedactionConfig`` is used as it is; a mapping is layered on the project settings.
+    """
+    if isinstance(redaction, RedactionConfig):
+        return redaction
+    base = project_redaction(start)
+    if redaction is False:
+        return dataclasses.replace(base, enabled=False)
+    if redaction is True or redaction is None:
+        return base
+    return base.merged(redaction)
+
+
+# Expiry -----------------------------------------------------------------------------------
+
+EXPIRED_ACTIONS = ("warn", "fail", "rerecord")
+
+_UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 7 * 86400}
+_AGE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([smhdw]?)\s*$")
+
+
+def parse_age(value: str | float | datetime.timedelta) -> float:
+    """Seconds in ``value``: a number of seconds, a ``timedelta``, or ``"30d"``/``"12h"``...
+
+    Units: ``s``, ``m`` (minutes), ``h``, ``d``, ``w``; a bare number is seconds.
+    """
+    if isinstance(value, datetime.timedelta):
+        seconds = value.total_seconds()
+    elif isinstance(value, bool):
+        raise ConfigError(f"max_age must be a duration such as '30d', not {value!r}")
+    elif isinstance(value, (int, float)):
+        seconds = float(value)
+    elif isinstance(value, str) and (match := _AGE.match(value)):
+        seconds = float(match.group(1)) * _UNITS[match.group(2) or "s"]
+    else:
+        raise ConfigError(
+            f"max_age {value!r} is not a duration: use seconds (86400) or a number with a "
+            "unit: '90s', '45m', '12h', '30d', '2w'"
+        )
+    if seconds <= 0:
+        raise ConfigError(f"max_age must be more than zero, found {value!r}")
+    return seconds
+
+
+def parse_created_at(value: Any) -> datetime.datetime | None:
+    """The header's ``created_at`` as an aware UTC datetime, or None when absent or unreadable."""
+    if not isinstance(value, str):
+        return None
+    try:
+        parsed = datetime.datetime.fromisoformat(value.replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    if parsed.tzinfo is None:
+        parsed = parsed.replace(tzinfo=datetime.timezone.utc)
+    return parsed
+
+
+def age_of(header: Mapping[str, Any], now: datetime.datetime | None = None) -> float | None:
+    """Seconds since the cassette's ``created_at``; None if the header has no usable time."""
+    created = parse_created_at(header.get("created_at"))
+    if created is None:
+        return None
+    now = now or datetime.datetime.now(datetime.timezone.utc)
+    return (now - created).total_seconds()
+
+
+@dataclass(frozen=True)
+class Expiry:
+    """A maximum cassette age and what to do past it.
+
+    ``can_record`` says whether the cassette's record mode may record; without it
+    ``"rerecord"`` can only warn.
+    """
+
+    max_age: float | None = None
+    expired: str = "warn"
+    can_record: bool = False
+
+    @classmethod
+    def from_options(
+        cls,
+        max_age: Any = None,
+        expired: Any = None,
+        *,
+        can_record: bool = False,
+        defaults: Mapping[str, Any] | None = None,
+    ) -> Expiry:
+        """Validate the options; values left as None fall back to ``defaults`` (the project's)."""
+        defaults = defaults or {}
+        if max_age is None:
+            max_age = defaults.get("max_age")
+        if expired is None:
+            expired = defaults.get("expired", "warn")
+        if expired not in EXPIRED_ACTIONS:
+            raise ConfigError(
+                f"expired={expired!r} is not one of {', '.join(map(repr, EXPIRED_ACTIONS))}"
+            )
+        seconds = None if max_age is None else parse_age(max_age)
+        return cls(seconds, str(expired), can_record)
+
+    def is_expired(self, header: Mapping[str, Any]) -> bool:
+        """Whether a cassette with this header is older than ``max_age``."""
+        if self.max_age is None:
+            return False
+        age = age_of(header)
+        return age is not None and age > self.max_age
+
+    def rerecords(self) -> bool:
+        """Whether an expired cassette is recorded again (rather than warned about or failed)."""
+        return self.expired == "rerecord" and self.can_record
+
+    def enforce(self, path: str | os.PathLike[str], header: Mapping[str, Any]) -> None:
+        """Warn about or raise for an expired cassette (call only when it is expired and not
+        being recorded again)."""
+        assert self.max_age is not None
+        error = CassetteExpiredError(
+            path, str(header.get("created_at")), age_of(header) or 0.0, self.max_age
+        )
+        if self.expired == "fail":
+            raise error
+        message = str(error)
+        if self.expired == "rerecord":
+            first, _, rest = message.partition("\n")
+            note = "; not recorded again: expired='rerecord' needs a record mode that records"
+            message = f"{first}{note} (once, new_episodes, rewrite)\n{rest}"
+        warnings.warn(CassetteExpiredWarning(message), stacklevel=2)
+
+
+def project_expiry(start: str | os.PathLike[str] | None = None) -> dict[str, Any]:
+    """``max_age`` and ``expired`` from ``[tool.llmcassette]`` of the nearest pyproject.toml."""
+    path, settings = project_settings(start)
+    found: dict[str, Any] = {k: settings[k] for k in ("max_age", "expired") if k in settings}
+    try:
+        Expiry.from_options(**found)
+    except ConfigError as error:
+        raise ConfigError(f"{path}: [tool.llmcassette]: {error}") from None
+    return found

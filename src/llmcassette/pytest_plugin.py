@@ -1,0 +1,308 @@
+"""The pytest plugin: makes ``@pytest.mark.vcr`` use llmcassette cassettes, with no config.
+
+It only extends pytest-recording through its ``pytest_recording_configure`` hook and
+registers no command-line option of its own. ``-p no:llmcassette`` turns it off.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from collections.abc import Generator, Iterable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from llmcassette._vcr.install import configure
+from llmcassette.faults import schedule, scheduled_on
+
+# The re-recording workflow (llmcassette.workflow) talks to the plugin through these: the
+# first run writes a report of the tests whose cassettes need recording, the second run
+# selects just those tests.
+REPORT_ENV = "LLMCASSETTE_REPORT"
+SELECT_ENV = "LLMCASSETTE_SELECT"
+REPORT_FORMAT = "llmcassette-rerecord-report"
+
+# pytest-recording names cassettes with this suffix unless a serializer was chosen.
+_PYTEST_RECORDING_DEFAULT_SUFFIX = ".yaml"
+
+_current_item: pytest.Item | None = None
+
+# The llmcassette persister of a test's VCR, and what went wrong with its cassette, for the
+# re-recording report (llmcassette.workflow).
+_PERSISTER = pytest.StashKey[Any]()
+_PROBLEMS = pytest.StashKey[set[str]]()
+_report_entries: list[dict[str, Any]] = []
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_setup(item: pytest.Item) -> Generator[None, None, None]:
+    global _current_item
+    _current_item = item
+    mismatch = sys.modules.get("llmcassette._vcr.mismatch")
+    if mismatch is not None:
+        mismatch.RAISED.clear()
+    try:
+        return (yield)
+    finally:
+        _current_item = None
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(
+    item: pytest.Item, call: pytest.CallInfo[None]
+) -> Generator[None, pytest.TestReport, pytest.TestReport]:
+    """Show the cassette mismatches of a failing test, even if an SDK hid the exception.
+
+    anthropic (and openai 2.x) retry a transport error and raise their own "Connection
+    error."; the report section keeps the path-level differences in front of the reader.
+    """
+    report = yield
+    mismatch = sys.modules.get("llmcassette._vcr.mismatch")
+    if _PERSISTER in item.stash:
+        _note_problems(item, call, mismatch.RAISED if mismatch is not None else [])
+        if call.when == "call":
+            _discard_failed_recording(item, call, report)
+        if call.when == "teardown":
+            _report_entries.append(_report_entry(item))
+    if mismatch is not None and mismatch.RAISED and report.failed and call.when != "teardown":
+        text = "\n\n".join(str(error) for error in mismatch.RAISED)
+        report.sections.append(("llmcassette: requests the cassette could not answer", text))
+        mismatch.RAISED.clear()
+    return report
+
+
+def _note_problems(item: pytest.Item, call: pytest.CallInfo[None], raised: list[Any]) -> None:
+    """Remember why the test's cassette needs recording again (see llmcassette.workflow)."""
+    problems = item.stash.setdefault(_PROBLEMS, set())
+    for error in raised:
+        problems.add("missing" if error.reason == "cassette_not_found" else "mismatch")
+    from llmcassette.errors import UnusedInteractionsError
+
+    if call.excinfo is not None and call.excinfo.errisinstance(UnusedInteractionsError):
+        problems.add("unused")
+
+
+def _discard_failed_recording(
+    item: pytest.Item, call: pytest.CallInfo[None], report: pytest.TestReport
+) -> None:
+    """Do not save what a failed test recorded (``record_failed=True`` saves it)."""
+    cassette = getattr(item, "funcargs", {}).get("vcr")
+    if (
+        cassette is None
+        or call.excinfo is None
+        or call.excinfo.errisinstance(pytest.skip.Exception)
+    ):
+        return
+    if _options_of(item).get("record_failed", False) or not cassette.dirty:
+        return
+    from llmcassette._vcr.save_policy import discard_new
+
+    count = discard_new(cassette)
+    path = _cassette_file(item, cassette)
+    state = "left as it was" if os.path.exists(path) else "not created"
+    report.sections.append(
+        (
+            "llmcassette",
+            f"the test failed while recording: its {count} new interaction(s) were not saved\n"
+            f"  cassette: {path} ({state})\n"
+            "  fix the test and record again; to keep what a failed test records, use "
+            "@pytest.mark.vcr(record_failed=True)",
+        )
+    )
+
+
+def _cassette_file(item: pytest.Item, cassette: Any) -> str:
+    """The file the test's cassette is saved to (the ``.jsonl`` one under the plugin)."""
+    persister = item.stash.get(_PERSISTER, None)
+    if persister is None:
+        return str(cassette._path)
+    return str(persister.resolve(cassette._path))
+
+
+def _report_entry(item: pytest.Item) -> dict[str, Any]:
+    from llmcassette.cassette import FORMAT_VERSION
+
+    persister = item.stash[_PERSISTER]
+    problems = item.stash.get(_PROBLEMS, set())
+    cassettes = []
+    for use in persister.used:
+        if use.expired:
+            problems.add("expired")
+        if use.format_version < FORMAT_VERSION:
+            problems.add("outdated")
+        cassettes.append(
+            {"path": use.path, "created_at": use.created_at, "format_version": use.format_version}
+        )
+    cassette = getattr(item, "funcargs", {}).get("vcr")
+    if not cassettes and cassette is not None:
+        cassettes.append({"path": _cassette_file(item, cassette)})
+    return {
+        "nodeid": item.nodeid,
+        "problems": sorted(problems),
+        "cassettes": cassettes,
+    }
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Run only the tests ``LLMCASSETTE_SELECT`` lists, when it is set (llmcassette.workflow)."""
+    if os.environ.get(SELECT_ENV):
+        _deselect(config, items)
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    """Write the re-recording report when ``LLMCASSETTE_REPORT`` names a file."""
+    target = os.environ.get(REPORT_ENV)
+    if target and not hasattr(session.config, "workerinput"):  # xdist workers: not supported
+        write_report(target, session.config.rootpath, _report_entries)
+
+
+def write_report(
+    target: str | os.PathLike[str], rootdir: str | os.PathLike[str], entries: Iterable[Any]
+) -> None:
+    """Write the report the pytest plugin collected (``entries`` are dicts) as JSON."""
+    data = {
+        "format": REPORT_FORMAT,
+        "version": 1,
+        "rootdir": os.fspath(rootdir),
+        "tests": list(entries),
+    }
+    Path(target).write_text(json.dumps(data, indent=1) + "\n", encoding="utf-8")
+
+
+def _deselect(config: Any, items: list[Any]) -> None:
+    """Keep only the tests named in the file ``LLMCASSETTE_SELECT`` points to (pytest hook)."""
+    source = os.environ.get(SELECT_ENV)
+    if not source:
+        return
+    wanted = set(Path(source).read_text(encoding="utf-8").splitlines())
+    kept = [item for item in items if item.nodeid in wanted]
+    dropped = [item for item in items if item.nodeid not in wanted]
+    if dropped:
+        config.hook.pytest_deselected(items=dropped)
+        items[:] = kept
+
+
+def _options_of(item: pytest.Item | None) -> dict[str, Any]:
+    """The test's ``vcr_config`` merged with its ``vcr`` markers, as pytest-recording merges them."""
+    from pytest_recording.utils import merge_kwargs
+
+    if item is None:
+        return {}
+    markers = list(item.iter_markers(name="vcr"))
+    try:
+        vcr_config = item._request.getfixturevalue("vcr_config")  # type: ignore[attr-defined]
+    except Exception:  # not a plain function item, or no such fixture
+        vcr_config = {}
+    return dict(merge_kwargs(vcr_config, markers))
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line(
+        "markers",
+        "llm_faults(*faults): apply llmcassette faults (llmcassette.faults.http_error, "
+        "transport_error, cut_stream, hang, latency, replace_text) to the test's next calls",
+    )
+
+
+class FaultSchedule:
+    """The ``llm_faults`` fixture: schedule faults on the test's cassette."""
+
+    def __init__(self, cassette: Any) -> None:
+        self.cassette = cassette
+
+    def schedule(self, *faults: Any) -> None:
+        """Apply ``faults`` to the next calls, one call each, in order."""
+        schedule(self.cassette, *faults)
+
+    @property
+    def pending(self) -> int:
+        """How many scheduled faults no call has used yet."""
+        queue = scheduled_on(self.cassette)
+        return 0 if queue is None else len(queue.pending)
+
+
+@pytest.fixture
+def llm_faults(request: pytest.FixtureRequest) -> FaultSchedule:
+    """Schedule llmcassette faults for the next calls of this test (its ``vcr`` cassette)."""
+    return FaultSchedule(request.getfixturevalue("vcr"))
+
+
+def _start_faults(item: pytest.Item, cassette: Any) -> None:
+    """Load the cassette's overrides now (a bad sidecar fails the test before it runs) and
+    schedule the ``llm_faults`` marker's faults."""
+    from llmcassette._vcr.fault_plan import plan_of
+
+    plan_of(cassette)
+    for marker in reversed(list(item.iter_markers(name="llm_faults"))):
+        if marker.args:
+            schedule(cassette, *marker.args)
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_call(item: pytest.Item) -> Generator[None, None, None]:
+    """Fail a replayed test that left recorded interactions unplayed (``allow_unused`` allows it).
+
+    An unplayed interaction means the code under test no longer makes a request it used to
+    make, or the cassette holds traffic nobody checks: either way the cassette is out of date.
+    Scheduled faults and overridden entries count too.
+    """
+    cassette = getattr(item, "funcargs", {}).get("vcr")
+    if cassette is not None:
+        _start_faults(item, cassette)
+    result = yield  # a test that failed already raises here, and is not checked further
+    if cassette is None or _options_of(item).get("allow_unused", False):
+        return result
+    from llmcassette._vcr.fault_plan import check_unused
+
+    unused = check_unused(cassette)
+    if unused is not None:
+        raise unused
+    return result
+
+
+def _record_mode(config: pytest.Config, options: dict[str, Any]) -> str | None:
+    """The record mode pytest-recording was asked for, before it turned "rewrite" into another."""
+    if "record_mode" in options:
+        return str(options["record_mode"])
+    option = config.getoption("--record-mode", default=None)
+    return None if option is None else str(option)
+
+
+@pytest.hookimpl(optionalhook=True, tryfirst=True)
+def pytest_recording_configure(config: pytest.Config, vcr: Any) -> None:
+    """Install llmcassette on the VCR pytest-recording made for this test.
+
+    ``tryfirst`` lets a user's own ``pytest_recording_configure`` run after this one and
+    override it; ``optionalhook`` keeps ``-p no:recording`` working.
+    """
+    from llmcassette.config import project_expiry
+
+    options = _options_of(_current_item)
+    record_mode = _record_mode(config, options) or "none"
+    project = project_expiry(config.rootpath)
+    configure(
+        vcr,
+        swap_suffix=_PYTEST_RECORDING_DEFAULT_SUFFIX,
+        rewrite=record_mode == "rewrite",
+        pace=options.get("pace", "instant"),
+        incomplete_streams=options.get("incomplete_streams", "warn"),
+        redaction=_redaction(config, options),
+        match=options.get("match"),
+        overrides=options.get("overrides"),
+        record_errors=options.get("record_errors", False),
+        max_age=options.get("max_age", project.get("max_age")),
+        expired=options.get("expired", project.get("expired")),
+        record_mode=record_mode,
+    )
+    if _current_item is not None:
+        _current_item.stash[_PERSISTER] = vcr.persister
+
+
+def _redaction(config: pytest.Config, options: dict[str, Any]) -> Any:
+    """``[tool.llmcassette.redaction]`` of the project being tested, with the test's own on top."""
+    from llmcassette.config import resolve_redaction
+
+    return resolve_redaction(options.get("redaction"), config.rootpath)

@@ -1,0 +1,234 @@
+"""Carry a fault out: the exception, error response or changed stream a request gets.
+
+The transport calls :func:`prepare` with the recorded response (or None) and the fault; it
+raises the client library's own transport exception, or returns the response to replay and
+how its stream is shaped (events kept, how it ends, whether it hangs, the pace).
+"""
+
+from __future__ import annotations
+
+import http
+import json
+from collections.abc import Mapping
+from typing import Any
+
+from llmcassette.errors import FaultError
+from llmcassette.faults import placeholders
+from llmcassette.faults.model import CUT_ENDINGS, FAILURES, Fault
+from llmcassette.transport.recorded import META_KEY
+from llmcassette.transport.replay import Hang, Shape, event_pieces, recorded_failure
+
+# Error "type" strings the providers use, by status (OpenAI, Anthropic).
+_OPENAI_TYPES = {
+    400: ("invalid_request_error", None),
+    401: ("invalid_request_error", "invalid_api_key"),
+    403: ("invalid_request_error", "unsupported_country_region_territory"),
+    404: ("invalid_request_error", "model_not_found"),
+    429: ("requests", "rate_limit_exceeded"),
+    500: ("server_error", None),
+    503: ("server_error", None),
+}
+_ANTHROPIC_TYPES = {
+    400: "invalid_request_error",
+    401: "authentication_error",
+    403: "permission_error",
+    404: "not_found_error",
+    413: "request_too_large",
+    429: "rate_limit_error",
+    500: "api_error",
+    529: "overloaded_error",
+}
+
+
+def failure_for(library: Any, fault: Fault, request: Any) -> BaseException:
+    """The client library's exception for a transport failure (``httpx.ConnectError``...)."""
+    assert fault.fail is not None
+    name, message = FAILURES[fault.fail]
+    exception_type = getattr(library, name)
+    error: BaseException = exception_type(
+        f"{message} (llmcassette fault: {fault.fail})", request=request
+    )
+    return error
+
+
+def error_response(fault: Fault, recorded: Mapping[str, Any] | None, path: str) -> dict[str, Any]:
+    """The response dict of an HTTP error fault, shaped like the provider's own errors."""
+    assert fault.status is not None
+    status = fault.status
+    headers: dict[str, list[str]] = {}
+    if recorded is not None:
+        for name, values in recorded["headers"].items():
+            if name.lower() not in (
+                "content-type",
+                "content-length",
+                "content-encoding",
+                "transfer-encoding",
+            ):
+                headers[name] = list(values)
+    body = fault.body if fault.body is not None else _provider_error(status, path)
+    if isinstance(body, str):
+        data = body.encode("utf-8")
+        content_type = "text/plain; charset=utf-8"
+    else:
+        data = json.dumps(body).encode("utf-8")
+        content_type = "application/json"
+    given = {name.lower() for name, _ in fault.headers}
+    headers = {name: values for name, values in headers.items() if name.lower() not in given}
+    if "content-type" not in given:
+        headers["content-type"] = [content_type]
+    for name, value in fault.headers:
+        headers.setdefault(name, []).append(value)
+    headers["content-length"] = [str(len(data))]
+    try:
+        phrase = http.HTTPStatus(status).phrase
+    except ValueError:
+        phrase = ""
+    return {
+        "status": {"code": status, "message": phrase},
+        "headers": headers,
+        "body": {"string": data},
+        META_KEY: {"stream": None},
+    }
+
+
+def _provider_error(status: int, path: str) -> Any:
+    try:
+        message = f"{http.HTTPStatus(status).phrase} (llmcassette fault)"
+    except ValueError:
+        message = f"Error {status} (llmcassette fault)"
+    if path.rstrip("/").endswith("/messages"):
+        kind = _ANTHROPIC_TYPES.get(
+            status, "api_error" if status >= 500 else "invalid_request_error"
+        )
+        return {"type": "error", "error": {"type": kind, "message": message}}
+    kind, code = _OPENAI_TYPES.get(
+        status, ("server_error" if status >= 500 else "invalid_request_error", None)
+    )
+    return {"error": {"message": message, "type": kind, "param": None, "code": code}}
+
+
+def shape(
+    library: Any,
+    response: Mapping[str, Any],
+    fault: Fault | None,
+    request: Any,
+    vcr_request: Any,
+    *,
+    cassette: str | None,
+    where: str,
+) -> Shape | None:
+    """How to deliver ``response`` under ``fault``; None when nothing changes.
+
+    Fills ``{{fromRequest:...}}`` placeholders from ``vcr_request`` (the live request).
+    """
+
+    body = response["body"]["string"] or b""
+    if isinstance(body, str):
+        body = body.encode("utf-8")
+    needs_text = placeholders.has_markers(body)
+    if fault is None and not needs_text:
+        return None
+    meta = response.get(META_KEY) or {}
+    kind = meta.get("stream")
+    if fault is not None and fault.replace:
+        body = _replace(body, fault, cassette, where)
+        response = {**response, "body": {"string": body}}
+    pieces, times = event_pieces(response)
+    content_length = None
+    if placeholders.has_markers(body):
+        json_strings = kind is not None or _is_json(response)
+        pieces = [
+            _fill(piece, vcr_request, json_strings, cassette, _at(where, kind, index))
+            for index, piece in enumerate(pieces)
+        ]
+    if kind is None and (needs_text or (fault is not None and fault.replace)):
+        content_length = sum(len(piece) for piece in pieces)
+    failure = recorded_failure(library, response, request)
+    hang = None
+    if fault is not None:
+        if fault.cut_after is not None:
+            pieces = pieces[
+                : _events_kept(fault.cut_after, "cut_stream", pieces, kind, cassette, where)
+            ]
+            times = times[: len(pieces)] if times else times
+            name, message = CUT_ENDINGS[fault.cut]
+            failure = None
+            if name is not None:
+                failure = getattr(library, name)(
+                    f"{message} (llmcassette fault: stream cut after {len(pieces)} event(s))",
+                    request=request,
+                )
+        if fault.hang_after is not None:
+            pieces = pieces[: _events_kept(fault.hang_after, "hang", pieces, kind, cassette, where)]
+            times = times[: len(pieces)] if times else times
+            failure = None
+            timeout = (request.extensions.get("timeout") or {}).get("read")
+            hang = Hang(
+                fault.marker,
+                timeout,
+                library.ReadTimeout(
+                    f"llmcassette fault: the stream hung after {len(pieces)} event(s) and the "
+                    f"read timeout ({timeout} s) expired",
+                    request=request,
+                ),
+            )
+        if fault.event_delay is not None:
+            times = [index * fault.event_delay for index in range(len(pieces))]
+            return Shape(pieces, times, failure, hang, True, content_length)
+    return Shape(pieces, times, failure, hang, False, content_length)
+
+
+def _events_kept(
+    count: int, what: str, pieces: list[bytes], kind: str | None, cassette: str | None, where: str
+) -> int:
+    if kind is None and count > 0:
+        raise FaultError(
+            cassette,
+            where,
+            f"{what}(after={count}) needs a streamed response, and this one is not a stream",
+            f"use {what}(after=0) to stop before the body",
+        )
+    if count > len(pieces):
+        raise FaultError(
+            cassette,
+            where,
+            f"{what}(after={count}), but the recorded stream has {len(pieces)} event(s)",
+            f"use a number from 0 to {len(pieces)}",
+        )
+    return count
+
+
+def _at(where: str, kind: str | None, index: int) -> str:
+    return f"{where}, event {index}" if kind is not None else f"{where}, body"
+
+
+def _is_json(response: Mapping[str, Any]) -> bool:
+    for name, values in response["headers"].items():
+        if name.lower() == "content-type":
+            return any("json" in value.lower() for value in values)
+    return False
+
+
+def _fill(
+    piece: bytes, request: Any, json_strings: bool, cassette: str | None, location: str
+) -> bytes:
+    if not placeholders.has_markers(piece):
+        return piece
+    text = piece.decode("utf-8")
+    return placeholders.resolve(
+        text, request, json_strings=json_strings, cassette=cassette, location=location
+    ).encode("utf-8")
+
+
+def _replace(body: bytes, fault: Fault, cassette: str | None, where: str) -> bytes:
+    text = body.decode("utf-8")
+    for old, new in fault.replace:
+        if old not in text:
+            raise FaultError(
+                cassette,
+                where,
+                f"replace: {old!r} is not in the recorded response",
+                "the cassette was probably recorded again: update the text to replace",
+            )
+        text = text.replace(old, new)
+    return text.encode("utf-8")

@@ -1,0 +1,91 @@
+"""Tell a stream that ended properly from one that was cut off.
+
+A provider ends each kind of stream with a terminator: ``data: [DONE]`` for OpenAI Chat
+Completions, ``message_stop`` for Anthropic Messages, ``response.completed`` (or
+``.failed`` / ``.incomplete``) for the Responses API, an object with ``"done": true`` for
+NDJSON streams. A stream of a known kind without it was cut short, even if the connection
+closed cleanly; streams of unknown kinds are not judged.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from llmcassette.cassette import events
+
+RESPONSES_ENDINGS = frozenset({"response.completed", "response.failed", "response.incomplete"})
+
+
+def missing_terminator(kind: str | None, body: bytes) -> str | None:
+    """Why a recorded stream looks cut off, or None when it ended properly (or is unknown)."""
+    verdict = judge(kind, events.split_body(kind, body))
+    return verdict if isinstance(verdict, str) else None
+
+
+def judge(kind: str | None, pieces: list[str] | None) -> bool | str | None:
+    """The verdict on a stream cut into its event texts (``events.split_events``).
+
+    True: it ended properly; a string: what is missing; None: a kind that is not judged,
+    or a body that is not text (``pieces`` None).
+    """
+    if kind is None or pieces is None:
+        return None
+    # Only the events a verdict needs are read and parsed: for most streams, two.
+    ends = _outer_events(kind, pieces)
+    if ends is None:
+        return None
+    (first_name, first_data), (_, last_data) = ends
+    parse = events.parse_data
+    if kind == events.NDJSON:
+        return _ndjson(parse(first_data), parse(last_data))
+    first = parse(first_data)
+    if isinstance(first, dict) and first.get("object") == "chat.completion.chunk":
+        if last_data == "[DONE]" or parse(last_data) == "[DONE]":  # no failed JSON parse
+            return True
+        return "an OpenAI chat stream that ended without `data: [DONE]`"
+    read = [event for event in (events.read_event(kind, p) for p in pieces) if event != _NONE]
+    if first_name == "message_start" or (
+        isinstance(first, dict) and first.get("type") == "message_start"
+    ):
+        names = {name for name, _ in read}
+        if "message_stop" in names or "error" in names:
+            return True
+        return "an Anthropic stream that ended without `message_stop`"
+    if isinstance(first, dict) and str(first.get("type", "")).startswith("response."):
+        # OpenRouter, for one, still sends `data: [DONE]` after the final event.
+        types = {
+            data.get("type") for data in map(parse, (d for _, d in read)) if isinstance(data, dict)
+        }
+        if types & RESPONSES_ENDINGS or "error" in {name for name, _ in read}:
+            return True
+        return "a Responses API stream that ended without `response.completed`"
+    return None
+
+
+_NONE = (None, None)  # a blank line or a comment: neither a name nor data
+
+
+def _outer_events(
+    kind: str, pieces: list[str]
+) -> tuple[tuple[str | None, str | None], tuple[str | None, str | None]] | None:
+    """The first and the last event that has a name or data, or None if none has."""
+    read = events.read_event
+    for piece in pieces:
+        first = read(kind, piece)
+        if first != _NONE:
+            break
+    else:
+        return None
+    for piece in reversed(pieces):  # stops at the first one at the latest
+        last = read(kind, piece)
+        if last != _NONE:
+            break
+    return first, last
+
+
+def _ndjson(first: Any, last: Any) -> bool | str | None:
+    if not (isinstance(first, dict) and "done" in first):
+        return None
+    if isinstance(last, dict) and last.get("done") is True:
+        return True
+    return 'an NDJSON stream whose last object is not `"done": true`'

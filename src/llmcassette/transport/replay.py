@@ -1,0 +1,251 @@
+"""Replay a recorded response as the stream it was: one chunk per event, at a chosen pace.
+
+A stream that broke while recording (the provider dropped the connection) breaks again
+at the same place on replay, with the client library's own exception.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+import warnings
+from collections.abc import AsyncIterator, Iterator, Mapping
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+from llmcassette.cassette import events
+from llmcassette.errors import IncompleteStreamError, IncompleteStreamWarning
+from llmcassette.transport import integrity
+from llmcassette.transport.pace import Pace
+from llmcassette.transport.recorded import META_KEY, event_times_of
+
+
+@dataclass(frozen=True)
+class Hang:
+    """Stop after the delivered events until the caller closes or cancels, or times out."""
+
+    marker: str | None
+    timeout: float | None
+    timeout_error: BaseException
+
+
+@dataclass(frozen=True)
+class Shape:
+    """How a replayed body is delivered: its pieces, their times, and how it ends."""
+
+    pieces: list[bytes]
+    #: Seconds after the headers for each piece (None: as fast as the pace says).
+    times: list[float] | None
+    #: Raised after the last piece (None: the body ends normally).
+    failure: BaseException | None
+    hang: Hang | None = None
+    #: ``times`` are set by the fault (``latency``), not recorded: the pace does not scale them.
+    fixed_times: bool = False
+    #: The new content-length when a placeholder or replacement changed a plain body.
+    content_length: int | None = None
+
+
+def event_pieces(response: Mapping[str, Any]) -> tuple[list[bytes], list[float] | None]:
+    """The recorded body cut at event boundaries, with each event's recorded time if known."""
+    body = response["body"]["string"] or b""
+    if isinstance(body, str):
+        body = body.encode("utf-8")
+    meta = response.get(META_KEY) or {}
+    kind = meta.get("stream")
+    if kind is None:
+        return [body], None
+    try:
+        texts = events.split_events(kind, body.decode("utf-8"))
+    except UnicodeDecodeError:
+        return [body], None
+    times = event_times_of(meta)
+    if times is not None and len(times) != len(texts):
+        times = None
+    return [text.encode("utf-8") for text in texts], times
+
+
+class _Plan:
+    """What a replayed stream delivers and when."""
+
+    def __init__(
+        self,
+        pieces: list[bytes],
+        times: list[float] | None,
+        pace: Pace,
+        started: float,
+        failure: BaseException | None,
+        hang: Hang | None = None,
+        fixed_times: bool = False,
+    ) -> None:
+        self.pieces = pieces
+        self.times = times if times is not None and (fixed_times or not pace.instant) else None
+        self.factor = 1.0 if fixed_times else pace.factor
+        self.started = started
+        self.failure = failure
+        self.hang = hang
+        self.closed = threading.Event()
+
+    def touch_marker(self) -> None:
+        """Tell a waiting test that the hang has begun (the prefix was delivered)."""
+        if self.hang is not None and self.hang.marker:
+            Path(self.hang.marker).parent.mkdir(parents=True, exist_ok=True)
+            Path(self.hang.marker).touch()
+
+    def delay_before(self, index: int) -> float:
+        if self.times is None:
+            return 0.0
+        return self.started + self.times[index] * self.factor - time.monotonic()
+
+
+@cache
+def _sync_class(base: type) -> type:
+    class ReplayStream(base):  # type: ignore[misc]
+        def __init__(self, plan: _Plan) -> None:
+            self._plan = plan
+
+        def __iter__(self) -> Iterator[bytes]:
+            plan = self._plan
+            for index, piece in enumerate(plan.pieces):
+                delay = plan.delay_before(index)
+                if delay > 0:
+                    time.sleep(delay)
+                yield piece
+            if plan.hang is not None:
+                plan.touch_marker()
+                # Until the caller closes the response (from another thread) or the read
+                # timeout a real silent server would run into expires.
+                if not plan.closed.wait(plan.hang.timeout):
+                    raise plan.hang.timeout_error
+                return
+            if plan.failure is not None:
+                raise plan.failure
+
+        def close(self) -> None:
+            self._plan.closed.set()
+
+    return ReplayStream
+
+
+@cache
+def _async_class(base: type) -> type:
+    class ReplayStream(base):  # type: ignore[misc]
+        def __init__(self, plan: _Plan) -> None:
+            self._plan = plan
+
+        async def __aiter__(self) -> AsyncIterator[bytes]:
+            plan = self._plan
+            for index, piece in enumerate(plan.pieces):
+                delay = plan.delay_before(index)
+                if delay > 0:
+                    import anyio  # httpx and httpx2 depend on it; works under asyncio and trio
+
+                    await anyio.sleep(delay)
+                yield piece
+            if plan.hang is not None:
+                import anyio
+
+                plan.touch_marker()
+                # Until the task is cancelled or the read timeout expires.
+                try:
+                    with anyio.fail_after(plan.hang.timeout):
+                        await anyio.sleep_forever()
+                except TimeoutError:
+                    raise plan.hang.timeout_error from None
+            if plan.failure is not None:
+                raise plan.failure
+
+        async def aclose(self) -> None:
+            self._plan.closed.set()
+
+    return ReplayStream
+
+
+def recorded_failure(
+    library: Any, response: Mapping[str, Any], request: Any
+) -> BaseException | None:
+    """The exception a stream that broke while it was recorded raises again on replay."""
+    end = (response.get(META_KEY) or {}).get("end_extra") or {}
+    error = end.get("error")
+    if not error:
+        return None
+    exception_type = getattr(library, str(error), None)
+    if not (
+        isinstance(exception_type, type) and issubclass(exception_type, library.TransportError)
+    ):
+        exception_type = library.RemoteProtocolError
+    message = f"the stream broke here when it was recorded ({error}); replayed from the cassette"
+    failure: BaseException = exception_type(message, request=request)
+    return failure
+
+
+def check_integrity(response: Mapping[str, Any], uri: str, policy: str) -> None:
+    """Warn about (or refuse) replaying a stream that was cut short without being marked so.
+
+    Streams llmcassette recorded carry ``incomplete`` on their end line and were reported
+    when recorded; this catches cassettes from elsewhere (converted, edited by hand).
+    """
+    meta = response.get(META_KEY) or {}
+    kind = meta.get("stream")
+    end = meta.get("end_extra") or {}
+    if policy == "ignore" or kind is None or "incomplete" in end or end.get("cut_short"):
+        return
+    if meta.get("integrity_checked"):
+        return
+    meta["integrity_checked"] = True  # shared by vcrpy's copies: one report per interaction
+    body = response["body"]["string"] or b""
+    problem = integrity.missing_terminator(kind, body if isinstance(body, bytes) else body.encode())
+    if problem is None:
+        return
+    if policy == "error":
+        raise IncompleteStreamError(uri, f"the cassette holds {problem}")
+    warnings.warn(IncompleteStreamWarning(f"{uri}: replaying {problem}"), stacklevel=3)
+
+
+def replay_response(
+    library: Any,
+    response: Mapping[str, Any],
+    request: Any,
+    pace: Pace,
+    *,
+    is_async: bool,
+    shape: Shape | None = None,
+) -> Any:
+    """Build the ``library.Response`` (httpx or httpx2) that replays a recorded response.
+
+    ``shape`` (from a fault) replaces the recorded events, their times and the ending.
+    """
+    started = time.monotonic()
+    if shape is None:
+        pieces, times = event_pieces(response)
+        plan = _Plan(pieces, times, pace, started, recorded_failure(library, response, request))
+    else:
+        plan = _Plan(
+            shape.pieces, shape.times, pace, started, shape.failure, shape.hang, shape.fixed_times
+        )
+    stream_class = (
+        _async_class(library.AsyncByteStream) if is_async else _sync_class(library.SyncByteStream)
+    )
+    message = response["status"].get("message")
+    headers = [(name, value) for name, values in response["headers"].items() for value in values]
+    if shape is not None and shape.content_length is not None:
+        headers = [
+            (name, str(shape.content_length) if name.lower() == "content-length" else value)
+            for name, value in headers
+        ]
+    return library.Response(
+        response["status"]["code"],
+        headers=headers,
+        stream=stream_class(plan),
+        extensions={"reason_phrase": message.encode("ascii", "replace")} if message else None,
+    )
+
+
+def headers_delay(response: Mapping[str, Any], pace: Pace) -> float:
+    """How long to wait before the response headers, under ``pace``."""
+    if pace.instant:
+        return 0.0
+    extra = (response.get(META_KEY) or {}).get("response_extra") or {}
+    seconds = extra.get("t")
+    return float(seconds) * pace.factor if isinstance(seconds, (int, float)) else 0.0
