@@ -1,4 +1,8 @@
-"""Helpers of the CLI tests: cassette lines as records, and the CLI in a child process."""
+"""Helpers of the CLI tests: cassette lines as records, and the CLI in a child process.
+
+Test modules import from here, never from ``conftest``: every conftest.py of the suite is
+a module named ``conftest``, and which one that name holds depends on collection order.
+"""
 
 from __future__ import annotations
 
@@ -6,8 +10,12 @@ import json
 import os
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
+
+# The ``record`` fixture (conftest.py): ``record(path, prompts, ...)`` returns ``path``.
+Record = Callable[..., Path]
 
 WEATHER_TOOL: Any = {
     "type": "function",

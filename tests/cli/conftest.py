@@ -2,18 +2,16 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
 import openai
 import pytest
-from _cli_support import WEATHER_TOOL
+from _cli_support import WEATHER_TOOL, Record
 
 import llmcassette
 from llmcassette.testing import LocalProvider
-
-Record = Callable[..., Path]
 
 
 @pytest.fixture

@@ -7,8 +7,7 @@ import json
 from pathlib import Path
 
 import pytest
-from _cli_support import cli, read_records, write_records
-from conftest import Record
+from _cli_support import Record, cli, read_records, write_records
 
 from llmcassette.cli.main import main
 from llmcassette.testing import LocalProvider

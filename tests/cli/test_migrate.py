@@ -13,8 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from _cli_support import cli, read_records, write_records
-from conftest import Record
+from _cli_support import Record, cli, read_records, write_records
 
 from llmcassette import FORMAT_VERSION
 from llmcassette.cassette import migrations

@@ -10,8 +10,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from _cli_support import cli, read_records, write_records
-from conftest import Record
+from _cli_support import Record, cli, read_records, write_records
 
 pytestmark = pytest.mark.skipif(shutil.which("git") is None, reason="needs the git command")
 
