@@ -104,3 +104,28 @@ def rerecord(session: nox.Session) -> None:
 def bench(session: nox.Session) -> None:
     """Run ../shared/bench with llmcassette as a contender (see benchmarks/README.md)."""
     session.run("python", "benchmarks/run.py", *(session.posargs or ["run"]), external=True)
+
+
+def _lowest_supported(*names: str) -> list[str]:
+    """``name==X`` for each of ``names``, X the ``>=X`` lower bound in pyproject.toml."""
+    import tomllib
+
+    with open("pyproject.toml", "rb") as handle:
+        dependencies = tomllib.load(handle)["project"]["dependencies"]
+    pins = []
+    for name in names:
+        bound = next(d for d in dependencies if d.startswith(f"{name}>="))
+        pins.append(bound.replace(">=", "==").split(";")[0].split(",")[0])
+    return pins
+
+
+@nox.session
+def vcrpy_lowest(session: nox.Session) -> None:
+    """The whole suite against the oldest vcrpy and pytest-recording llmcassette supports.
+
+    ``tests`` runs against the newest; llmcassette._vcr.compat names what differs between them.
+    """
+    session.install("-e", ".[brotli,zstd]", *TEST_DEPS)
+    session.install(*_lowest_supported("vcrpy", "pytest-recording"))
+    session.run("pytest", *session.posargs)
+

@@ -14,10 +14,16 @@ from typing import Any
 
 import httpx2
 import pytest
+import vcr.cassette
 
 import llmcassette
 from llmcassette import CassetteFormatError, CassetteVersionError
 from llmcassette.cassette import migrations
+
+# Cassette metadata (``cassette.get_metadata``) came with vcrpy 9.
+needs_vcrpy_metadata = pytest.mark.skipif(
+    not hasattr(vcr.cassette.Cassette, "get_metadata"), reason="vcrpy < 9 has no cassette metadata"
+)
 
 MODES = ["once", "new_episodes", "all", "none"]
 SSE = b'data: {"n":1}\n\ndata: {"n":2}\n\ndata: [DONE]\n\n'
@@ -343,6 +349,7 @@ def test_migrated_cassette_replays_and_is_not_rewritten_on_load(
         assert recorded.read_bytes() == data
 
 
+@needs_vcrpy_metadata
 def test_vcrpy_metadata_round_trips(tmp_path: Path, local_server: Any) -> None:
     _serve_defaults(local_server)
     path = tmp_path / "meta.jsonl"

@@ -10,9 +10,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Iterable, Mapping
-from functools import cache
 from typing import TYPE_CHECKING, Any
-from urllib.parse import urlparse
 
 from llmcassette.cassette.jsonl import Headers, Interaction, LoadedInteraction
 from llmcassette.transport.recorded import META_KEY, event_times_of
@@ -40,9 +38,7 @@ def _as_bytes(body: Any) -> bytes | None:
 
 def _headers(raw: Mapping[str, Any]) -> Headers:
     out: Headers = {}
-    store = getattr(raw, "_store", None)  # vcrpy's HeadersDict: {lower: (name, value)}
-    pairs = store.values() if isinstance(store, dict) else raw.items()
-    for name, value in pairs:
+    for name, value in raw.items():
         out[name] = [value] if isinstance(value, str) else list(map(str, value))
     return out
 
@@ -124,106 +120,28 @@ class StoredResponse(dict[str, Any]):
         return copy
 
 
-_REQUEST_ATTRIBUTES = {
-    "method",
-    "_uri",
-    "parsed_uri",
-    "_was_file",
-    "_was_iter",
-    "_body",
-    "_headers",
-}
-
-
-@cache
-def _stored_request_class() -> type:
-    from vcr.request import HeadersDict, Request  # late: see setup.py
-
-    # HeadersDict keeps {lower-case name: (name, value)} in `_store`; filling it directly
-    # skips a Python-level __setitem__ per header, which loading thousands of requests feels.
-    direct = "_store" in vars(HeadersDict())
-
-    def headers_dict(pairs: Any) -> Any:
-        if not direct:
-            return HeadersDict(dict(pairs))
-        store: dict[str, tuple[str, str]] = {}
-        for name, value in pairs:
-            lower = name.lower()
-            kept = store.get(lower)
-            store[lower] = (kept[0] if kept else name, value)  # first spelling wins, as in vcrpy
-        headers = HeadersDict.__new__(HeadersDict)
-        headers._store = store
-        return headers
-
-    # The attributes vcrpy's Request.__init__ gives a request with a bytes body. When they
-    # are these, a request is filled in directly: without the URL parse (made on first use,
-    # see ``__getattr__``; recording never needs it), the body checks and a debug log call.
-    plain = set(vars(Request("GET", "http://localhost/", b"", {}))) == _REQUEST_ATTRIBUTES
-
-    class StoredRequest(Request):  # type: ignore[misc]
-        """A ``vcr.request.Request`` whose deep copy shares the immutable parts.
-
-        vcrpy's ``before_record_request`` deep-copies each loaded request; the URI, body
-        bytes and parsed URL are immutable, so only the headers need a new mapping.
-        """
-
-        # The redactor whose rules this request went through (``RedactRequest``), if any:
-        # read for every request, so a class default rather than a failed lookup.
-        redacted_by: Any = None
-
-        @classmethod
-        def build(cls, method: str, uri: str, body: bytes | None, headers: Headers) -> Any:
-            pairs = ((name, values[0]) for name, values in headers.items() if values)
-            return cls.incoming(method, uri, body, pairs)
-
-        @classmethod
-        def incoming(cls, method: str, uri: str, body: bytes | None, pairs: Any) -> Any:
-            if not plain or not (body is None or type(body) is bytes):
-                return cls(method, uri, body, headers_dict(pairs))
-            request = object.__new__(cls)
-            request.__dict__.update(
-                method=method,
-                _uri=uri,
-                _was_file=False,
-                _was_iter=False,
-                _body=body,
-                _headers=headers_dict(pairs),
-            )
-            return request
-
-        def __getattr__(self, name: str) -> Any:
-            # Only for an attribute the instance does not have: the URL not parsed yet.
-            if name == "parsed_uri" and "_uri" in self.__dict__:
-                parsed = self.__dict__["parsed_uri"] = urlparse(self._uri)
-                return parsed
-            raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
-
-        def __deepcopy__(self, memo: dict[int, Any]) -> Any:
-            copy = object.__new__(type(self))
-            copy.__dict__.update(self.__dict__)
-            if direct:
-                headers = HeadersDict.__new__(HeadersDict)
-                headers._store = dict(self._headers._store)  # values are (str, str) tuples
-                copy._headers = headers
-            else:
-                copy._headers = HeadersDict(self._headers)
-            return copy
-
-    return StoredRequest
+def _vcr_headers(pairs: Iterable[tuple[str, str]]) -> dict[str, str]:
+    """Header pairs as the dict vcrpy's ``Request`` takes: one value per name, the first
+    spelling of a name kept, as ``HeadersDict`` keeps it."""
+    out: dict[str, str] = {}
+    spelling: dict[str, str] = {}
+    for name, value in pairs:
+        first = spelling.setdefault(name.lower(), name)
+        out[first] = value
+    return out
 
 
 def incoming_request(
     method: str, uri: str, body: bytes | None, headers: Iterable[tuple[str, str]]
 ) -> Request:
-    """The vcrpy request for one a client is sending now, cheap to deep-copy.
+    """The vcrpy request for one a client is sending now.
 
-    vcrpy deep-copies a request before each ``before_record_request``; this one shares its
-    immutable parts (see ``StoredRequest``). ``headers`` are ``(name, value)`` pairs, a
-    repeated name's values joined with ", " as vcrpy's ``HeadersDict`` does.
+    ``headers`` are ``(name, value)`` pairs, a repeated name's values already joined with
+    ", " as vcrpy's ``HeadersDict`` does.
     """
-    request_class: Any = _stored_request_class()
-    request: Request = request_class.incoming(method, uri, body, headers)
-    return request
+    from vcr.request import Request  # vcrpy only once a cassette is in use (see _vcr/__init__)
+
+    return Request(method, uri, body, _vcr_headers(headers))
 
 
 def _body_of(item: Interaction) -> dict[str, Any]:
@@ -240,8 +158,8 @@ def _times_of(item: Interaction) -> Any:
 
 def to_vcr(item: Interaction) -> tuple[Request, dict[str, Any]]:
     """The vcrpy request and response dict that replay an ``Interaction``."""
-    request_class: Any = _stored_request_class()
-    request = request_class.build(item.method, item.uri, item.request_body, item.request_headers)
+    pairs = ((name, values[0]) for name, values in item.request_headers.items() if values)
+    request = incoming_request(item.method, item.uri, item.request_body, pairs)
     response = StoredResponse(
         {
             "status": {"code": item.status, "message": item.reason},

@@ -19,7 +19,6 @@ from llmcassette.matching.matchers import LlmBody
 
 _INDEX_ATTRIBUTE = "_llmcassette_index"
 _MATCHER_ATTRIBUTE = "_llmcassette_body_matcher"
-_NEEDED = ("data", "play_counts", "_played_interactions", "_loaded_count", "_match_on")
 
 
 @dataclass(frozen=True)
@@ -64,8 +63,6 @@ def body_matcher(cassette: Any) -> LlmBody | None:
 
 
 def _body_matcher(cassette: Any) -> LlmBody | None:
-    if not all(hasattr(cassette, name) for name in _NEEDED):
-        return None  # another vcrpy version: keep to its public behaviour
     match_on = tuple(cassette._match_on)
     if len(match_on) == 7 and match_on[:6] == _url_matchers() and isinstance(match_on[6], LlmBody):
         return match_on[6]

@@ -61,21 +61,22 @@ def patch_vcr_errors() -> None:
     global _patched
     if _patched:
         return
-    from vcr import errors
+    from llmcassette._vcr import compat
 
-    original = errors._message
+    def wrap(original: Any) -> Any:
+        def message(cassette: Any, request: Any, *args: Any, **kwargs: Any) -> Any:
+            hook = getattr(cassette, "_before_record_request", None)
+            if hook is not None and request is not None:
+                try:
+                    shown = hook(request)
+                except Exception:
+                    shown = None
+                request = shown if shown is not None else _opaque(request)
+            return original(cassette, request, *args, **kwargs)
 
-    def _message(cassette: Any, request: Any, *args: Any, **kwargs: Any) -> Any:
-        hook = getattr(cassette, "_before_record_request", None)
-        if hook is not None and request is not None:
-            try:
-                shown = hook(request)
-            except Exception:
-                shown = None
-            request = shown if shown is not None else _opaque(request)
-        return original(cassette, request, *args, **kwargs)
+        return message
 
-    errors._message = _message
+    compat.patch_mismatch_message(wrap)
     _patched = True
 
 
