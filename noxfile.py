@@ -128,4 +128,3 @@ def vcrpy_lowest(session: nox.Session) -> None:
     session.install("-e", ".[brotli,zstd]", *TEST_DEPS)
     session.install(*_lowest_supported("vcrpy", "pytest-recording"))
     session.run("pytest", *session.posargs)
-
