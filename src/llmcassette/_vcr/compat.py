@@ -32,6 +32,8 @@ LOWEST_SUPPORTED = (8, 5, 0)
 # Attributes a vcrpy Cassette has once constructed, public and private, that llmcassette reads.
 CASSETTE_ATTRIBUTES = (
     "_path",
+    "_persister",
+    "_serializer",
     "_match_on",
     "_before_record_request",
     "_before_record_response",
@@ -113,6 +115,8 @@ def missing() -> list[str]:
     request = Request("GET", "http://localhost/", b"", {})
     if not isinstance(request.headers, HeadersDict):
         absent.append("Request.headers as a HeadersDict")
+    if not hasattr(request, "_to_dict"):
+        absent.append("Request._to_dict")
     return absent
 
 
