@@ -1,0 +1,48 @@
+"""llmcassette._vcr.compat: an incompatible vcrpy fails loudly, naming its version."""
+
+from __future__ import annotations
+
+import pytest
+import vcr.patch
+
+import vcr
+from llmcassette._vcr import compat
+
+
+def test_the_installed_vcrpy_has_everything_llmcassette_reads() -> None:
+    assert compat.missing() == []
+    compat.check()
+
+
+def test_a_vcrpy_older_than_the_lowest_supported_is_refused(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(vcr, "__version__", "7.0.0")
+    with pytest.raises(
+        compat.VcrpyIncompatible, match=r"needs vcrpy >= 8\.5\.0, but vcrpy 7\.0\.0"
+    ):
+        compat.check.__wrapped__()
+
+
+def test_a_missing_internal_is_named_with_the_vcrpy_version(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.delattr(vcr.patch, "_Httpx2AsyncHttpTransport_handle_async_request")
+    monkeypatch.setattr(vcr, "__version__", "99.0.0")
+    with pytest.raises(compat.VcrpyIncompatible) as raised:
+        compat.check.__wrapped__()
+    message = str(raised.value)
+    assert "vcrpy 99.0.0" in message
+    assert "vcr.patch._Httpx2AsyncHttpTransport_handle_async_request" in message
+
+
+def test_saved_names_follow_vcrpys_spelling() -> None:
+    assert compat.saved_name("httpx", "HTTPTransport", "handle_request") == (
+        "_HttpxHttpTransport_handle_request"
+    )
+    assert compat.saved_name("httpx2", "ASGITransport", "handle_async_request") == (
+        "_Httpx2AsgiTransport_handle_async_request"
+    )
+    for library in compat.CLIENT_LIBRARIES:
+        for class_name, method, _ in compat.TRANSPORT_METHODS:
+            assert callable(compat.saved_original(library, class_name, method))
