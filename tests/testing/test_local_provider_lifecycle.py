@@ -243,3 +243,28 @@ def test_module_entry_point(tmp_path: Path) -> None:
         _, err = process.communicate(timeout=5)
     assert process.returncode == 0, err
     assert "Traceback" not in err
+
+
+def test_module_entry_point_on_a_port_in_use_says_so_in_one_line() -> None:
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        src = Path(llmcassette.testing.__file__).resolve().parents[2]
+        env = {
+            **os.environ,
+            "PYTHONPATH": os.pathsep.join([str(src), os.environ.get("PYTHONPATH", "")]),
+        }
+        result = subprocess.run(
+            [sys.executable, "-m", "llmcassette.testing", "--port", str(port)],
+            capture_output=True,
+            text=True,
+            env=env,
+            timeout=30,
+        )
+    assert result.returncode == 2
+    assert "Traceback" not in result.stderr
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1
+    assert f"cannot listen on 127.0.0.1:{port}" in lines[0]
+    assert "choose another --port" in lines[0]

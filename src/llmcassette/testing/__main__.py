@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import sys
 import threading
 
 from llmcassette.testing.provider import LocalProvider, StreamBehaviour
@@ -21,6 +22,15 @@ def main(argv: list[str] | None = None) -> int:
 
     provider = LocalProvider(args.host, args.port)
     provider.behaviour = StreamBehaviour(event_delay=args.event_delay, events=args.events)
+    try:
+        provider.start()
+    except OSError as error:
+        print(
+            f"python -m llmcassette.testing: cannot listen on {args.host}:{args.port}: "
+            f"{error.strerror or error}; choose another --port (0 picks a free one)",
+            file=sys.stderr,
+        )
+        return 2
     with provider:
         print(f"llmcassette local provider on {provider.url}", flush=True)
         print(f"  OpenAI:    base_url={provider.openai_base_url}", flush=True)

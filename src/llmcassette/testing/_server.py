@@ -294,10 +294,11 @@ class _Server(ThreadingHTTPServer):
         self._changed = threading.Condition()
         if ":" in address[0]:
             self.address_family = socket.AF_INET6
+        # Made before binding: a failed bind calls server_close(), which closes these too.
+        self._wake_reader, self._wake_writer = socket.socketpair()
         super().__init__(address, _Handler)
         # handle_request() only runs once the socket is readable; the timeout is a safety net.
         self.timeout = 0.1
-        self._wake_reader, self._wake_writer = socket.socketpair()
 
     def server_bind(self) -> None:
         # HTTPServer.server_bind calls getfqdn(), which can stall for seconds without DNS.
