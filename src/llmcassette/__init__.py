@@ -1,6 +1,6 @@
 """llmcassette: trustworthy recorded LLM traffic for vcrpy and pytest-recording."""
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from llmcassette._vcr.install import configure, use_cassette
 from llmcassette._version import __version__
@@ -10,10 +10,15 @@ from llmcassette.errors import (
     CassetteExpiredWarning,
     CassetteFormatError,
     CassetteVersionError,
+    ConfigError,
     ErrorResponseNotRecordedWarning,
+    FaultError,
     IncompleteStreamError,
     IncompleteStreamWarning,
     LlmCassetteError,
+    LlmCassetteWarning,
+    OverridesError,
+    PlaceholderError,
     SecretLeakError,
     UnusedInteractionsError,
 )
@@ -23,7 +28,7 @@ if TYPE_CHECKING:
     from llmcassette._vcr.mismatch import CassetteMismatch
 
 
-def __getattr__(name: str) -> Any:
+def __getattr__(name: str) -> object:
     # These import vcrpy, which must not be imported while pytest loads plugins (it would
     # stop pytest-recording from registering vcr.matchers for assertion rewriting).
     if name == "CassetteMismatch":
@@ -44,10 +49,15 @@ __all__ = [
     "CassetteFormatError",
     "CassetteMismatch",
     "CassetteVersionError",
+    "ConfigError",
     "ErrorResponseNotRecordedWarning",
+    "FaultError",
     "IncompleteStreamError",
     "IncompleteStreamWarning",
     "LlmCassetteError",
+    "LlmCassetteWarning",
+    "OverridesError",
+    "PlaceholderError",
     "SecretLeakError",
     "UnusedInteractionsError",
     "__version__",

@@ -15,7 +15,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from llmcassette.errors import OverridesError
+from llmcassette.errors import LlmCassetteError, OverridesError
 
 # Transport failures by name: the client library's exception class and the message a real
 # failure of that kind carries.
@@ -289,11 +289,18 @@ def _is_index(value: Any) -> bool:
     return isinstance(value, int) and not isinstance(value, bool) and value >= 0
 
 
-class FieldError(Exception):
+class FieldError(LlmCassetteError):
+    """A fault field has a value no fault can use (internal: re-raised as ``OverridesError``).
+
+    ``field`` is the key at fault, ``problem`` what is wrong, ``hint`` how to fix it; the
+    caller adds where the field came from (a sidecar entry, the ``faults`` functions).
+    """
+
     def __init__(self, field_name: str, problem: str, hint: str = "") -> None:
         self.field = field_name
         self.problem = problem
         self.hint = hint
+        super().__init__(f"{field_name}: {problem}" + (f" ({hint})" if hint else ""))
 
 
 def _seconds(name: str, value: Any) -> float:
