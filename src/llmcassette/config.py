@@ -73,7 +73,9 @@ def _load_toml(path: Path) -> dict[str, Any]:
     return data
 
 
-# {path: (mtime, the [tool.llmcassette] table)}: one entry per pyproject.toml read.
+# {path: (mtime, the [tool.llmcassette] table)}: one entry per pyproject.toml read, the
+# oldest dropped past _TABLES_LIMIT (a long-lived process may look at many projects).
+_TABLES_LIMIT = 16
 _tables: dict[str, tuple[float, dict[str, Any]]] = {}
 
 
@@ -91,6 +93,8 @@ def project_settings(
     table = (_load_toml(path).get("tool") or {}).get("llmcassette") or {}
     if not isinstance(table, Mapping):
         raise ConfigError(f"{path}: [tool.llmcassette] must be a table")
+    if key not in _tables and len(_tables) >= _TABLES_LIMIT:
+        del _tables[next(iter(_tables))]
     _tables[key] = (mtime, dict(table))
     return path, _tables[key][1]
 

@@ -34,6 +34,7 @@ _current_item: pytest.Item | None = None
 # re-recording report (llmcassette.workflow).
 _PERSISTER = pytest.StashKey[Any]()
 _PROBLEMS = pytest.StashKey[set[str]]()
+# Filled only while LLMCASSETTE_REPORT is set, emptied when a session starts.
 _report_entries: list[dict[str, Any]] = []
 
 
@@ -61,24 +62,31 @@ def pytest_runtest_makereport(
     """
     report = yield
     mismatch = sys.modules.get("llmcassette._vcr.mismatch")
+    raised: list[Exception] = list(mismatch.RAISED) if mismatch is not None else []
     if _PERSISTER in item.stash:
-        _note_problems(item, call, mismatch.RAISED if mismatch is not None else [])
+        _note_problems(item, call, raised)
         if call.when == "call":
             _discard_failed_recording(item, call, report)
-        if call.when == "teardown":
+        if call.when == "teardown" and os.environ.get(REPORT_ENV):
             _report_entries.append(_report_entry(item))
-    if mismatch is not None and mismatch.RAISED and report.failed and call.when != "teardown":
-        text = "\n\n".join(str(error) for error in mismatch.RAISED)
+    if mismatch is not None and raised and report.failed and call.when != "teardown":
+        text = "\n\n".join(str(error) for error in raised)
+        if len(raised) >= mismatch.RAISED_LIMIT:
+            text += f"\n\n(only the last {mismatch.RAISED_LIMIT} are shown)"
         report.sections.append(("llmcassette: requests the cassette could not answer", text))
         mismatch.RAISED.clear()
     return report
 
 
-def _note_problems(item: pytest.Item, call: pytest.CallInfo[None], raised: list[Any]) -> None:
+def _note_problems(
+    item: pytest.Item, call: pytest.CallInfo[None], raised: Iterable[Exception]
+) -> None:
     """Remember why the test's cassette needs recording again (see llmcassette.workflow)."""
     problems = item.stash.setdefault(_PROBLEMS, set())
     for error in raised:
-        problems.add("missing" if error.reason == "cassette_not_found" else "mismatch")
+        reason = getattr(error, "reason", None)  # a CassetteMismatch; fault errors have none
+        if reason is not None:
+            problems.add("missing" if reason == "cassette_not_found" else "mismatch")
     from llmcassette.errors import UnusedInteractionsError
 
     if call.excinfo is not None and call.excinfo.errisinstance(UnusedInteractionsError):
@@ -150,6 +158,11 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     """Run only the tests ``LLMCASSETTE_SELECT`` lists, when it is set (llmcassette.workflow)."""
     if os.environ.get(SELECT_ENV):
         _deselect(config, items)
+
+
+def pytest_sessionstart(session: pytest.Session) -> None:
+    """Start the re-recording report afresh (pytester runs sessions in one process)."""
+    _report_entries.clear()
 
 
 def pytest_sessionfinish(session: pytest.Session) -> None:

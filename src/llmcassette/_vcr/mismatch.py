@@ -8,6 +8,7 @@ clauses keep working. This module imports vcrpy, so ``llmcassette`` exposes the 
 
 from __future__ import annotations
 
+from collections import deque
 from typing import Any
 
 from vcr.errors import CannotOverwriteExistingCassetteException
@@ -21,8 +22,10 @@ from llmcassette.matching.normalize import MatchConfig
 
 # Mismatches (and fault errors) raised since the pytest plugin last cleared it: the plugin
 # shows them in the report of a failing test even when an SDK caught the exception and
-# raised its own.
-RAISED: list[Exception] = []
+# raised its own. Outside pytest nobody clears it, so only the last RAISED_LIMIT are kept
+# (each holds its cassette).
+RAISED_LIMIT = 20
+RAISED: deque[Exception] = deque(maxlen=RAISED_LIMIT)
 
 
 class CassetteMismatch(LlmCassetteError, CannotOverwriteExistingCassetteException):  # type: ignore[misc]

@@ -14,7 +14,9 @@ if TYPE_CHECKING:
 
 SUFFIX = ".overrides.json"
 
-# Parsed sidecars by path, valid while the file's size and mtime stay the same.
+# Parsed sidecars by path, valid while the file's size and mtime stay the same; the oldest
+# is dropped past _CACHE_LIMIT (a long-lived process may replay many cassettes).
+_CACHE_LIMIT = 64
 _CACHE: dict[str, tuple[tuple[int, int], Overrides]] = {}
 
 
@@ -50,5 +52,7 @@ def load(path: Path) -> Overrides | None:
     )
 
     overrides = Overrides.parse(data, str(path), base_dir=str(path.parent))
+    if str(path) not in _CACHE and len(_CACHE) >= _CACHE_LIMIT:
+        del _CACHE[next(iter(_CACHE))]
     _CACHE[str(path)] = (stamp, overrides)
     return overrides

@@ -1,0 +1,118 @@
+"""Module-level state stays bounded in a long-lived process (outside pytest nobody clears it)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx2
+import pytest
+
+import llmcassette
+from llmcassette import config
+from llmcassette._vcr import mismatch
+from llmcassette.faults import sidecar
+
+
+@pytest.fixture
+def raised() -> Iterator[None]:
+    """RAISED as the pytest plugin leaves it between tests: empty, and emptied again after."""
+    mismatch.RAISED.clear()
+    yield
+    mismatch.RAISED.clear()
+
+
+def test_raised_keeps_only_the_last_mismatches(tmp_path: Path, raised: None) -> None:
+    last = None
+    with llmcassette.use_cassette(tmp_path / "empty.jsonl", record_mode="none"):
+        for attempt in range(3 * mismatch.RAISED_LIMIT):
+            with pytest.raises(llmcassette.CassetteMismatch) as caught:
+                httpx2.get(f"http://127.0.0.1:9/v1/models?attempt={attempt}")
+            last = caught.value
+    assert len(mismatch.RAISED) == mismatch.RAISED_LIMIT
+    assert mismatch.RAISED[-1] is last
+    assert [error.call for error in mismatch.RAISED] == list(  # type: ignore[attr-defined]
+        range(2 * mismatch.RAISED_LIMIT + 1, 3 * mismatch.RAISED_LIMIT + 1)
+    )
+
+
+def test_the_sidecar_cache_drops_the_oldest(tmp_path: Path) -> None:
+    sidecar._CACHE.clear()
+    paths = []
+    for number in range(sidecar._CACHE_LIMIT + 10):
+        path = tmp_path / f"c{number}.overrides.json"
+        path.write_text(json.dumps({"entries": [{"at": 0, "status": 500}]}), encoding="utf-8")
+        assert sidecar.load(path) is not None
+        paths.append(str(path))
+    assert len(sidecar._CACHE) == sidecar._CACHE_LIMIT
+    assert list(sidecar._CACHE) == paths[-sidecar._CACHE_LIMIT :]
+    # a cached sidecar is still read from the cache, not parsed again
+    assert sidecar.load(Path(paths[-1])) is sidecar._CACHE[paths[-1]][1]
+
+
+def test_the_pyproject_cache_drops_the_oldest(tmp_path: Path) -> None:
+    config._tables.clear()
+    for number in range(config._TABLES_LIMIT + 5):
+        project = tmp_path / f"p{number}"
+        project.mkdir()
+        (project / "pyproject.toml").write_text(
+            f"[tool.llmcassette]\nmax_age = '{number + 1}d'\n", encoding="utf-8"
+        )
+        _, settings = config.project_settings(project)
+        assert settings == {"max_age": f"{number + 1}d"}
+    assert len(config._tables) == config._TABLES_LIMIT
+    config._tables.clear()
+
+
+FAULT_WHILE_RECORDING = """
+import httpx2
+import pytest
+from llmcassette import faults
+
+@pytest.mark.vcr
+@pytest.mark.llm_faults(faults.cut_stream(1))
+def test_cut():
+    httpx2.get("http://127.0.0.1:9/v1/models")
+"""
+
+MANY_MISMATCHES = """
+import httpx2
+import pytest
+
+@pytest.mark.vcr
+def test_many():
+    for attempt in range(25):
+        try:
+            httpx2.get(f"http://127.0.0.1:9/v1/models?attempt={attempt}")
+        except Exception:
+            pass
+    assert False
+"""
+
+
+def test_a_fault_error_is_shown_in_the_report(pytester: pytest.Pytester) -> None:
+    # RAISED holds fault errors too: the plugin used to read `.reason` from them and crash.
+    pytester.makepyfile(test_fault=FAULT_WHILE_RECORDING)
+    result = pytester.runpytest_subprocess("--record-mode=once")
+    result.assert_outcomes(failed=1)
+    assert "INTERNALERROR" not in result.stdout.str()
+    result.stdout.fnmatch_lines(
+        [
+            "*llmcassette: requests the cassette could not answer*",
+            "*scheduled fault #1: cut_stream(after=1, then='error')*",
+        ]
+    )
+
+
+def test_the_report_says_when_only_the_last_mismatches_are_shown(
+    pytester: pytest.Pytester,
+) -> None:
+    pytester.makepyfile(test_many=MANY_MISMATCHES)
+    result = pytester.runpytest_subprocess("--record-mode=none")
+    result.assert_outcomes(failed=1)
+    output = result.stdout.str()
+    assert "call #25 to GET /v1/models" in output
+    assert "call #5 to" not in output
+    assert "call #6 to" in output
+    assert f"(only the last {mismatch.RAISED_LIMIT} are shown)" in output
