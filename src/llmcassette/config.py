@@ -17,7 +17,7 @@ import warnings
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from llmcassette.errors import (
     CassetteExpiredError,
@@ -33,6 +33,7 @@ __all__ = [
     "EXPIRED_ACTIONS",
     "RULES_NAME",
     "ConfigError",
+    "ExpiredAction",
     "Expiry",
     "RedactionConfig",
     "age_of",
@@ -135,7 +136,7 @@ class RedactionConfig:
         """Whether anything differs from the built-in rule set."""
         return self != RedactionConfig(name=self.name)
 
-    def merged(self, other: RedactionConfig | Mapping[str, Any] | None) -> RedactionConfig:
+    def merged(self, other: RedactionConfig | Mapping[str, object] | None) -> RedactionConfig:
         """These settings with ``other`` layered on top (tuples are added, scalars replaced)."""
         if other is None:
             return self
@@ -156,7 +157,7 @@ class RedactionConfig:
         return dataclasses.replace(self, **values)
 
 
-def _strings(key: str, value: Any) -> tuple[str, ...]:
+def _strings(key: str, value: object) -> tuple[str, ...]:
     if isinstance(value, str) or not isinstance(value, (list, tuple)):
         raise ConfigError(f"redaction setting {key!r} must be a list of strings")
     if not all(isinstance(v, str) for v in value):
@@ -164,7 +165,7 @@ def _strings(key: str, value: Any) -> tuple[str, ...]:
     return tuple(value)
 
 
-def _pairs(key: str, value: Any) -> tuple[tuple[str, str], ...]:
+def _pairs(key: str, value: object) -> tuple[tuple[str, str], ...]:
     if isinstance(value, Mapping):
         items = list(value.items())
     elif isinstance(value, (list, tuple)):
@@ -179,7 +180,7 @@ def _pairs(key: str, value: Any) -> tuple[tuple[str, str], ...]:
     return tuple(out)
 
 
-def from_mapping(data: Mapping[str, Any], *, strict: bool = True) -> RedactionConfig:
+def from_mapping(data: Mapping[str, object], *, strict: bool = True) -> RedactionConfig:
     """Build a config from a TOML table or a dict; unknown keys are an error."""
     fields = {f.name: f for f in dataclasses.fields(RedactionConfig)}
     values: dict[str, Any] = {}
@@ -218,7 +219,7 @@ def project_redaction(start: str | os.PathLike[str] | None = None) -> RedactionC
 
 
 def resolve_redaction(
-    redaction: RedactionConfig | Mapping[str, Any] | bool | None,
+    redaction: RedactionConfig | Mapping[str, object] | bool | None,
     start: str | os.PathLike[str] | None = None,
 ) -> RedactionConfig:
     """The settings in force: the project's, with a per-call ``redaction=`` on top.
@@ -238,16 +239,19 @@ def resolve_redaction(
 
 # Expiry -----------------------------------------------------------------------------------
 
+#: ``expired=``: what a cassette older than its ``max_age`` leads to.
+ExpiredAction = Literal["warn", "fail", "rerecord"]
 EXPIRED_ACTIONS = ("warn", "fail", "rerecord")
 
 _UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 7 * 86400}
 _AGE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([smhdw]?)\s*$")
 
 
-def parse_age(value: str | float | datetime.timedelta) -> float:
+def parse_age(value: object) -> float:
     """Seconds in ``value``: a number of seconds, a ``timedelta``, or ``"30d"``/``"12h"``...
 
-    Units: ``s``, ``m`` (minutes), ``h``, ``d``, ``w``; a bare number is seconds.
+    Units: ``s``, ``m`` (minutes), ``h``, ``d``, ``w``; a bare number is seconds. Anything
+    else (it may come from pyproject.toml) raises ``ConfigError``.
     """
     if isinstance(value, datetime.timedelta):
         seconds = value.total_seconds()
@@ -267,7 +271,7 @@ def parse_age(value: str | float | datetime.timedelta) -> float:
     return seconds
 
 
-def parse_created_at(value: Any) -> datetime.datetime | None:
+def parse_created_at(value: object) -> datetime.datetime | None:
     """The header's ``created_at`` as an aware UTC datetime, or None when absent or unreadable."""
     if not isinstance(value, str):
         return None
@@ -280,7 +284,7 @@ def parse_created_at(value: Any) -> datetime.datetime | None:
     return parsed
 
 
-def age_of(header: Mapping[str, Any], now: datetime.datetime | None = None) -> float | None:
+def age_of(header: Mapping[str, object], now: datetime.datetime | None = None) -> float | None:
     """Seconds since the cassette's ``created_at``; None if the header has no usable time."""
     created = parse_created_at(header.get("created_at"))
     if created is None:
@@ -304,13 +308,16 @@ class Expiry:
     @classmethod
     def from_options(
         cls,
-        max_age: Any = None,
-        expired: Any = None,
+        max_age: object = None,
+        expired: object = None,
         *,
         can_record: bool = False,
-        defaults: Mapping[str, Any] | None = None,
+        defaults: Mapping[str, object] | None = None,
     ) -> Expiry:
-        """Validate the options; values left as None fall back to ``defaults`` (the project's)."""
+        """Validate the options; values left as None fall back to ``defaults`` (the project's).
+
+        Both may come from pyproject.toml, so any value is checked: ``ConfigError`` if unusable.
+        """
         defaults = defaults or {}
         if max_age is None:
             max_age = defaults.get("max_age")
@@ -323,7 +330,7 @@ class Expiry:
         seconds = None if max_age is None else parse_age(max_age)
         return cls(seconds, str(expired), can_record)
 
-    def is_expired(self, header: Mapping[str, Any]) -> bool:
+    def is_expired(self, header: Mapping[str, object]) -> bool:
         """Whether a cassette with this header is older than ``max_age``."""
         if self.max_age is None:
             return False
@@ -334,7 +341,7 @@ class Expiry:
         """Whether an expired cassette is recorded again (rather than warned about or failed)."""
         return self.expired == "rerecord" and self.can_record
 
-    def enforce(self, path: str | os.PathLike[str], header: Mapping[str, Any]) -> None:
+    def enforce(self, path: str | os.PathLike[str], header: Mapping[str, object]) -> None:
         """Warn about or raise for an expired cassette (call only when it is expired and not
         being recorded again)."""
         assert self.max_age is not None

@@ -11,11 +11,16 @@ import os
 import sys
 from collections.abc import Generator, Iterable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 import pytest
 
 from llmcassette._vcr.install import configure
+
+if TYPE_CHECKING:
+    from typing import Literal
+
+    from llmcassette._vcr.install import RecordModeName
 from llmcassette.faults import schedule, scheduled_on
 
 # The re-recording workflow (llmcassette.workflow) talks to the plugin through these: the
@@ -308,7 +313,7 @@ def pytest_recording_configure(config: pytest.Config, vcr: Any) -> None:
         record_errors=options.get("record_errors", False),
         max_age=options.get("max_age", project.get("max_age")),
         expired=options.get("expired", project.get("expired")),
-        record_mode=record_mode,
+        record_mode=cast("RecordModeName | Literal['rewrite']", record_mode),  # configure checks it
     )
     if _current_item is not None:
         _current_item.stash[_PERSISTER] = vcr.persister

@@ -3,12 +3,25 @@
 from __future__ import annotations
 
 import os
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeVar, get_args, overload
 
 from llmcassette._vcr import serializer
+from llmcassette.errors import ConfigError
 
 if TYPE_CHECKING:
+    import datetime
+    from typing import TypeAlias
+
     import vcr as vcrpy
+    from llmcassette.config import ExpiredAction, RedactionConfig
+    from llmcassette.faults import Overrides
+    from llmcassette.matching.normalize import MatchConfig, MatchOptions
+    from llmcassette.redact import Redactor
+    from llmcassette.transport.pace import Pace
+
+    #: ``pace=``: ``"instant"``, ``"recorded"``, or a scale of the recorded delays (``0.1``).
+    PaceOption: TypeAlias = Literal["instant", "recorded"] | float | Pace
 
 # vcrpy is imported inside the functions: importing it while pytest loads plugins would stop
 # pytest-recording from registering vcr.matchers for assertion rewriting.
@@ -16,21 +29,42 @@ if TYPE_CHECKING:
 # vcrpy's default match_on plus the semantic body matcher.
 DEFAULT_MATCH_ON = ("method", "scheme", "host", "port", "path", "query", "llm_body")
 
+#: vcrpy's record modes (``vcr.record_mode.RecordMode`` members are accepted too).
+RecordModeName = Literal["all", "any", "new_episodes", "none", "once"]
+#: ``incomplete_streams=``: what a recorded stream cut short leads to.
+IncompleteStreams = Literal["warn", "error", "ignore"]
+
+_Function = TypeVar("_Function", bound=Callable[..., Any])
+
+
+class CassetteContext(Protocol):
+    """What ``use_cassette`` returns: a context manager and a decorator (vcrpy's).
+
+    Entered, it gives vcrpy's ``Cassette``; applied to a function (sync, async or a
+    generator), it runs each call inside the cassette.
+    """
+
+    def __enter__(self) -> Any: ...  # vcrpy's Cassette, which vcrpy does not type
+
+    def __exit__(self, *exc_info: object) -> None: ...
+
+    def __call__(self, function: _Function) -> _Function: ...
+
 
 def configure(
     my_vcr: vcrpy.VCR,
     *,
     swap_suffix: str | None = None,
     rewrite: bool = False,
-    pace: object = "instant",
-    redaction: Any = None,
-    incomplete_streams: str = "warn",
-    match: Any = None,
-    overrides: Any = None,
+    pace: PaceOption = "instant",
+    redaction: RedactionConfig | Mapping[str, object] | bool | None = None,
+    incomplete_streams: IncompleteStreams = "warn",
+    match: MatchConfig | MatchOptions | None = None,
+    overrides: Overrides | Mapping[str, object] | None = None,
     record_errors: bool = False,
-    max_age: Any = None,
-    expired: str | None = None,
-    record_mode: str | None = None,
+    max_age: str | float | datetime.timedelta | None = None,
+    expired: ExpiredAction | None = None,
+    record_mode: RecordModeName | Literal["rewrite"] | None = None,
 ) -> vcrpy.VCR:
     """Make ``my_vcr`` read and write llmcassette cassettes; returns it.
 
@@ -52,29 +86,39 @@ def configure(
     ``expired`` (``"warn"``, ``"fail"``, ``"rerecord"``) set cassette expiry, defaulting to
     ``[tool.llmcassette]`` in pyproject.toml; ``record_mode`` is the mode cassettes will be
     used in (default: the VCR's), which ``"rerecord"`` needs to know (see docs/recording.md).
+
+    Every option is checked before the VCR is changed: a value it cannot use raises
+    ``ConfigError`` (``OverridesError`` for ``overrides``).
     """
     from llmcassette._vcr import fixes as vcr_fixes
     from llmcassette._vcr import stubs as stream
     from llmcassette._vcr.persister import Persister
-    from llmcassette.config import Expiry, project_expiry
+    from llmcassette.config import Expiry, project_expiry, resolve_redaction
+    from llmcassette.faults import Overrides
     from llmcassette.matching import matchers
     from llmcassette.matching.normalize import MatchConfig
-    from llmcassette.transport.pace import Pace
+
+    match_config = MatchConfig.from_options(match)
+    redaction_config = resolve_redaction(redaction)
+    mode = _record_mode_name(record_mode or my_vcr.record_mode)
+    expiry = Expiry.from_options(
+        max_age, expired, can_record=mode != "none", defaults=project_expiry()
+    )
+    replay_pace = _pace(pace)
+    if incomplete_streams not in stream.INCOMPLETE_STREAM_POLICIES:
+        raise ConfigError(
+            f"incomplete_streams must be one of {', '.join(stream.INCOMPLETE_STREAM_POLICIES)}, "
+            f"not {incomplete_streams!r}"
+        )
+    plan = None if overrides is None else Overrides.parse(overrides, "the `overrides` option")
 
     vcr_fixes.install()
     my_vcr.register_serializer(serializer.NAME, serializer)
     my_vcr.serializer = serializer.NAME
     current = my_vcr.persister
     fallback = current.fallback if isinstance(current, Persister) else current
-    match_config = MatchConfig.from_options(match)
     _install_host_aliases(my_vcr, match_config)
-    redactor = _redaction(my_vcr, redaction)  # llmcassette.redact
-    mode = str(
-        getattr(record_mode or my_vcr.record_mode, "value", record_mode or my_vcr.record_mode)
-    )
-    expiry = Expiry.from_options(
-        max_age, expired, can_record=mode != "none", defaults=project_expiry()
-    )
+    redactor = _install_redaction(my_vcr, redaction_config)  # llmcassette.redact
     my_vcr.register_persister(
         Persister(
             fallback,
@@ -89,14 +133,29 @@ def configure(
     my_vcr.match_on = DEFAULT_MATCH_ON
     my_vcr.skip_patchers = tuple(dict.fromkeys((*my_vcr.skip_patchers, *stream.REPLACED_PATCHERS)))
     others = tuple(p for p in my_vcr._custom_patches if not stream.is_ours(p))
-    if overrides is not None:
-        from llmcassette.faults import Overrides
-
-        overrides = Overrides.parse(overrides, "the `overrides` option")
-    my_vcr._custom_patches = others + tuple(
-        stream.patches(Pace.parse(pace), incomplete_streams, overrides)
-    )
+    my_vcr._custom_patches = others + tuple(stream.patches(replay_pace, incomplete_streams, plan))
     return my_vcr
+
+
+def _record_mode_name(record_mode: object) -> str:
+    """The name of a record mode (a ``RecordMode`` member or its value); ``ConfigError`` if
+    it is none of vcrpy's and not pytest-recording's ``"rewrite"``."""
+    name = str(getattr(record_mode, "value", record_mode))
+    known = (*get_args(RecordModeName), "rewrite")
+    if name not in known:
+        raise ConfigError(
+            f"record_mode={record_mode!r} is not one of {', '.join(map(repr, known))}"
+        )
+    return name
+
+
+def _pace(pace: object) -> Pace:
+    from llmcassette.transport.pace import Pace
+
+    try:
+        return Pace.parse(pace)
+    except ValueError as error:
+        raise ConfigError(str(error)) from None
 
 
 class HostAliases:
@@ -106,7 +165,7 @@ class HostAliases:
     against one base URL replays against another (and is stored under the canonical one).
     """
 
-    def __init__(self, config: Any, user_hook: Any = None) -> None:
+    def __init__(self, config: MatchConfig, user_hook: object = None) -> None:
         self.config = config
         self.user_hook = user_hook
 
@@ -119,7 +178,7 @@ class HostAliases:
         return run_hooks(self.user_hook, request)
 
 
-def _install_host_aliases(my_vcr: vcrpy.VCR, config: Any) -> None:
+def _install_host_aliases(my_vcr: vcrpy.VCR, config: MatchConfig) -> None:
     from llmcassette._vcr.redaction_hook import RedactRequest
 
     current = my_vcr.before_record_request
@@ -130,13 +189,11 @@ def _install_host_aliases(my_vcr: vcrpy.VCR, config: Any) -> None:
     my_vcr.before_record_request = HostAliases(config, current) if config.hosts else current
 
 
-def _redaction(my_vcr: vcrpy.VCR, redaction: Any) -> Any:
+def _install_redaction(my_vcr: vcrpy.VCR, config: RedactionConfig) -> Redactor | None:
     """Install redaction on the VCR (before_record_request); the redactor for the persister."""
     from llmcassette._vcr import redaction_hook as vcr_hooks
-    from llmcassette.config import resolve_redaction
     from llmcassette.redact import Redactor
 
-    config = resolve_redaction(redaction)
     if not config.enabled:
         return None
     redactor = Redactor(config)
@@ -151,20 +208,41 @@ def _ensure_jsonl_suffix(path: str | os.PathLike[str]) -> str:
     return path + serializer.SUFFIX
 
 
+@overload
+def use_cassette(path: _Function, /) -> _Function: ...
+
+
+@overload
 def use_cassette(
-    path: Any = None,
+    path: str | os.PathLike[str] | None = None,
     *,
-    record_mode: str = "once",
-    pace: object = "instant",
-    redaction: Any = None,
-    incomplete_streams: str = "warn",
-    match: Any = None,
-    overrides: Any = None,
+    record_mode: RecordModeName = "once",
+    pace: PaceOption = "instant",
+    redaction: RedactionConfig | Mapping[str, object] | bool | None = None,
+    incomplete_streams: IncompleteStreams = "warn",
+    match: MatchConfig | MatchOptions | None = None,
+    overrides: Overrides | Mapping[str, object] | None = None,
     record_errors: bool = False,
-    max_age: Any = None,
-    expired: str | None = None,
-    **options: Any,
-) -> Any:
+    max_age: str | float | datetime.timedelta | None = None,
+    expired: ExpiredAction | None = None,
+    **options: object,
+) -> CassetteContext: ...
+
+
+def use_cassette(
+    path: str | os.PathLike[str] | _Function | None = None,
+    *,
+    record_mode: RecordModeName = "once",
+    pace: PaceOption = "instant",
+    redaction: RedactionConfig | Mapping[str, object] | bool | None = None,
+    incomplete_streams: IncompleteStreams = "warn",
+    match: MatchConfig | MatchOptions | None = None,
+    overrides: Overrides | Mapping[str, object] | None = None,
+    record_errors: bool = False,
+    max_age: str | float | datetime.timedelta | None = None,
+    expired: ExpiredAction | None = None,
+    **options: object,
+) -> CassetteContext | _Function:
     """Record to / replay from an llmcassette cassette, as a context manager or decorator.
 
     ``path`` gets a ``.jsonl`` suffix when it has none. It works on sync and async
@@ -172,8 +250,9 @@ def use_cassette(
     ``pace`` sets how fast replayed streams deliver their events: ``"instant"`` (default),
     ``"recorded"``, or a number that scales the recorded delays (``0.1`` is ten times faster).
     ``redaction``, ``incomplete_streams``, ``match``, ``overrides``, ``record_errors``,
-    ``max_age`` and ``expired`` are as for :func:`configure`. Other keyword arguments are
-    vcrpy ``use_cassette`` options.
+    ``max_age`` and ``expired`` are as for :func:`configure`; a value they cannot use
+    raises ``ConfigError`` at once. Other keyword arguments are vcrpy ``use_cassette``
+    options, which vcrpy checks (they differ between vcrpy releases).
     """
     import vcr as vcrpy
 
@@ -189,4 +268,7 @@ def use_cassette(
         expired=expired,
         record_mode=record_mode,
     )
-    return my_vcr.use_cassette(path, record_mode=record_mode, **options)
+    context: CassetteContext | _Function = my_vcr.use_cassette(
+        path, record_mode=record_mode, **options
+    )
+    return context

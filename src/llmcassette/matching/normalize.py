@@ -10,9 +10,9 @@ replays against another.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal, TypedDict
 from urllib.parse import urlsplit
 
 from llmcassette.errors import ConfigError
@@ -31,6 +31,9 @@ VOLATILE_SHAPES: dict[str, re.Pattern[str]] = {
         r"\b\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}:\d{2}(?:\.\d+)?(?:Z|[+-]\d{2}:?\d{2})?\b"
     ),
 }
+#: A name in ``VOLATILE_SHAPES``.
+VolatileShape = Literal["uuid", "timestamp"]
+
 _PATH_TOKEN = re.compile(r"\.([^.\[\]]+)|\[(\*|\d+)\]|\[\"((?:[^\"\\]|\\.)*)\"\]")
 
 
@@ -64,6 +67,17 @@ def parse_path(path: str) -> tuple[str | int, ...]:
             '$.messages[*].id or $["odd key"]'
         )
     return tuple(tokens)
+
+
+class MatchOptions(TypedDict, total=False):
+    """``match=`` as a dict (``vcr_config``, the marker, ``use_cassette``): ``MatchConfig``'s
+    fields, each optional. ``hosts`` may also be a mapping ``{alias: origin}``."""
+
+    ignore: Sequence[str]
+    volatile: Sequence[VolatileShape]
+    hosts: Mapping[str, str] | Sequence[tuple[str, str]]
+    normalizers: Sequence[Normalizer]
+    sdk_defaults: bool
 
 
 @dataclass(frozen=True)
@@ -103,18 +117,20 @@ class MatchConfig:
                     )
 
     @classmethod
-    def from_options(cls, options: MatchConfig | Mapping[str, Any] | None) -> MatchConfig:
+    def from_options(cls, options: MatchConfig | MatchOptions | None) -> MatchConfig:
         """Accept a ``MatchConfig``, a mapping of its fields, or None (the defaults)."""
         if options is None:
             return cls()
         if isinstance(options, MatchConfig):
             return options
-        unknown = set(options) - {"ignore", "volatile", "hosts", "normalizers", "sdk_defaults"}
-        if unknown:
+        known = list(MatchOptions.__annotations__)
+        if not isinstance(options, Mapping):
             raise ConfigError(
-                f"unknown match option(s) {sorted(unknown)}; use ignore, volatile, hosts, "
-                "normalizers, sdk_defaults"
+                f"match must be a MatchConfig or a dict of {', '.join(known)}, not {options!r}"
             )
+        unknown = set(options) - set(known)
+        if unknown:
+            raise ConfigError(f"unknown match option(s) {sorted(unknown)}; use {', '.join(known)}")
         hosts = options.get("hosts") or {}
         return cls(
             ignore=tuple(options.get("ignore") or ()),
