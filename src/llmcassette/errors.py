@@ -21,6 +21,32 @@ class ConfigError(LlmCassetteError, ValueError):
     """
 
 
+class IncompatibleVcrpyError(LlmCassetteError, ImportError):
+    """The installed vcrpy lacks an internal llmcassette relies on, or is too old.
+
+    ``vcrpy_version`` is the installed release, ``missing`` what it lacks (empty when it is
+    only too old); raised by ``configure``/``use_cassette`` before anything is patched.
+    """
+
+    def __init__(self, vcrpy_version: str, missing: list[str], lowest: str) -> None:
+        self.vcrpy_version = vcrpy_version
+        self.missing = missing
+        self.lowest = lowest
+        if missing:
+            message = (
+                f"llmcassette does not work with vcrpy {vcrpy_version}: it lacks "
+                f"{', '.join(missing)}\n  how to fix: install a vcrpy release llmcassette is "
+                f"tested with (vcrpy {lowest} to the newest at llmcassette's release), or "
+                "report the new vcrpy release as an llmcassette issue"
+            )
+        else:
+            message = (
+                f"llmcassette needs vcrpy >= {lowest}, but vcrpy {vcrpy_version} is installed"
+                f"\n  how to fix: pip install 'vcrpy>={lowest}'"
+            )
+        super().__init__(message)
+
+
 class CassetteFormatError(LlmCassetteError, ValueError):
     """A cassette file cannot be read: it names the file, the line and what is wrong.
 

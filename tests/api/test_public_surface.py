@@ -12,9 +12,9 @@ from types import ModuleType
 from typing import get_args
 
 import pytest
+import vcr
 
 import llmcassette
-import vcr
 from llmcassette import errors
 from llmcassette._vcr import install, stubs
 from llmcassette.config import EXPIRED_ACTIONS, ExpiredAction
@@ -22,9 +22,8 @@ from llmcassette.matching.normalize import VOLATILE_SHAPES, MatchOptions, Volati
 
 # Exception classes outside the tree, in modules other people are rewriting right now
 # (llmcassette.cassette, the vcrpy compatibility check); drop a name once its class derives
-# from LlmCassetteError (``class VcrpyIncompatible(LlmCassetteError, ImportError)``).
+# from LlmCassetteError.
 NOT_YET_IN_THE_TREE = {
-    "llmcassette._vcr.compat.VcrpyIncompatible",
     "llmcassette.cassette.jsontext._NoConstants",
     "llmcassette.cassette.migrations.MissingMigrationError",
 }

@@ -25,6 +25,8 @@ import vcr.patch
 from vcr.cassette import Cassette, CassetteContextDecorator
 from vcr.request import HeadersDict, Request
 
+from llmcassette.errors import IncompatibleVcrpyError
+
 # The oldest vcrpy the test suite runs against (nox -s vcrpy_lowest), and the pin in
 # pyproject.toml.
 LOWEST_SUPPORTED = (8, 5, 0)
@@ -75,10 +77,6 @@ def saved_name(library: str, class_name: str, method: str) -> str:
     return f"{prefix}{short}Transport_{method}"
 
 
-class VcrpyIncompatible(ImportError):
-    """The installed vcrpy lacks something llmcassette needs (raised at first use)."""
-
-
 def _version() -> tuple[int, ...]:
     parts = []
     for piece in str(getattr(vcr, "__version__", "0")).split(".")[:3]:
@@ -122,22 +120,14 @@ def missing() -> list[str]:
 
 @functools.cache
 def check() -> None:
-    """Raise ``VcrpyIncompatible`` naming the vcrpy version when it does not fit (once)."""
+    """Raise ``IncompatibleVcrpyError`` naming the vcrpy version when it does not fit (once)."""
     version = ".".join(map(str, _version()))
     lowest = ".".join(map(str, LOWEST_SUPPORTED))
     if _version() < LOWEST_SUPPORTED:
-        raise VcrpyIncompatible(
-            f"llmcassette needs vcrpy >= {lowest}, but vcrpy {version} is installed: "
-            f"pip install 'vcrpy>={lowest}'"
-        )
+        raise IncompatibleVcrpyError(version, [], lowest)
     absent = missing()
     if absent:
-        raise VcrpyIncompatible(
-            f"llmcassette does not work with vcrpy {version}: it lacks {', '.join(absent)}. "
-            f"llmcassette is tested with vcrpy {lowest} and newer releases up to the one it "
-            "was released with; install one of those, or report the new vcrpy release as an "
-            "llmcassette issue"
-        )
+        raise IncompatibleVcrpyError(version, absent, lowest)
 
 
 def skips_patchers() -> bool:

@@ -90,6 +90,7 @@ def configure(
     Every option is checked before the VCR is changed: a value it cannot use raises
     ``ConfigError`` (``OverridesError`` for ``overrides``).
     """
+    from llmcassette._vcr import compat
     from llmcassette._vcr import fixes as vcr_fixes
     from llmcassette._vcr import stubs as stream
     from llmcassette._vcr.persister import Persister
@@ -98,6 +99,7 @@ def configure(
     from llmcassette.matching import matchers
     from llmcassette.matching.normalize import MatchConfig
 
+    compat.check()
     match_config = MatchConfig.from_options(match)
     redaction_config = resolve_redaction(redaction)
     mode = _record_mode_name(record_mode or my_vcr.record_mode)
@@ -131,7 +133,9 @@ def configure(
     )
     my_vcr.register_matcher("llm_body", matchers.LlmBody(match_config))
     my_vcr.match_on = DEFAULT_MATCH_ON
-    my_vcr.skip_patchers = tuple(dict.fromkeys((*my_vcr.skip_patchers, *stream.REPLACED_PATCHERS)))
+    if compat.skips_patchers():
+        skipped = (*my_vcr.skip_patchers, *stream.REPLACED_PATCHERS)
+        my_vcr.skip_patchers = tuple(dict.fromkeys(skipped))
     others = tuple(p for p in my_vcr._custom_patches if not stream.is_ours(p))
     my_vcr._custom_patches = others + tuple(stream.patches(replay_pace, incomplete_streams, plan))
     return my_vcr

@@ -18,7 +18,7 @@ import warnings
 from collections.abc import Iterable, Iterator
 from typing import Any, ClassVar
 
-from llmcassette._vcr import fault_plan, lookup
+from llmcassette._vcr import compat, fault_plan, lookup
 from llmcassette._vcr.bridge import incoming_request
 from llmcassette.cassette import events
 from llmcassette.errors import (
@@ -39,7 +39,7 @@ from llmcassette.transport.timing import event_times
 _CALLS = "_llmcassette_calls"
 
 # vcrpy patcher groups these replace.
-REPLACED_PATCHERS = ("httpx", "httpx2")
+REPLACED_PATCHERS = compat.CLIENT_LIBRARIES
 
 
 @functools.cache
@@ -366,35 +366,6 @@ def _report_incomplete(policy: str, uri: str, problem: str, ending: Ending, cass
     return False
 
 
-# (library, transport class, method, is_async); vcrpy keeps the unpatched originals.
-_TARGETS = (
-    ("HTTPTransport", "handle_request", False),
-    ("AsyncHTTPTransport", "handle_async_request", True),
-    ("WSGITransport", "handle_request", False),
-    ("ASGITransport", "handle_async_request", True),
-    ("MockTransport", "handle_request", False),
-    ("MockTransport", "handle_async_request", True),
-)
-
-
-def _original(library_name: str, class_name: str, method: str) -> Any:
-    """The method as it was before any cassette patched it (vcrpy saved it at import)."""
-    import vcr.patch
-
-    prefix = "_Httpx2" if library_name == "httpx2" else "_Httpx"
-    short = class_name.replace("Transport", "").replace("HTTP", "Http").replace("WSGI", "Wsgi")
-    short = short.replace("ASGI", "Asgi")
-    saved = getattr(vcr.patch, f"{prefix}{short}Transport_{method}", None)
-    if saved is not None:
-        return saved
-    library = __import__(library_name)
-    current = getattr(getattr(library, class_name, None), method, None)
-    # Without vcrpy's saved copy, the current method will do unless a cassette patched it.
-    if isinstance(current, type) and issubclass(current, InterceptedMethod):
-        return None
-    return current
-
-
 INCOMPLETE_STREAM_POLICIES = ("warn", "error", "ignore")
 
 
@@ -412,11 +383,11 @@ def patches(
             library = __import__(library_name)
         except ImportError:
             continue
-        for class_name, method, is_async in _TARGETS:
+        for class_name, method, is_async in compat.TRANSPORT_METHODS:
             target = getattr(library, class_name, None)
-            original = _original(library_name, class_name, method)
-            if target is None or original is None:
+            if target is None:
                 continue
+            original = compat.saved_original(library_name, class_name, method)
             base = AsyncInterceptedMethod if is_async else InterceptedMethod
             replacement = type(
                 f"{library_name}.{class_name}.{method}",

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import pytest
+import vcr
 import vcr.patch
 
-import vcr
+from llmcassette import IncompatibleVcrpyError
 from llmcassette._vcr import compat
 
 
@@ -18,9 +19,7 @@ def test_a_vcrpy_older_than_the_lowest_supported_is_refused(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     monkeypatch.setattr(vcr, "__version__", "7.0.0")
-    with pytest.raises(
-        compat.VcrpyIncompatible, match=r"needs vcrpy >= 8\.5\.0, but vcrpy 7\.0\.0"
-    ):
+    with pytest.raises(IncompatibleVcrpyError, match=r"needs vcrpy >= 8\.5\.0, but vcrpy 7\.0\.0"):
         compat.check.__wrapped__()
 
 
@@ -29,9 +28,11 @@ def test_a_missing_internal_is_named_with_the_vcrpy_version(
 ) -> None:
     monkeypatch.delattr(vcr.patch, "_Httpx2AsyncHttpTransport_handle_async_request")
     monkeypatch.setattr(vcr, "__version__", "99.0.0")
-    with pytest.raises(compat.VcrpyIncompatible) as raised:
+    with pytest.raises(IncompatibleVcrpyError) as raised:
         compat.check.__wrapped__()
     message = str(raised.value)
+    assert raised.value.vcrpy_version == "99.0.0"
+    assert raised.value.missing == ["vcr.patch._Httpx2AsyncHttpTransport_handle_async_request"]
     assert "vcrpy 99.0.0" in message
     assert "vcr.patch._Httpx2AsyncHttpTransport_handle_async_request" in message
 
