@@ -114,7 +114,7 @@ def _discard_failed_recording(
     from llmcassette._vcr.save_policy import discard_new
 
     count = discard_new(cassette)
-    path = _cassette_file(item, cassette)
+    path = _cassette_file(cassette)
     state = "left as it was" if os.path.exists(path) else "not created"
     report.sections.append(
         (
@@ -127,12 +127,11 @@ def _discard_failed_recording(
     )
 
 
-def _cassette_file(item: pytest.Item, cassette: Any) -> str:
+def _cassette_file(cassette: Any) -> str:
     """The file the test's cassette is saved to (the ``.jsonl`` one under the plugin)."""
-    persister = item.stash.get(_PERSISTER, None)
-    if persister is None:
-        return str(cassette._path)
-    return str(persister.resolve(cassette._path))
+    from llmcassette._vcr.persister import display_path
+
+    return display_path(cassette) or ""
 
 
 def _report_entry(item: pytest.Item) -> dict[str, Any]:
@@ -151,7 +150,7 @@ def _report_entry(item: pytest.Item) -> dict[str, Any]:
         )
     cassette = getattr(item, "funcargs", {}).get("vcr")
     if not cassettes and cassette is not None:
-        cassettes.append({"path": _cassette_file(item, cassette)})
+        cassettes.append({"path": _cassette_file(cassette)})
     return {
         "nodeid": item.nodeid,
         "problems": sorted(problems),
