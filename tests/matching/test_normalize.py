@@ -113,6 +113,22 @@ def test_a_cassette_recorded_against_one_host_replays_against_another(
         assert chat("http://localhost:4000") == 200
 
 
+def test_recording_again_under_host_aliases_leaves_the_cassette_byte_identical(
+    tmp_path: Path,
+) -> None:
+    # Two runs of a deterministic server on two ports: the stored URL and host header are
+    # the canonical origin's, so nothing in the cassette changes.
+    texts = []
+    for mode in ("once", "all"):
+        with LocalProvider() as live:
+            aliases = {"hosts": {live.url: "https://api.example.com"}}
+            with llmcassette.use_cassette(tmp_path / "c", record_mode=mode, match=aliases):
+                assert chat(live.url) == 200
+        texts.append((tmp_path / "c.jsonl").read_text())
+    assert '"host": "api.example.com"' in texts[0]
+    assert texts[0] == texts[1]
+
+
 def test_custom_normalizers(tmp_path: Path, provider: LocalProvider) -> None:
     def without_user(body: Any) -> Any:
         return {k: v for k, v in body.items() if k != "user"} if isinstance(body, dict) else body

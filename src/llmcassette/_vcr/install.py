@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from urllib.parse import urlsplit
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeVar, get_args, overload
 
@@ -167,6 +168,8 @@ class HostAliases:
 
     vcrpy applies it to recorded and incoming requests alike, so a cassette recorded
     against one base URL replays against another (and is stored under the canonical one).
+    The ``host`` header follows the URL: otherwise it would keep the live port, and
+    recording a deterministic server again would change every cassette.
     """
 
     def __init__(self, config: MatchConfig, user_hook: object = None) -> None:
@@ -177,6 +180,8 @@ class HostAliases:
         rewritten = self.config.rewrite_origin(request.uri)
         if rewritten != request.uri:
             request.uri = rewritten
+            if "host" in request.headers:
+                request.headers["host"] = urlsplit(rewritten).netloc
         from llmcassette._vcr.redaction_hook import run_hooks
 
         return run_hooks(self.user_hook, request)
