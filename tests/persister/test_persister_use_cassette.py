@@ -128,6 +128,37 @@ def test_mode_all_with_one_change_rewrites_only_that_interaction(
     assert new[4] == old[4]  # the request did not change
 
 
+def test_mode_all_with_fewer_calls_keeps_exactly_the_calls_of_this_run(
+    recorded: Path, local_server: Any
+) -> None:
+    with llmcassette.use_cassette(recorded, record_mode="all"), httpx2.Client() as client:
+        client.get(local_server.url + "/other")
+    requests = [json.loads(line) for line in lines_of(recorded) if '"type": "request"' in line]
+    assert [r["uri"] for r in requests] == [local_server.url + "/other"]
+    with llmcassette.use_cassette(recorded, record_mode="none") as cassette:
+        with httpx2.Client() as client:
+            assert client.get(local_server.url + "/other").content == b"hello"
+        assert llmcassette.check_unused(cassette) is None
+
+
+def test_saving_in_mode_all_compares_no_old_request_with_a_new_one(
+    recorded: Path, local_server: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # vcrpy's own "all" save matches every loaded request against every new one: quadratic.
+    compared: list[object] = []
+    original = vcr.cassette.requests_match
+
+    def counting(*args: Any, **kwargs: Any) -> Any:
+        compared.append(args)
+        return original(*args, **kwargs)
+
+    monkeypatch.setattr(vcr.cassette, "requests_match", counting)
+    with llmcassette.use_cassette(recorded, record_mode="all"):
+        _traffic(local_server)
+    assert compared == []
+    assert len([line for line in lines_of(recorded) if '"type": "request"' in line]) == 3
+
+
 def test_new_episodes_appends_without_changing_old_lines(recorded: Path, local_server: Any) -> None:
     old = lines_of(recorded)
     with llmcassette.use_cassette(recorded, record_mode="new_episodes"):

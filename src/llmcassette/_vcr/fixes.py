@@ -9,7 +9,8 @@ _installed = False
 
 def install() -> None:
     """Always undo a cassette's HTTP patches when its context exits, even if saving raised;
-    leave error responses out of what is saved (llmcassette._vcr.save_policy).
+    leave error responses out of what is saved, and in record mode ``all`` the interactions
+    this run did not record (llmcassette._vcr.save_policy).
 
     vcrpy's ``CassetteContextDecorator.__exit__`` saves, then closes the generator that
     holds the patches; when the save raises (llmcassette refuses to overwrite a cassette it
@@ -28,9 +29,10 @@ def install() -> None:
         cassette = getattr(self, "_CassetteContextDecorator__cassette", None)
         try:
             if cassette is not None:
-                from llmcassette._vcr.save_policy import drop_error_responses
+                from llmcassette._vcr.save_policy import drop_error_responses, keep_only_this_run
 
                 drop_error_responses(cassette)  # responses >= 400 are not saved unless asked
+                keep_only_this_run(cassette)  # record_mode="all" saves this run's calls only
             return original_exit(self, *exc_info)
         finally:
             finish = getattr(self, "_CassetteContextDecorator__finish", None)

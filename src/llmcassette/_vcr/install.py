@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import os
-from urllib.parse import urlsplit
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeVar, get_args, overload
+from urllib.parse import urlsplit
 
 from llmcassette._vcr import serializer
 from llmcassette.errors import ConfigError
@@ -15,6 +15,7 @@ if TYPE_CHECKING:
     from typing import TypeAlias
 
     import vcr as vcrpy
+
     from llmcassette.config import ExpiredAction, RedactionConfig
     from llmcassette.faults import Overrides
     from llmcassette.matching.normalize import MatchConfig, MatchOptions

@@ -1,5 +1,5 @@
 """What a cassette keeps when it is saved: no error responses unless asked, nothing of a
-failed test.
+failed test, and in record mode ``all`` only what this run recorded.
 
 A response with status >= 400 received while recording reached the code under test as it
 came, but is left out of the cassette (``record_errors=True`` keeps it): an outage or a rate
@@ -57,6 +57,28 @@ def drop_error_responses(cassette: Any) -> list[tuple[str, str, int]]:
         cassette.dirty = False
     _warn(cassette, dropped)
     return dropped
+
+
+def keep_only_this_run(cassette: Any) -> None:
+    """In record mode ``all``, save exactly the interactions this run recorded.
+
+    vcrpy 9 keeps every loaded interaction that no new one matches, ahead of the new ones
+    (comparing each old request with each new one: quadratic), and vcrpy 8 keeps them all:
+    either way a re-recording that makes fewer calls leaves stale interactions that fail
+    the next replay as unused. A run that recorded nothing new (a failed test, only error
+    responses) leaves the file as it is.
+    """
+    from vcr.record_mode import RecordMode
+
+    if cassette.record_mode != RecordMode.ALL or not cassette.dirty:
+        return
+    loaded = cassette._loaded_count
+    if not loaded:
+        return
+    del cassette.data[:loaded]
+    cassette._loaded_count = 0
+    cassette._played_interactions = []
+    cassette.play_counts = Counter()
 
 
 def _warn(cassette: Any, dropped: list[tuple[str, str, int]]) -> None:
