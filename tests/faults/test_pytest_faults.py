@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
 import pytest
@@ -53,17 +54,38 @@ def test_fixture_unused(llm_faults):
 """
 
 
+@pytest.fixture(scope="module")
+def recording(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path | str]:
+    """The project's cassettes and the provider address they hold, once recorded."""
+    return {"copy": tmp_path_factory.mktemp("recorded") / "cassettes"}
+
+
 @pytest.fixture
-def project(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> pytest.Pytester:
-    provider = LocalProvider().start()
-    monkeypatch.setenv("PROVIDER_URL", provider.openai_base_url)
+def project(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, recording: dict[str, Path | str]
+) -> pytest.Pytester:
+    """The test module, recorded against a provider that is stopped since, in replay mode.
+
+    The first test of the module records (a whole pytest run through the openai SDK) and
+    checks the recording; the others start from a copy of those cassettes.
+    """
     pytester.makepyfile(test_faults=TEST_MODULE)
-    result = pytester.runpytest_subprocess("--record-mode=once")
-    result.assert_outcomes(passed=3)
-    # A 429 answered by the marker is not recorded: only the retry's answer is.
-    cassette = pytester.path / "cassettes" / "test_faults" / "test_marker_retry.jsonl"
-    assert cassette.read_text().count('"type": "request"') == 1
-    provider.stop()
+    cassettes = pytester.path / "cassettes"
+    copy = Path(recording["copy"])
+    if "url" in recording:
+        shutil.copytree(copy, cassettes)
+    else:
+        provider = LocalProvider().start()
+        monkeypatch.setenv("PROVIDER_URL", provider.openai_base_url)
+        result = pytester.runpytest_subprocess("--record-mode=once")
+        result.assert_outcomes(passed=3)
+        # A 429 answered by the marker is not recorded: only the retry's answer is.
+        cassette = cassettes / "test_faults" / "test_marker_retry.jsonl"
+        assert cassette.read_text().count('"type": "request"') == 1
+        provider.stop()
+        shutil.copytree(cassettes, copy)
+        recording["url"] = provider.openai_base_url
+    monkeypatch.setenv("PROVIDER_URL", str(recording["url"]))
     monkeypatch.setenv("REPLAY", "1")
     return pytester
 

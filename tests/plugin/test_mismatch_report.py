@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import shutil
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -62,13 +64,45 @@ def literal(text: str) -> str:
     return text.replace("[", "[[]")
 
 
+class Recordings:
+    """Cassettes recorded for a test module source, and the provider URL they hold."""
+
+    def __init__(self, folder: Path) -> None:
+        self.folder = folder
+        self.of: dict[str, tuple[Path, str]] = {}
+
+
+@pytest.fixture(scope="module")
+def recordings(tmp_path_factory: pytest.TempPathFactory) -> Recordings:
+    return Recordings(tmp_path_factory.mktemp("recorded"))
+
+
 def record_then_change(
-    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, source: str, change: str
+    pytester: pytest.Pytester,
+    monkeypatch: pytest.MonkeyPatch,
+    source: str,
+    change: str,
+    recordings: Recordings | None = None,
 ) -> Any:
+    """Record ``source`` with the provider up, then run it again with ``CHANGE`` set.
+
+    With ``recordings``, a source recorded before in this module is not recorded again: its
+    cassettes are copied, and PROVIDER_URL names the (stopped) provider they came from.
+    """
     pytester.makepyfile(test_mod=source)
-    with LocalProvider() as provider:
-        monkeypatch.setenv("PROVIDER_URL", provider.url)
-        pytester.runpytest_subprocess("--record-mode=once").assert_outcomes(passed=1)
+    cassettes = pytester.path / "cassettes"
+    if recordings is not None and source in recordings.of:
+        copy, url = recordings.of[source]
+        shutil.copytree(copy, cassettes)
+        monkeypatch.setenv("PROVIDER_URL", url)
+    else:
+        with LocalProvider() as provider:
+            monkeypatch.setenv("PROVIDER_URL", provider.url)
+            pytester.runpytest_subprocess("--record-mode=once").assert_outcomes(passed=1)
+        if recordings is not None:
+            copy = recordings.folder / str(len(recordings.of))
+            shutil.copytree(cassettes, copy)
+            recordings.of[source] = (copy, provider.url)
     monkeypatch.setenv("CHANGE", change)
     result = pytester.runpytest_subprocess()
     result.assert_outcomes(failed=1)
@@ -89,9 +123,13 @@ def record_then_change(
     ],
 )
 def test_openai_sdk_reports_the_path(
-    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, change: str, expected: str
+    pytester: pytest.Pytester,
+    monkeypatch: pytest.MonkeyPatch,
+    recordings: Recordings,
+    change: str,
+    expected: str,
 ) -> None:
-    result = record_then_change(pytester, monkeypatch, OPENAI_TEST, change)
+    result = record_then_change(pytester, monkeypatch, OPENAI_TEST, change, recordings)
     result.stdout.fnmatch_lines(
         [
             f"*{literal(expected)}*[[]call #1 to POST /v1/chat/completions]*",
