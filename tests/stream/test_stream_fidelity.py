@@ -224,11 +224,12 @@ async def test_async_cancel_during_an_endless_stream(
 
 
 async def test_cancelling_a_paced_replay_is_prompt(tmp_path: Path, provider: LocalProvider) -> None:
-    provider.behaviour.events = 5
+    provider.behaviour.events = 1
     provider.behaviour.event_delay = 0.5
     with llmcassette.use_cassette(tmp_path / "c", record_mode="once"):
         timed_chunks(httpx2, provider.url)
     provider.stop()
+    first_chunk = asyncio.Event()
 
     async def replay() -> None:
         async with (
@@ -238,11 +239,12 @@ async def test_cancelling_a_paced_replay_is_prompt(tmp_path: Path, provider: Loc
             ) as response,
         ):
             async for _ in response.aiter_raw():
-                pass
+                first_chunk.set()
 
     with llmcassette.use_cassette(tmp_path / "c", record_mode="none", pace="recorded"):
         task = asyncio.create_task(replay())
-        await asyncio.sleep(0.6)
+        # The next chunk is 0.5 s away: the replay is waiting for it.
+        await asyncio.wait_for(first_chunk.wait(), timeout=5)
         cancelled_at = time.monotonic()
         task.cancel()
         with pytest.raises(asyncio.CancelledError):
