@@ -149,4 +149,5 @@ def vcrpy_lowest(session: nox.Session) -> None:
     """
     session.install("-e", ".[brotli,zstd]", *TEST_DEPS)
     session.install(*_lowest_supported("vcrpy", "pytest-recording"))
-    session.run("pytest", *session.posargs)
+    parallel = ["-n", "auto", "--dist", "worksteal"]
+    session.run("pytest", *parallel, *session.posargs, env=_test_env(session))
