@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib.util
 import json
 from collections.abc import Iterator
 from pathlib import Path
@@ -67,14 +68,25 @@ async def test_decorator_on_an_async_function(tmp_path: Path, provider: LocalPro
     assert await call() == live
 
 
-def test_bare_decorator_names_the_cassette_after_the_function(provider: LocalProvider) -> None:
-    @llmcassette.use_cassette
-    def named_after_me() -> str:
-        return ask(provider.url)
-
-    named_after_me()
-    assert (Path(__file__).parent / "named_after_me.jsonl").exists()
-    (Path(__file__).parent / "named_after_me.jsonl").unlink()
+def test_bare_decorator_names_the_cassette_after_the_function(
+    tmp_path: Path, provider: LocalProvider
+) -> None:
+    # The cassette goes next to the module that defines the function: a module in tmp_path,
+    # so the test writes nothing into the repository.
+    (tmp_path / "decorated.py").write_text(
+        "import httpx2\n"
+        "import llmcassette\n\n\n"
+        "@llmcassette.use_cassette\n"
+        "def named_after_me(url, headers):\n"
+        "    return httpx2.get(f'{url}/v1/models', headers=headers).status_code\n"
+    )
+    spec = importlib.util.spec_from_file_location("decorated", tmp_path / "decorated.py")
+    assert spec is not None
+    assert spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    assert module.named_after_me(provider.url, AUTH) == 200
+    assert (tmp_path / "named_after_me.jsonl").exists()
 
 
 def test_configure_installs_llmcassette_on_a_users_vcr(
