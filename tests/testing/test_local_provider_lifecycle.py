@@ -216,16 +216,13 @@ def test_chunked_request_body(provider: LocalProvider) -> None:
 
 
 def test_module_entry_point(tmp_path: Path) -> None:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
     src = Path(llmcassette.testing.__file__).resolve().parents[2]
     env = {
         **os.environ,
         "PYTHONPATH": os.pathsep.join([str(src), os.environ.get("PYTHONPATH", "")]),
     }
     process = subprocess.Popen(
-        [sys.executable, "-m", "llmcassette.testing", "--port", str(port)],
+        [sys.executable, "-m", "llmcassette.testing", "--port", "0"],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
@@ -234,7 +231,9 @@ def test_module_entry_point(tmp_path: Path) -> None:
     try:
         assert process.stdout is not None
         first = process.stdout.readline()
-        assert f"http://127.0.0.1:{port}" in first
+        # --port 0: the provider picks a free port and prints it (no race with other tests).
+        port = int(first.rsplit(":", 1)[1])
+        assert first.startswith(f"llmcassette local provider on http://127.0.0.1:{port}")
         assert f"base_url=http://127.0.0.1:{port}/v1" in process.stdout.readline()
         response = httpx2.get(f"http://127.0.0.1:{port}/v1/models", headers=AUTH)
         assert response.status_code == 200
