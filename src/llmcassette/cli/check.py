@@ -13,15 +13,19 @@ import re
 from collections.abc import Iterable, Iterator
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from llmcassette.cli.paths import SUFFIXES
 from llmcassette.errors import (
     CassetteFormatError,
     CassetteVersionError,
-    LlmCassetteError,
     OverridesError,
 )
 from llmcassette.faults.sidecar import SUFFIX as SIDECAR_SUFFIX
+
+if TYPE_CHECKING:
+    from llmcassette.cassette.jsonl import Cassette
+    from llmcassette.cli.paths import Opened
 
 # Problem kinds, as they appear in ``--json`` records.
 UNREADABLE = "unreadable"  # the file cannot be opened: exit code 2, not 1
@@ -67,19 +71,9 @@ class Options:
     secrets: bool = True
 
 
-def _structure(path: Path, data: bytes, options: Options) -> Iterator[Problem]:
-    from llmcassette.cassette import jsonl as cassette_file
+def _structure(name: str, cassette: Cassette, options: Options) -> Iterator[Problem]:
     from llmcassette.transport.integrity import missing_terminator
 
-    name = os.fspath(path)
-    try:
-        cassette = cassette_file.read(data, path)
-    except CassetteVersionError as error:
-        yield Problem(name, error.line, VERSION, error.problem, error.hint)
-        return
-    except CassetteFormatError as error:
-        yield Problem(name, error.line, FORMAT, error.problem, error.hint)
-        return
     for item in cassette.interactions:
         if item.stream is None:
             continue
@@ -199,7 +193,7 @@ def _modules_under(root: Path) -> dict[str, list[Path]]:
     return found
 
 
-_CASSETTE_SUFFIXES = (".jsonl", ".yaml", ".yml", ".json")
+_CASSETTE_SUFFIXES = SUFFIXES
 
 
 def _overrides(path: Path) -> Iterator[Problem]:
@@ -219,54 +213,67 @@ def _strings(source: str) -> set[str]:
     return set(re.findall(r"""["']([^"'\n]+)["']""", source))
 
 
-def _secrets(path: Path, redactor: Any) -> Iterator[Problem]:
-    from llmcassette.cli.files import scan
+def _opening_problem(error: CassetteFormatError) -> Problem:
+    """The problem of a file ``cli.paths`` could not open: ``unreadable`` (exit 2) when it
+    cannot be opened at all, ``version`` or ``format`` when it is not a readable cassette."""
+    from llmcassette.cli.paths import UnreadableError
 
-    for finding in scan(redactor, path):
-        yield Problem(
-            finding.path,
-            finding.line,
-            SECRET,
-            f"{finding.json_path}: a value matches redaction rule {finding.rule!r}",
-            "run `llmcassette redact PATH` (the value is never printed)",
-        )
+    if isinstance(error, UnreadableError):
+        kind = UNREADABLE
+    elif isinstance(error, CassetteVersionError):
+        kind = VERSION
+    else:
+        kind = FORMAT
+    return Problem(error.path, error.line, kind, error.problem, error.hint)
 
 
-def check_file(path: Path, options: Options, redactor: Any = None) -> list[Problem]:
-    """Every problem of one cassette file (``redactor`` is needed for ``options.secrets``)."""
-    name = os.fspath(path)
-    try:
-        data = path.read_bytes()
-    except OSError as error:
-        return [Problem(name, None, UNREADABLE, f"cannot read: {error.strerror or error}")]
+def check_opened(opened: Opened, options: Options, redactor: Any = None) -> list[Problem]:
+    """Every problem of one cassette file ``cli.paths`` opened."""
+    from llmcassette.cli.opened import scan_opened
+    from llmcassette.cli.paths import JSONL, SIDECAR
+
+    path = opened.path
     problems: list[Problem] = []
-    if path.suffix == ".jsonl":
-        problems.extend(_structure(path, data, options))
-    elif path.name.endswith(SIDECAR_SUFFIX):
+    if opened.kind == JSONL and opened.cassette is not None:
+        problems.extend(_structure(os.fspath(path), opened.cassette, options))
+    elif opened.kind == SIDECAR:
         problems.extend(_overrides(path))
     if options.orphans:
         found = orphan(path)
         if found is not None:
             problems.append(found)
     if options.secrets and redactor is not None:
-        import yaml
-
-        from llmcassette.cassette.vcrpy_files import error_line
-
-        try:
-            problems.extend(_secrets(path, redactor))
-        except (ValueError, LlmCassetteError, yaml.YAMLError) as error:
-            if path.suffix != ".jsonl":  # a JSONL file that cannot be read is reported above
-                problem = f"cannot read this vcrpy cassette: {type(error).__name__}"
-                problems.append(Problem(name, error_line(error), FORMAT, problem))
+        for finding in scan_opened(redactor, opened):
+            problems.append(
+                Problem(
+                    finding.path,
+                    finding.line,
+                    SECRET,
+                    f"{finding.json_path}: a value matches redaction rule {finding.rule!r}",
+                    "run `llmcassette redact PATH` (the value is never printed)",
+                )
+            )
     return problems
+
+
+def check_file(path: Path, options: Options, redactor: Any = None) -> list[Problem]:
+    """Every problem of one cassette file (``redactor`` is needed for ``options.secrets``)."""
+    from llmcassette.cli.paths import open_file
+
+    try:
+        opened = open_file(path)
+    except CassetteFormatError as error:
+        return [_opening_problem(error)]
+    assert opened is not None
+    return check_opened(opened, options, redactor)
 
 
 def check_paths(
     paths: Iterable[str | os.PathLike[str]], options: Options
 ) -> Iterator[tuple[Path, list[Problem]]]:
-    """Each cassette under ``paths`` with its problems (folders are searched)."""
-    from llmcassette.cli.files import cassette_paths
+    """Each cassette under ``paths`` with its problems (folders are searched, ``cli.paths``);
+    a file or folder that cannot be read is one with an ``unreadable`` problem."""
+    from llmcassette.cli.paths import cassettes
 
     redactor = None
     if options.secrets:
@@ -274,8 +281,8 @@ def check_paths(
         from llmcassette.redact import Redactor
 
         redactor = Redactor(project_redaction())
-    for path in cassette_paths(paths):
-        checked = path.suffix == ".jsonl" or path.name.endswith(SIDECAR_SUFFIX)
-        if not checked and not (options.orphans or options.secrets):
-            continue
-        yield path, check_file(path, options, redactor)
+    for opened in cassettes(paths, "check"):
+        if isinstance(opened, CassetteFormatError):
+            yield Path(opened.path), [_opening_problem(opened)]
+        else:
+            yield opened.path, check_opened(opened, options, redactor)

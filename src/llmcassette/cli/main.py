@@ -51,19 +51,22 @@ def _add_color(parser: argparse.ArgumentParser) -> None:
 
 
 def _scan(args: argparse.Namespace) -> int:
-    from llmcassette.cli.files import cassette_paths, scan
+    from llmcassette.cli.opened import scan_opened
+    from llmcassette.cli.paths import JSONL, VCRPY, cassettes, report
     from llmcassette.config import project_redaction
+    from llmcassette.errors import CassetteFormatError
     from llmcassette.redact import Redactor
 
     redactor = Redactor(project_redaction())
     total = files = 0
+    unreadable = False
     records: list[dict[str, object]] = []
-    for path in cassette_paths(args.paths):
-        try:
-            findings = scan(redactor, path)
-        except (OSError, ValueError, LlmCassetteError) as error:
-            print(f"{path}: cannot scan: {type(error).__name__}", file=sys.stderr)
-            return 2
+    for opened in cassettes(args.paths, "scan", (JSONL, VCRPY)):
+        if isinstance(opened, CassetteFormatError):
+            report(opened)
+            unreadable = True
+            continue
+        findings = scan_opened(redactor, opened)
         files += 1
         for finding in findings:
             if args.json:  # the same fields as the text line: never the value
@@ -79,35 +82,61 @@ def _scan(args: argparse.Namespace) -> int:
             "run `llmcassette redact PATH...` to replace them",
             file=sys.stderr,
         )
-        return 1
-    if not args.quiet:
+    elif not args.quiet:
         print(f"llmcassette scan: no secrets found in {files} file(s)", file=sys.stderr)
-    return 0
+    if unreadable:
+        return 2
+    return 1 if total else 0
 
 
 def _redact(args: argparse.Namespace) -> int:
-    from llmcassette._vcr.persister import atomic_write
-    from llmcassette.cli.files import cassette_paths, redact_file
+    from llmcassette.cli.opened import redact_opened
+    from llmcassette.cli.paths import JSONL, VCRPY, cassettes, report
     from llmcassette.config import project_redaction
+    from llmcassette.errors import CassetteFormatError
     from llmcassette.redact import Redactor
 
     config = project_redaction()
-    for path in cassette_paths(args.paths):
+    status = 0
+    for opened in cassettes(args.paths, "redact", (JSONL, VCRPY)):
+        if isinstance(opened, CassetteFormatError):
+            report(opened)
+            status = 2
+            continue
+        path = opened.path
+        if opened.compressed:
+            report(
+                CassetteFormatError(
+                    path,
+                    None,
+                    "a gzip-compressed cassette; redact does not rewrite compressed files",
+                    f"llmcassette convert {path} writes it as redacted JSONL",
+                )
+            )
+            status = 2
+            continue
         redactor = Redactor(config)  # placeholders are numbered per cassette
         try:
-            text, changed = redact_file(redactor, path)
-        except (OSError, ValueError, LlmCassetteError) as error:
-            print(f"{path}: cannot redact: {type(error).__name__}", file=sys.stderr)
-            return 2
+            text, changed = redact_opened(redactor, opened)
+            if text is not None and not args.dry_run:
+                from llmcassette._vcr.persister import atomic_write  # imports vcrpy
+
+                atomic_write(path, text.encode("utf-8"))
+        except OSError as error:
+            print(f"{path}: cannot write: {error.strerror or error}; not changed", file=sys.stderr)
+            status = 2
+            continue
+        except LlmCassetteError as error:
+            print(f"{path}: cannot redact: {error}; not changed", file=sys.stderr)
+            status = 2
+            continue
         if text is None:
             print(f"{path}: unchanged")
             continue
-        if not args.dry_run:
-            atomic_write(path, text.encode("utf-8"))
         kinds = ", ".join(f"{kind} x{count}" for kind, count in sorted(redactor.counts.items()))
         verb = "would redact" if args.dry_run else "redacted"
         print(f"{path}: {verb} {changed} value(s)" + (f" ({kinds})" if kinds else ""))
-    return 0
+    return status
 
 
 def _check(args: argparse.Namespace) -> int:
@@ -143,27 +172,22 @@ def _check(args: argparse.Namespace) -> int:
     return 1 if problems else 0
 
 
-def _read_cassette(raw: str, *, empty_ok: bool = False) -> Cassette:
-    """A cassette file read strictly; ``empty_ok`` lets an empty file (git's /dev/null for
-    an added or deleted file) stand for a cassette without interactions."""
+def _open_jsonl(raw: str, command: str, *, empty_ok: bool = False) -> Cassette | None:
+    """One llmcassette JSONL cassette opened by ``cli.paths``, or None after one line on
+    stderr saying why it cannot be; ``empty_ok`` lets an empty file (git's /dev/null for an
+    added or deleted file) stand for a cassette without interactions."""
     from llmcassette.cassette import jsonl as cassette_file
+    from llmcassette.cli.paths import JSONL, EmptyFileError, cassettes, report
 
-    path = Path(raw)
-    data = path.read_bytes()
-    if empty_ok and not data.strip():
+    opened = next(iter(cassettes([raw], command, (JSONL,))), None)
+    if opened is None:  # a folder without cassettes: said so already
+        return None
+    if empty_ok and isinstance(opened, EmptyFileError):
         return cassette_file.Cassette({}, [])
-    return cassette_file.read(data, path)
-
-
-def _read_or_report(raw: str, *, empty_ok: bool = False) -> Cassette | None:
-    """``_read_cassette``, or None after telling stderr why the file cannot be read."""
-    try:
-        return _read_cassette(raw, empty_ok=empty_ok)
-    except OSError as error:
-        print(f"{raw}: cannot read: {error.strerror}", file=sys.stderr)
-    except LlmCassetteError as error:
-        print(error, file=sys.stderr)
-    return None
+    if isinstance(opened, LlmCassetteError):
+        report(opened)
+        return None
+    return opened.cassette
 
 
 def _show(args: argparse.Namespace) -> int:
@@ -173,13 +197,19 @@ def _show(args: argparse.Namespace) -> int:
     if args.textconv:
         return _textconv(path)
     if args.raw:
+        from llmcassette.cli.paths import read_text, report
+        from llmcassette.errors import CassetteFormatError
+
         try:
-            sys.stdout.write(path.read_bytes().decode("utf-8"))
-        except OSError as error:
-            print(f"{path}: cannot read: {error.strerror}", file=sys.stderr)
+            sys.stdout.write(read_text(path))
+        except CassetteFormatError as error:
+            report(error)
             return 2
         return 0
-    cassette = _read_or_report(args.cassette)
+    if path.is_dir():
+        print(f"{path}: a folder; llmcassette show takes one cassette file", file=sys.stderr)
+        return 2
+    cassette = _open_jsonl(args.cassette, "show")
     if cassette is None:
         return 2
     shown = [summarize(n, item) for n, item in enumerate(cassette.interactions, start=1)]
@@ -206,8 +236,10 @@ def _textconv(path: Path) -> int:
         return 2
     if not data.strip():
         return 0  # an empty file renders as nothing, as git shows an added file
+    from llmcassette.cassette import jsonl as cassette_file
+
     try:
-        text = textconv(_read_cassette(str(path)))
+        text = textconv(cassette_file.read(data, path))
     except LlmCassetteError as error:
         # Not a readable llmcassette file (another JSONL file, a damaged revision): git
         # still gets the text, under a line that says why it is not rendered.
@@ -222,7 +254,10 @@ def _diff(args: argparse.Namespace) -> int:
 
     cassettes = []
     for raw in (args.a, args.b):
-        cassette = _read_or_report(raw, empty_ok=True)
+        if os.path.isdir(raw):
+            print(f"{raw}: a folder; llmcassette diff compares two cassette files", file=sys.stderr)
+            return 2
+        cassette = _open_jsonl(raw, "diff", empty_ok=True)
         if cassette is None:
             return 2
         cassettes.append(cassette)
@@ -236,19 +271,23 @@ def _diff(args: argparse.Namespace) -> int:
 
 def _migrate(args: argparse.Namespace) -> int:
     from llmcassette.cassette.migrations import FORMAT_VERSION
-    from llmcassette.cli.files import cassette_paths
     from llmcassette.cli.migrate import migrate_file
+    from llmcassette.cli.paths import JSONL, cassettes, report
 
     status = 0
     pending = files = 0
-    for path in cassette_paths(args.paths):
-        if path.suffix != ".jsonl":
+    for opened in cassettes(args.paths, "migrate", (JSONL,)):
+        if isinstance(opened, LlmCassetteError):
+            report(opened)
+            print("  the file was not changed", file=sys.stderr)
+            status = 2
             continue
+        path = opened.path
         files += 1
         try:
-            outcome = migrate_file(path, write=not args.check)
+            outcome = migrate_file(path, write=not args.check, opened=opened)
         except OSError as error:
-            print(f"{path}: cannot read: {error.strerror}; not changed", file=sys.stderr)
+            print(f"{path}: cannot write: {error.strerror or error}; not changed", file=sys.stderr)
             status = 2
             continue
         except LlmCassetteError as error:
@@ -270,25 +309,36 @@ def _migrate(args: argparse.Namespace) -> int:
 def _convert(args: argparse.Namespace) -> int:
     from llmcassette._vcr.persister import atomic_write
     from llmcassette.cli.convert import to_jsonl, to_vcrpy_json
+    from llmcassette.cli.paths import JSONL, VCRPY, cassettes, report
+    from llmcassette.errors import CassetteFormatError
 
+    to_json = args.to == "vcrpy-json"
     status = 0
-    for raw in args.paths:
-        source = Path(raw)
+    for opened in cassettes(args.paths, "convert", (JSONL,) if to_json else (VCRPY,)):
+        if isinstance(opened, CassetteFormatError):
+            report(opened)
+            status = 2
+            continue
+        source = opened.path
         stem = source.name[:-3] if source.name.endswith(".gz") else source.name
         stem = stem.rsplit(".", 1)[0]
-        suffix = ".json" if args.to == "vcrpy-json" else ".jsonl"
+        suffix = ".json" if to_json else ".jsonl"
         target = (Path(args.out) if args.out else source.parent) / (stem + suffix)
         if target.exists() and not args.force:
             print(f"{source}: {target} exists; use --force to replace it", file=sys.stderr)
-            status = 1
+            status = max(status, 1)
             continue
         try:
-            text = to_vcrpy_json(source) if args.to == "vcrpy-json" else to_jsonl(source)
+            text = to_vcrpy_json(source) if to_json else to_jsonl(source)
+            atomic_write(target, text.encode("utf-8"))
+        except CassetteFormatError as error:
+            report(error)
+            status = 2
+            continue
         except (OSError, LlmCassetteError) as error:
             print(f"{source}: cannot convert: {error}", file=sys.stderr)
             status = 2
             continue
-        atomic_write(target, text.encode("utf-8"))
         print(f"{source} -> {target}")
     return status
 
@@ -387,7 +437,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         help="vcrpy YAML/JSON cassettes (also gzip-compressed, parsed_body style) to JSONL, "
         "or JSONL back to vcrpy JSON",
     )
-    convert.add_argument("paths", nargs="+", metavar="PATH", help="cassette files")
+    convert.add_argument("paths", nargs="+", metavar="PATH", help="cassette files or folders")
     convert.add_argument(
         "--to", choices=("jsonl", "vcrpy-json"), default="jsonl", help="the target format"
     )

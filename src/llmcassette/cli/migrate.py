@@ -11,9 +11,13 @@ import json
 import os
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from llmcassette.cassette import jsonl as cassette_file
 from llmcassette.cassette import migrations
+
+if TYPE_CHECKING:
+    from llmcassette.cli.paths import Opened
 
 
 @dataclass(frozen=True)
@@ -37,17 +41,18 @@ def _version_on_disk(data: bytes) -> int:
     return version
 
 
-def migrate_file(path: Path, *, write: bool = True) -> Outcome:
+def migrate_file(path: Path, *, write: bool = True, opened: Opened | None = None) -> Outcome:
     """Upgrade one JSONL cassette in place; ``write=False`` only says whether it would change.
 
     Raises ``OSError`` when the file cannot be read and ``CassetteFormatError`` (or its
     ``CassetteVersionError``) when it is damaged or newer than this llmcassette: in both
-    cases nothing is written.
+    cases nothing is written. ``opened`` is the file as ``cli.paths`` read it already.
     """
-    from llmcassette._vcr.persister import atomic_write
-
-    data = path.read_bytes()
-    cassette = cassette_file.read(data, path)
+    if opened is not None and opened.cassette is not None:
+        data, cassette = opened.data, opened.cassette
+    else:
+        data = path.read_bytes()
+        cassette = cassette_file.read(data, path)
     version = _version_on_disk(data)
     name = os.fspath(path)
     if version == migrations.FORMAT_VERSION:
@@ -55,5 +60,7 @@ def migrate_file(path: Path, *, write: bool = True) -> Outcome:
     text = cassette_file.write(cassette)
     cassette_file.read(text.encode("utf-8"), path)  # what is written must read back
     if write:
+        from llmcassette._vcr.persister import atomic_write  # imports vcrpy: only to write
+
         atomic_write(path, text.encode("utf-8"))
     return Outcome(name, version, text)

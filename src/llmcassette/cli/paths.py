@@ -1,0 +1,277 @@
+"""How every ``llmcassette`` command finds the files it is given and opens each one.
+
+``cassettes(paths, command, kinds)`` is the one loop of the commands: files named on the
+command line are opened as they are, folders are searched recursively for the same
+``SUFFIXES``, and each file comes back either ``Opened`` (read, decoded and classified) or
+as a ``CassetteFormatError`` that names the file (and line, when known) and says what is
+wrong with it. A folder or file that cannot be read is reported, never skipped; a folder in
+which nothing was found says so on stderr.
+
+``open_file`` classifies one file:
+
+- unreadable (``UnreadableError``, a ``CassetteFormatError``: exit 2 in every command);
+- empty, binary (not UTF-8 text, or NUL bytes), damaged gzip data;
+- llmcassette JSONL (read strictly: truncated or damaged files fail with their line);
+- a vcrpy cassette (YAML or JSON, also gzip-compressed): a mapping with an
+  ``interactions`` list; malformed YAML/JSON fails with its line;
+- an overrides sidecar (``*.overrides.json``), which only ``check`` validates;
+- anything else is "not a cassette" (skipped quietly when it was found in a folder and
+  parses as JSON or YAML: folders of cassettes also hold other data files).
+
+Nothing here imports vcrpy.
+"""
+
+from __future__ import annotations
+
+import gzip
+import os
+import sys
+import zlib
+from collections.abc import Callable, Collection, Iterable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from llmcassette.errors import CassetteFormatError
+from llmcassette.faults.sidecar import SUFFIX as SIDECAR_SUFFIX
+
+if TYPE_CHECKING:
+    from llmcassette.cassette.jsonl import Cassette
+
+SUFFIXES = (".jsonl", ".yaml", ".yml", ".json")  # what a folder is searched for
+
+JSONL = "llmcassette JSONL cassette"
+VCRPY = "vcrpy cassette"
+SIDECAR = "overrides sidecar"
+ALL_KINDS = (JSONL, VCRPY, SIDECAR)
+
+
+class UnreadableError(CassetteFormatError):
+    """A file or folder that cannot be opened at all (permissions, missing, a device)."""
+
+
+class EmptyFileError(CassetteFormatError):
+    """A file with nothing (or only white space) in it."""
+
+
+@dataclass
+class Opened:
+    """One file, read and classified."""
+
+    path: Path
+    kind: str  # JSONL, VCRPY or SIDECAR
+    data: bytes  # the bytes on disk
+    text: str  # decoded (and decompressed) text
+    cassette: Cassette | None = None  # JSONL: read strictly
+    vcrpy: dict[str, Any] | None = None  # VCRPY: the parsed file
+    compressed: bool = False  # gzip on disk
+
+
+# Indirections the tests replace to simulate unreadable files and folders (root ignores
+# file modes, so chmod 000 cannot).
+def _read_bytes(path: Path) -> bytes:
+    return path.read_bytes()
+
+
+def _list_dir(path: Path) -> list[os.DirEntry[str]]:
+    with os.scandir(path) as entries:
+        return list(entries)
+
+
+def _unreadable(
+    path: str | os.PathLike[str], error: OSError, what: str = "read"
+) -> UnreadableError:
+    return UnreadableError(path, None, f"cannot {what}: {error.strerror or error}")
+
+
+def _binary(name: str, raw: bytes, start: int) -> CassetteFormatError:
+    line = raw.count(b"\n", 0, start) + 1
+    column = start - (raw.rfind(b"\n", 0, start) + 1) + 1
+    return CassetteFormatError(
+        name,
+        line,
+        f"binary data, not a cassette (byte {raw[start]:#04x} at column {column} is not "
+        + ("text)" if raw[start] == 0 else "UTF-8 text)"),
+        "restore the file from version control, or re-encode it as UTF-8",
+    )
+
+
+def _decode(name: str, raw: bytes) -> str:
+    nul = raw.find(b"\0")
+    if nul >= 0:
+        raise _binary(name, raw, nul)
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError as error:
+        raise _binary(name, raw, error.start) from None
+
+
+def read_text(path: Path) -> str:
+    """The text of any file, as ``show --raw`` prints it: an empty file is "", a file that
+    cannot be read or is not UTF-8 text raises ``CassetteFormatError``."""
+    name = os.fspath(path)
+    try:
+        data = _read_bytes(path)
+    except OSError as error:
+        raise _unreadable(name, error) from None
+    return _decode(name, data)
+
+
+def _starts_as_jsonl(text: str) -> bool:
+    first = text.lstrip("\ufeff \t\r\n").split("\n", 1)[0]
+    return first.startswith("{") and '"llmcassette"' in first and '"format"' in first
+
+
+def _parse_error(name: str, error: Exception, json_file: bool) -> CassetteFormatError:
+    from llmcassette.cassette.vcrpy_files import error_line
+
+    what = "JSON" if json_file else "YAML"
+    detail = getattr(error, "problem", None) or getattr(error, "msg", None) or str(error)
+    detail = " ".join(str(detail).split())
+    return CassetteFormatError(
+        name,
+        error_line(error),
+        f"not valid {what}: {detail}",
+        "restore the file from version control, or record the cassette again",
+    )
+
+
+def open_file(path: Path, *, in_folder: bool = False) -> Opened | None:
+    """``path`` read and classified; None for a data file found in a folder (``in_folder``)
+    that parses but is no cassette. Raises ``CassetteFormatError`` naming the file."""
+    from llmcassette.cassette import jsonl as cassette_file
+    from llmcassette.cassette import vcrpy_files
+
+    name = os.fspath(path)
+    try:
+        data = _read_bytes(path)
+    except OSError as error:
+        raise _unreadable(name, error) from None
+    raw, compressed = data, data[:2] == b"\x1f\x8b"
+    if compressed:
+        try:
+            raw = gzip.decompress(data)
+        except (OSError, EOFError, zlib.error) as error:
+            raise CassetteFormatError(name, None, f"damaged gzip data ({error})") from None
+    if not raw.strip():
+        raise EmptyFileError(
+            name, None, "the file is empty, not a cassette", "delete it to record it again"
+        )
+    text = _decode(name, raw)
+    base = name[:-3] if name.endswith(".gz") else name
+    if base.endswith(SIDECAR_SUFFIX):
+        return Opened(path, SIDECAR, data, text, compressed=compressed)
+    if base.endswith(".jsonl") or _starts_as_jsonl(text):
+        cassette = cassette_file.read(raw, name)  # strict: names the line that is wrong
+        return Opened(path, JSONL, data, text, cassette=cassette, compressed=compressed)
+    json_file = base.endswith(".json")
+    try:
+        loaded = vcrpy_files.parse(text, json_file=json_file)
+    except Exception as error:  # YAMLError, JSONDecodeError, RecursionError, ...
+        raise _parse_error(name, error, json_file) from None
+    if isinstance(loaded, dict) and isinstance(loaded.get("interactions"), list):
+        return Opened(path, VCRPY, data, text, vcrpy=loaded, compressed=compressed)
+    if in_folder:
+        return None
+    raise CassetteFormatError(
+        name,
+        None,
+        "not a cassette: neither llmcassette JSONL nor a vcrpy cassette (a mapping with an "
+        "'interactions' list)",
+    )
+
+
+def files_under(
+    folder: Path, suffixes: Collection[str] = SUFFIXES
+) -> Iterator[Path | UnreadableError]:
+    """The files under ``folder`` (recursively, sorted) whose name ends in ``suffixes``,
+    and an ``UnreadableError`` for each folder that cannot be listed."""
+    found: list[tuple[str, Path | UnreadableError]] = []
+    pending = [folder]
+    while pending:
+        current = pending.pop()
+        try:
+            entries = _list_dir(current)
+        except OSError as error:
+            found.append((os.fspath(current), _unreadable(current, error, "list this folder")))
+            continue
+        for entry in entries:
+            path = Path(entry.path)
+            try:
+                is_dir = entry.is_dir()
+                is_file = not is_dir and entry.is_file()
+            except OSError as error:
+                found.append((entry.path, _unreadable(path, error)))
+                continue
+            if is_dir:
+                pending.append(path)
+            elif is_file and path.suffix in suffixes:
+                found.append((entry.path, path))
+    found.sort(key=lambda item: Path(item[0]).parts)
+    for _, item in found:
+        yield item
+
+
+def wrong_kind_problem(path: Path, kind: str, command: str) -> CassetteFormatError:
+    """The problem of a file named on the command line that ``command`` does not take."""
+    if kind == VCRPY and command == "convert":
+        return CassetteFormatError(path, None, "already a vcrpy cassette")
+    if kind == VCRPY:
+        return CassetteFormatError(
+            path,
+            None,
+            f"a vcrpy cassette; llmcassette {command} reads llmcassette JSONL cassettes",
+            f"llmcassette convert {path} writes one",
+        )
+    if kind == JSONL and command == "convert":
+        return CassetteFormatError(path, None, "already an llmcassette JSONL cassette")
+    return CassetteFormatError(path, None, f"an {kind}; llmcassette {command} does not read it")
+
+
+def cassettes(
+    paths: Iterable[str | os.PathLike[str]],
+    command: str,
+    kinds: Collection[str] = ALL_KINDS,
+    *,
+    wrong_kind: Callable[[Path, str, str], CassetteFormatError] = wrong_kind_problem,
+) -> Iterator[Opened | CassetteFormatError]:
+    """Every file of ``paths`` that ``command`` takes (``kinds``), opened, or the problem
+    that keeps it from being read. Files of other kinds found in a folder are left out; a
+    file of another kind named on the command line is a problem (``wrong_kind``). A folder
+    in which nothing was found says so on stderr."""
+    for raw in paths:
+        given = Path(raw)
+        if not given.is_dir():
+            try:
+                opened = open_file(given)
+            except CassetteFormatError as error:
+                yield error
+                continue
+            assert opened is not None
+            yield opened if opened.kind in kinds else wrong_kind(given, opened.kind, command)
+            continue
+        count = 0
+        for item in files_under(given):
+            if isinstance(item, CassetteFormatError):
+                count += 1
+                yield item
+                continue
+            try:
+                found = open_file(item, in_folder=True)
+            except CassetteFormatError as error:
+                count += 1
+                yield error
+                continue
+            if found is not None and found.kind in kinds:
+                count += 1
+                yield found
+        if not count:
+            print(f"llmcassette {command}: no cassettes found in {given}", file=sys.stderr)
+
+
+def report(error: CassetteFormatError) -> None:
+    """One line ``PATH[:LINE]: problem`` on stderr (and the hint, indented, below it)."""
+    where = f"{error.path}:{error.line}" if error.line is not None else error.path
+    print(f"{where}: {error.problem}", file=sys.stderr)
+    if error.hint:
+        print(f"  how to fix: {error.hint}", file=sys.stderr)

@@ -1,0 +1,287 @@
+"""Every command opens paths the same way (``llmcassette.cli.paths``): bad input is one line
+``PATH: problem`` and exit code 2 (``check``: its documented 1 for a file that is no
+readable cassette), never a traceback, and a folder goes on past a bad file."""
+
+from __future__ import annotations
+
+import errno
+import json
+import os
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+import yaml
+from _cli_support import cli
+
+from llmcassette.cli import paths
+from llmcassette.cli.main import main
+
+COMMANDS = ("check", "scan", "redact", "migrate", "show", "diff", "convert")
+
+
+def _good_jsonl(path: Path) -> Path:
+    header = {"format": "llmcassette", "format_version": 1, "recorded_by": "t", "created_at": "x"}
+    lines = [
+        header,
+        {"type": "request", "method": "GET", "uri": "http://h/", "headers": {}, "body": None},
+        {"type": "response", "status": 200, "reason": "OK", "headers": {}, "body": {"text": "ok"}},
+        {"type": "end", "events": 0},
+    ]
+    path.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    return path
+
+
+def _good_yaml(path: Path) -> Path:
+    interaction = {
+        "request": {"method": "GET", "uri": "http://h/", "body": None, "headers": {}},
+        "response": {
+            "status": {"code": 200, "message": "OK"},
+            "headers": {},
+            "body": {"string": "ok"},
+        },
+    }
+    path.write_text(yaml.safe_dump({"version": 1, "interactions": [interaction]}))
+    return path
+
+
+MALFORMED_YAML = "interactions:\n  - request: [unclosed\n"
+
+# name -> writes the bad input under tmp_path, returns (path given, path the problem names)
+Maker = Callable[[Path], tuple[Path, Path]]
+
+
+def _file(name: str, data: bytes) -> Maker:
+    def make(tmp: Path) -> tuple[Path, Path]:
+        path = tmp / name
+        path.write_bytes(data)
+        return path, path
+
+    return make
+
+
+def _unreadable_file(tmp: Path) -> tuple[Path, Path]:
+    path = _good_jsonl(tmp / "locked.jsonl")
+    return path, path
+
+
+def _unreadable_dir(tmp: Path) -> tuple[Path, Path]:
+    folder = tmp / "locked"
+    folder.mkdir()
+    _good_jsonl(folder / "inside.jsonl")
+    return folder, folder
+
+
+def _mixed_dir(tmp: Path) -> tuple[Path, Path]:
+    folder = tmp / "mixed"
+    folder.mkdir()
+    (folder / "a.yaml").write_text(MALFORMED_YAML)  # sorted first: the good ones come after
+    _good_jsonl(folder / "b.jsonl")
+    _good_yaml(folder / "c.yaml")
+    return folder, folder / "a.yaml"
+
+
+BAD: dict[str, Maker] = {
+    "binary": _file("garbage.jsonl", bytes(range(256)) * 4),
+    "empty": _file("empty.jsonl", b""),
+    "truncated-jsonl": _file(
+        "cut.jsonl",
+        b'{"format": "llmcassette", "format_version": 1, "recorded_by": "t", "created_at": "x"}\n'
+        b'{"type": "request", "method": "GET", "uri": "http://h/", "hea',
+    ),
+    "non-cassette-jsonl": _file("data.jsonl", b'{"id": 1}\n{"id": 2}\n'),
+    "malformed-yaml": _file("broken.yaml", MALFORMED_YAML.encode()),
+    "yaml-without-interactions": _file("config.yaml", b"foo: bar\n"),
+    "unreadable-file": _unreadable_file,
+    "unreadable-dir": _unreadable_dir,
+    "mixed-dir": _mixed_dir,
+}
+
+
+def _expected_code(command: str, case: str) -> int:
+    if command == "check" and case not in ("unreadable-file", "unreadable-dir"):
+        return 1  # documented: `format` problems are findings; unreadable paths exit 2
+    if command == "diff" and case == "empty":
+        return 1  # documented: an empty file is a cassette without interactions (git's /dev/null)
+    return 2
+
+
+def _argv(command: str, given: Path, tmp: Path) -> list[str]:
+    if command == "diff":
+        return ["diff", str(given), str(_good_jsonl(tmp / "other-good.jsonl"))]
+    return [command, str(given)]
+
+
+def _processed_good_file(command: str, folder: Path, out: str) -> None:
+    """The good files after the bad one in the mixed folder were still handled."""
+    if command == "check":
+        assert "in 3 file(s)" in out
+    elif command == "scan":
+        assert "no secrets found in 2 file(s)" in out
+    elif command == "redact":
+        assert f"{folder / 'b.jsonl'}: " in out
+        assert f"{folder / 'c.yaml'}: " in out
+    elif command == "migrate":
+        assert "0 of 1 cassette(s) migrated" in out
+    elif command == "convert":
+        assert f"{folder / 'c.yaml'} -> {folder / 'c.jsonl'}" in out
+        assert (folder / "c.jsonl").is_file()
+
+
+@pytest.fixture
+def unreadable(monkeypatch: pytest.MonkeyPatch) -> set[Path]:
+    """Paths that ``cli.paths`` cannot open, as if chmod 000 (root ignores modes)."""
+    locked: set[Path] = set()
+    read_bytes, list_dir = paths._read_bytes, paths._list_dir
+
+    def denied(path: Path) -> OSError:
+        return PermissionError(errno.EACCES, os.strerror(errno.EACCES), str(path))
+
+    def fake_read(path: Path) -> bytes:
+        if Path(path) in locked:
+            raise denied(path)
+        return read_bytes(path)
+
+    def fake_list(path: Path) -> list[os.DirEntry[str]]:
+        if Path(path) in locked:
+            raise denied(path)
+        return list_dir(path)
+
+    monkeypatch.setattr(paths, "_read_bytes", fake_read)
+    monkeypatch.setattr(paths, "_list_dir", fake_list)
+    return locked
+
+
+@pytest.mark.parametrize("case", sorted(BAD))
+@pytest.mark.parametrize("command", COMMANDS)
+def test_bad_input_is_one_line_and_exit_code(
+    command: str,
+    case: str,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    unreadable: set[Path],
+) -> None:
+    given, bad = BAD[case](tmp_path)
+    if case.startswith("unreadable"):
+        unreadable.add(given)
+    if command in ("show", "diff") and given.is_dir():
+        bad = given  # they take one file: a folder is the problem
+    code = main(_argv(command, given, tmp_path))
+    captured = capsys.readouterr()
+    out = captured.out + captured.err
+    assert "Traceback" not in out
+    assert code == _expected_code(command, case), out
+    naming = [line for line in out.splitlines() if str(bad) in line]
+    if command == "diff" and case == "empty":
+        assert naming == [f"--- {bad}"]  # compared, not reported
+        return
+    assert len(naming) == 1, out
+    line = naming[0]
+    assert line.startswith(f"{bad}:"), line
+    problem = line[len(str(bad)) + 1 :].lstrip("0123456789:").strip()
+    assert len(problem) > 10, line  # says what is wrong
+    if case == "mixed-dir" and command not in ("show", "diff"):
+        _processed_good_file(command, given, out)
+
+
+def test_the_problems_say_what_is_wrong(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], unreadable: set[Path]
+) -> None:
+    expected = {
+        "binary": "binary data, not a cassette",
+        "empty": "the file is empty",
+        "truncated-jsonl": ":2: line is not valid JSON",
+        "non-cassette-jsonl": ":1: the first line is not an llmcassette header",
+        "malformed-yaml": ": not valid YAML: did not find expected",
+        "yaml-without-interactions": "not a cassette",
+        "unreadable-file": "cannot read: Permission denied",
+        "unreadable-dir": "cannot list this folder: Permission denied",
+    }
+    for case, words in expected.items():
+        given, _ = BAD[case](tmp_path)
+        if case.startswith("unreadable"):
+            unreadable.add(given)
+        assert main(["scan", str(given)]) == 2
+        assert words in capsys.readouterr().err, case
+
+
+def test_a_vcrpy_file_is_named_as_one_by_commands_that_read_jsonl(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    vcrpy = _good_yaml(tmp_path / "y.yaml")
+    for argv in (["show", vcrpy], ["diff", vcrpy, vcrpy], ["migrate", vcrpy]):
+        assert main([str(arg) for arg in argv]) == 2
+        err = capsys.readouterr().err
+        assert f"{vcrpy}: a vcrpy cassette; llmcassette {argv[0]} reads llmcassette JSONL" in err
+        assert f"how to fix: llmcassette convert {vcrpy}" in err
+        assert "give it its .yaml or .json name" not in err
+    assert main(["scan", str(vcrpy)]) == 0  # and every command reads it the same way
+    assert main(["check", str(vcrpy)]) == 0
+    assert main(["convert", str(vcrpy)]) == 0
+
+
+def test_convert_refuses_what_is_already_its_target_format(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    jsonl = _good_jsonl(tmp_path / "x.jsonl")
+    assert main(["convert", "--force", str(jsonl)]) == 2
+    assert capsys.readouterr().err == f"{jsonl}: already an llmcassette JSONL cassette\n"
+    vcrpy = _good_yaml(tmp_path / "y.yaml")
+    assert main(["convert", "--to", "vcrpy-json", "--force", str(vcrpy)]) == 2
+    assert capsys.readouterr().err == f"{vcrpy}: already a vcrpy cassette\n"
+
+
+def test_show_raw_of_binary_data(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    garbage = tmp_path / "garbage.jsonl"
+    garbage.write_bytes(b"\xff\xfe\x80 not text")
+    assert main(["show", "--raw", str(garbage)]) == 2
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    assert captured.err.startswith(f"{garbage}:1: binary data, not a cassette")
+
+
+@pytest.mark.parametrize("command", ["check", "scan", "redact", "migrate", "convert"])
+def test_a_folder_without_cassettes_says_so(
+    command: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    folder = tmp_path / "adir"
+    folder.mkdir()
+    (folder / "notes.txt").write_text("hi")
+    (folder / "settings.yaml").write_text("foo: bar\n")  # data files beside cassettes
+    (folder / "package.json").write_text('{"name": "x"}')
+    assert main([command, str(folder)]) == 0
+    assert f"llmcassette {command}: no cassettes found in {folder}" in capsys.readouterr().err
+
+
+def test_chmod_000_really_unreadable(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """The real thing, where the tests do not run as root."""
+    folder = tmp_path / "locked"
+    folder.mkdir()
+    _good_jsonl(folder / "inside.jsonl")
+    locked_file = _good_jsonl(tmp_path / "locked.jsonl")
+    folder.chmod(0)
+    locked_file.chmod(0)
+    try:
+        if os.access(folder, os.R_OK) or os.access(locked_file, os.R_OK):
+            pytest.skip("running as root: file modes do not stop reading")
+        for command in ("check", "scan", "redact", "migrate"):
+            assert main([command, str(folder), str(locked_file)]) == 2
+            err = capsys.readouterr().err
+            assert f"{folder}: cannot list this folder: Permission denied" in err
+            assert f"{locked_file}: cannot read: Permission denied" in err
+    finally:
+        folder.chmod(0o755)
+        locked_file.chmod(0o644)
+
+
+@pytest.mark.parametrize("command", COMMANDS)
+def test_smoke_in_a_child_process(command: str, tmp_path: Path) -> None:
+    garbage = tmp_path / "garbage.jsonl"
+    garbage.write_bytes(bytes(range(256)))
+    result = cli(*_argv(command, garbage, tmp_path))
+    assert "Traceback" not in result.stderr
+    assert result.returncode == _expected_code(command, "binary")
+    output = (result.stdout + result.stderr).splitlines()
+    assert [line for line in output if str(garbage) in line] == [
+        f"{garbage}:1: binary data, not a cassette (byte 0x00 at column 1 is not text)"
+    ]
