@@ -431,11 +431,6 @@ def test_any_hand_edit_reads_or_fails_cleanly(edits: list[tuple[int, str, object
     assert where[1] is None or 1 <= where[1] <= 9
 
 
-@pytest.mark.xfail(
-    reason="parse_lines' all-at-once fast path joins lines with commas, so a value split over "
-    "two lines plus a line holding two values keeps the count right and is accepted",
-    strict=False,
-)
 def test_one_object_per_line_even_when_split_lines_balance_out() -> None:
     lines = good_lines()
     request = json.loads(lines[1])

@@ -229,9 +229,8 @@ def test_fail_closed_with_a_literal_rule_only_the_scanner_knows(
         RedactionConfig(literals=(("first-prompt", "prompt"),)), environ={}
     )
     real_check = scan.check_text
-    # The lines the recording redactor checked are the strict scanner's to read too.
     monkeypatch.setattr(
-        scan, "check_text", lambda _r, text, p, _checked=(): real_check(strict, text, p)
+        scan, "check_text", lambda _rules, text, p: real_check(strict.rules, text, p)
     )
     with (
         pytest.raises(SecretLeakError, match="prompt"),

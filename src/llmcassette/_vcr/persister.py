@@ -8,12 +8,10 @@ the call to the persister it wraps, so pytest-recording's extra-cassette support
 from __future__ import annotations
 
 import contextlib
-import gc
 import json
 import logging
 import os
 import tempfile
-from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -109,27 +107,20 @@ class Persister:
         responses: list[Any] = []
         metadata: dict[str, Any] = {}
         found = False
-        pause = _CollectorPause()
-        try:
-            if not self.rewrite:
-                loaded = self._load_one(path, main=True)
-                if loaded is not None:
-                    found = True
-                    requests, responses, metadata = loaded
-            for extra in getattr(self.fallback, "extra_paths", ()):
-                loaded = self._load_one(Path(extra))
-                if loaded is not None:
-                    found = True
-                    requests += loaded[0]
-                    responses += loaded[1]
-        except BaseException:
-            pause.resume()
-            raise
+        if not self.rewrite:
+            loaded = self._load_one(path, main=True)
+            if loaded is not None:
+                found = True
+                requests, responses, metadata = loaded
+        for extra in getattr(self.fallback, "extra_paths", ()):
+            loaded = self._load_one(Path(extra))
+            if loaded is not None:
+                found = True
+                requests += loaded[0]
+                responses += loaded[1]
         if not found:
-            pause.resume()
             raise CassetteNotFoundError()
-        resuming = _ResumeAfterIteration(requests, pause)
-        return (resuming, responses, metadata) if metadata else (resuming, responses)
+        return (requests, responses, metadata) if metadata else (requests, responses)
 
     def _load_one(
         self, path: Path, *, main: bool = False
@@ -209,11 +200,7 @@ class Persister:
         if serializer is not jsonl:
             self.fallback.save_cassette(cassette_path, cassette_dict, serializer=serializer)
             return
-        pause = _CollectorPause()  # the same reason as for loading: many objects, no cycles
-        try:
-            self._save(self.resolve(cassette_path), cassette_dict)
-        finally:
-            pause.resume()
+        self._save(self.resolve(cassette_path), cassette_dict)
 
     def _save(self, path: Path, cassette_dict: dict[str, Any]) -> None:
         items = []
@@ -242,14 +229,14 @@ class Persister:
             redactor = None
         if redactor is not None:
             header["redaction"] = redactor.header_field()
-        checked: set[int] = set()
         text = cassette_file.write(
-            Cassette(header, jsonl.stamp(items)), previous, redaction=redactor, checked=checked
+            Cassette(header, jsonl.stamp(items)), previous, redaction=redactor
         )
         if redactor is not None and redactor.config.fail_closed:
             from llmcassette.redact.scan import check_text
 
-            check_text(redactor, text, path, checked)
+            # A second look, on its own: the rules against every line about to be written.
+            check_text(redactor.rules, text, path)
         # --- end redaction
         if text == old_text:
             return
@@ -300,48 +287,6 @@ def display_path(cassette: Any) -> str | None:
     if isinstance(persister, Persister) and getattr(cassette, "_serializer", None) is jsonl:
         return str(persister.resolve(path))
     return str(os.fspath(path))
-
-
-class _CollectorPause:
-    """Pause the cyclic garbage collector while a cassette turns into objects, or back.
-
-    Loading builds hundreds of thousands of objects and no garbage cycles, and vcrpy then
-    copies every interaction; a collector running meanwhile only walks the same live objects
-    again and again (a third of the load time of a 1000-interaction cassette). Saving builds
-    each interaction's records and lines while all of them are alive, alike.
-    """
-
-    def __init__(self) -> None:
-        self._paused = gc.isenabled()
-        if self._paused:
-            gc.disable()
-
-    def resume(self) -> None:
-        """Turn the collector back on (once; a no-op if it was off to begin with)."""
-        if self._paused:
-            self._paused = False
-            gc.enable()
-
-
-class _ResumeAfterIteration(list[Any]):
-    """The loaded requests; the collector resumes when vcrpy has gone through them.
-
-    vcrpy's ``Cassette._load`` iterates the requests while it copies each interaction in,
-    so the pause covers that too. It also ends if the list is dropped without being read.
-    """
-
-    def __init__(self, items: list[Any], pause: _CollectorPause) -> None:
-        super().__init__(items)
-        self._pause = pause
-
-    def __iter__(self) -> Iterator[Any]:
-        try:
-            yield from super().__iter__()
-        finally:
-            self._pause.resume()
-
-    def __del__(self) -> None:
-        self._pause.resume()
 
 
 def _holds_jsonl(path: Path) -> bool:

@@ -4,7 +4,7 @@ Two stream kinds are understood:
 
 * ``sse`` (``text/event-stream``): an event is every line up to and including the blank
   line that ends it. An event made only of ``event:``, ``id:``, ``retry:`` and ``data:``
-  fields written the usual way (``field: value`` and ``\\n`` line ends) is stored as
+  fields written as ``field: value`` lines with ``\\n`` line ends is stored as
   those fields, with a ``data`` that is JSON stored as JSON. Anything else (comments,
   CRLF line ends, unusual spacing, a last event without its blank line) is kept as
   ``raw`` text, so rebuilding the stream gives back the exact bytes.
@@ -56,14 +56,6 @@ def split_events(kind: str, text: str) -> list[str]:
         lines = [line + "\n" for line in text.split("\n")]
         lines[-1] = lines[-1][:-1]
         return lines if lines[-1] else lines[:-1]
-    usual = usual_payloads(kind, text)
-    if usual is not None:
-        return ["data: " + payload + "\n\n" for payload in usual]
-    return _split_sse(text)
-
-
-def _split_sse(text: str) -> list[str]:
-    # split_events for any SSE text (the usual stream is cut in one go).
     if "\r" not in text:
         return _split_sse_lf(text)
     blocks: list[str] = []
@@ -76,22 +68,6 @@ def _split_sse(text: str) -> list[str]:
     if block_start < len(text):
         blocks.append(text[block_start:])
     return blocks
-
-
-def usual_payloads(kind: str, text: str) -> list[str] | None:
-    """The payloads of an SSE stream whose every event is one ``data:`` line, else None.
-
-    The usual stream of an LLM API: cut in one go, where ``split_events`` and a look at
-    each event would take a loop.
-    """
-    if kind != SSE or not text.startswith("data: ") or not text.endswith("\n\n") or "\r" in text:
-        return None
-    payloads = text[6:-2].split("\n\ndata: ")
-    # Two line ends per event, no more: no payload holds one, and no event is anything else.
-    # (A search in the joined payloads is a vectorised memchr; str.count is not.)
-    if "\n" in "".join(payloads):
-        return None
-    return payloads
 
 
 def split_body(kind: str | None, body: bytes) -> list[str] | None:
@@ -164,7 +140,7 @@ def read_event(kind: str, piece: str) -> tuple[str | None, str | None]:
         and piece[-1] == "\n"
         and "\r" not in piece
     ):
-        return None, piece[6:-2]  # the usual event: one data line and the blank line
+        return None, piece[6:-2]  # one data line and the blank line
     name, data_lines = None, []
     for line in piece.replace("\r\n", "\n").replace("\r", "\n").split("\n"):
         field, _, value = line.partition(":")
@@ -290,7 +266,7 @@ def _parse_sse(text: str) -> tuple[dict[str, Any], str | None] | None:
     if len(text) <= 2 or not text.endswith("\n\n") or "\r" in text:
         return None
     if text.startswith("data: ") and text.find("\n") == len(text) - 2:
-        return {}, text[6:-2]  # the usual event: one data line
+        return {}, text[6:-2]  # one data line
     fields: dict[str, Any] = {}
     data_lines: list[str] = []
     order = -1  # position in _SSE_FIELDS of the last field seen

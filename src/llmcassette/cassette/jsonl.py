@@ -20,11 +20,10 @@ import json
 import os
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 from llmcassette.cassette import bodies, events, lines
 from llmcassette.cassette.compression import decode_content
-from llmcassette.cassette.event_lines import Redaction, StreamWriter
 from llmcassette.cassette.migrations import (
     FIRST_RELEASE_WITH_VERSION,
     FORMAT_VERSION,
@@ -208,83 +207,86 @@ def _content_type(headers: Mapping[str, Any]) -> str | None:
     return None
 
 
-def interaction_lines(
-    item: Interaction,
-    *,
-    with_timing: bool = True,
-    redaction: Redaction | None = None,
-    writer: StreamWriter | None = None,
-    checked: list[int] | None = None,
-) -> list[str]:
-    """The cassette lines of one interaction (without line ends).
+class Redaction(Protocol):
+    """What the writer asks of a redactor (``llmcassette.redact.Redactor``)."""
 
-    ``checked`` receives the positions (in the returned list) of the lines whose every byte
-    the redactor has already checked; ``writer`` carries what one file's streams share.
-    """
-    request: dict[str, Any] = {
-        "type": "request",
-        "method": item.method,
-        "uri": item.uri,
-        "headers": _headers_out(item.request_headers),
-        "body": bodies.encode(item.request_body, _content_type(item.request_headers)),
-    }
-    response_headers = item.response_headers
-    body_bytes = item.response_body
-    body_bytes, response_headers = decode_content(body_bytes, response_headers)
-    kind = events.stream_kind(_content_type(response_headers))
-    response: dict[str, Any] = {
-        "type": "response",
-        "status": item.status,
-        "reason": item.reason,
-        "headers": _headers_out(response_headers),
-    }
-    times = item.event_times if with_timing else None
-    text = _stream_text(body_bytes) if kind else None
-    quick = None
-    if kind and text is not None:
-        writer = writer or StreamWriter(redaction)
-        quick = writer.quick(kind, text, times)
-    event_records = None
-    compact_data: list[str | None] = []
-    if quick is not None:
-        response["body"] = {"stream": kind}
-        event_count = len(quick.lines)
-    elif kind and text is not None:
-        event_records = events.encode_events(kind, text, compact_data)
-        response["body"] = {"stream": kind}
-        event_count = len(event_records)
-    else:
-        response["body"] = bodies.encode(body_bytes, _content_type(response_headers))
-        event_count = 0
-    # llmcassette.redact: secrets never reach the lines below. When it changed an event,
-    # the texts as streamed may hold what it took out: the lines encode the records.
-    if redaction is not None and redaction.records(
-        None if item.request_redacted else request, response, event_records
-    ):
-        compact_data = []
-    if with_timing:
-        response.update(item.response_extra)
-    out = [lines.dump(request), lines.dump(response)]
-    if redaction is not None and checked is not None:
-        # The scan's own walk, over the records these two lines encode: it spares the
-        # scan parsing the lines again. A line with a finding is left to the scan, which
-        # reports it with its line number.
-        records = (request, response)
-        checked.extend(at for at, record in enumerate(records) if redaction.finds_nothing(record))
-    if quick is not None:
-        if checked is not None:
-            checked.extend(map(len(out).__add__, quick.checked))  # shifted past the lines before
-        out.extend(quick.lines)
-    elif event_records is not None:
-        if times is not None and len(times) != len(event_records):
-            times = None  # the split changed (e.g. redaction merged events): drop stale timing
-        for index, fields in enumerate(event_records):
+    def records(
+        self,
+        request: dict[str, Any] | None,
+        response: dict[str, Any],
+        events: list[dict[str, Any]] | None,
+    ) -> bool:
+        """Redact one interaction's records in place; True if an event record changed."""
+        ...
+
+
+def interaction_lines(
+    item: Interaction, *, with_timing: bool = True, redaction: Redaction | None = None
+) -> list[str]:
+    """The cassette lines of one interaction (without line ends), redacted by ``redaction``."""
+    return _Records.of(item, redaction).lines(with_timing)
+
+
+@dataclass
+class _Records:
+    """The records of one interaction's lines, redacted: written with its timing or not."""
+
+    item: Interaction
+    request: dict[str, Any]
+    response: dict[str, Any]
+    events: list[dict[str, Any]]
+    # The payload of each event whose ``data`` is stored in the compact layout, as it was
+    # streamed: the line takes that text instead of encoding the value again.
+    compact_data: list[str | None]
+
+    @classmethod
+    def of(cls, item: Interaction, redaction: Redaction | None) -> _Records:
+        request: dict[str, Any] = {
+            "type": "request",
+            "method": item.method,
+            "uri": item.uri,
+            "headers": _headers_out(item.request_headers),
+            "body": bodies.encode(item.request_body, _content_type(item.request_headers)),
+        }
+        body_bytes, response_headers = decode_content(item.response_body, item.response_headers)
+        kind = events.stream_kind(_content_type(response_headers))
+        response: dict[str, Any] = {
+            "type": "response",
+            "status": item.status,
+            "reason": item.reason,
+            "headers": _headers_out(response_headers),
+        }
+        text = _stream_text(body_bytes) if kind else None
+        event_records: list[dict[str, Any]] = []
+        compact_data: list[str | None] = []
+        if kind and text is not None:
+            event_records = events.encode_events(kind, text, compact_data)
+            response["body"] = {"stream": kind}
+        else:
+            response["body"] = bodies.encode(body_bytes, _content_type(response_headers))
+        # llmcassette.redact: secrets never reach the lines. When it changed an event, the
+        # texts as streamed may hold what it took out: the lines encode the records.
+        if redaction is not None and redaction.records(
+            None if item.request_redacted else request, response, event_records
+        ):
+            compact_data = [None] * len(event_records)
+        return cls(item, request, response, event_records, compact_data)
+
+    def lines(self, with_timing: bool = True) -> list[str]:
+        """The lines, with the times and extra fields recorded (``with_timing``) or not."""
+        item = self.item
+        response = {**self.response, **item.response_extra} if with_timing else self.response
+        out = [lines.dump(self.request), lines.dump(response)]
+        times = item.event_times if with_timing else None
+        if times is not None and len(times) != len(self.events):
+            times = None  # the split changed: drop stale timing
+        for index, fields in enumerate(self.events):
             t = times[index] if times is not None else None
-            out.append(lines.event_line(t, fields, compact_data[index] if compact_data else None))
-    end: dict[str, Any] = {"type": "end", "events": event_count}
-    end.update(item.end_extra if with_timing else {})
-    out.append(lines.dump(end))
-    return out
+            out.append(lines.event_line(t, fields, self.compact_data[index]))
+        end: dict[str, Any] = {"type": "end", "events": len(self.events)}
+        end.update(item.end_extra if with_timing else {})
+        out.append(lines.dump(end))
+        return out
 
 
 def _stream_text(body: bytes | None) -> str | None:
@@ -295,45 +297,28 @@ def _stream_text(body: bytes | None) -> str | None:
 
 
 def write(
-    cassette: Cassette,
-    previous: Cassette | None = None,
-    *,
-    redaction: Redaction | None = None,
-    checked: set[int] | None = None,
+    cassette: Cassette, previous: Cassette | None = None, *, redaction: Redaction | None = None
 ) -> str:
     """The text of a cassette file.
 
     When ``previous`` (the file being replaced) holds an interaction with the same content,
     its lines are reused as they were, timing and timestamps included, so re-recording
-    unchanged traffic changes no line. ``checked`` receives the numbers (from 1) of the
-    lines that the redactor has already checked byte for byte: the fail-closed scan can
-    skip them.
+    unchanged traffic changes no line.
     """
-    writer = StreamWriter(redaction)
     reusable: dict[tuple[str, ...], list[list[str]]] = {}
     if previous is not None:
         for old in previous.interactions:
-            key = tuple(
-                interaction_lines(old, with_timing=False, redaction=redaction, writer=writer)
-            )
-            reusable.setdefault(key, []).append(
-                interaction_lines(old, redaction=redaction, writer=writer)
-            )
+            records = _Records.of(old, redaction)
+            reusable.setdefault(tuple(records.lines(with_timing=False)), []).append(records.lines())
     out = [lines.dump(cassette.header)]
     for item in cassette.interactions:
+        records = _Records.of(item, redaction)
         if reusable:
-            key = tuple(
-                interaction_lines(item, with_timing=False, redaction=redaction, writer=writer)
-            )
-            candidates = reusable.get(key)
+            candidates = reusable.get(tuple(records.lines(with_timing=False)))
             if candidates:
                 out.extend(candidates.pop(0))
                 continue
-        positions: list[int] = []
-        new = interaction_lines(item, redaction=redaction, writer=writer, checked=positions)
-        if checked is not None:
-            checked.update(map((len(out) + 1).__add__, positions))  # line numbers start at 1
-        out.extend(new)
+        out.extend(records.lines())
     return "\n".join(out) + "\n"
 
 
@@ -367,36 +352,6 @@ DEFERRED_EVENT: dict[str, Any] = {"type": "event"}
 _EVENT_PREFIX = '{"type": "event"'
 
 
-def _parse_all_at_once(text: str, defer_events: bool) -> list[Line] | None:
-    """Parse every line with one ``json.loads`` call, or None to fall back to line by line.
-
-    One call over the whole file is several times faster than thousands of small ones. It
-    is tried only on files without blank lines (so line numbers are list positions); any
-    problem (a bad line, a line holding two values, a non-object) returns None, and the
-    line-by-line parse then finds and reports it. With ``defer_events``, event lines that
-    llmcassette wrote are not parsed here at all: ``EventLines`` parses them when the
-    interaction is first replayed.
-    """
-    body = text[:-1] if text.endswith("\n") else text
-    if not body or "\n\n" in body or "\r" in body:
-        return None
-    texts = body.split("\n")
-    if defer_events:
-        eager = [(n, t) for n, t in enumerate(texts, start=1) if not t.startswith(_EVENT_PREFIX)]
-    else:
-        eager = list(enumerate(texts, start=1))
-    try:
-        records = json.loads("[" + ",".join(t for _, t in eager) + "]")
-    except ValueError:
-        return None
-    if len(records) != len(eager) or not all(type(r) is dict for r in records):
-        return None
-    lines = [Line(number, DEFERRED_EVENT, text) for number, text in enumerate(texts, start=1)]
-    for (number, text), record in zip(eager, records, strict=True):
-        lines[number - 1] = Line(number, record, text)
-    return lines
-
-
 def parse_lines(
     data: bytes, path: str | os.PathLike[str], *, defer_events: bool = False
 ) -> tuple[dict[str, Any], list[Line]]:
@@ -408,15 +363,17 @@ def parse_lines(
     """
     path = os.fspath(path)
     text = _decode_text(data, path).removeprefix("\ufeff")  # a BOM some editors add on save
-    fast = _parse_all_at_once(text, defer_events)
-    raw_lines = text.split("\n") if fast is None else []
-    if raw_lines and raw_lines[-1] == "":
+    raw_lines = text.split("\n")
+    if raw_lines[-1] == "":
         raw_lines.pop()
     decode = json.JSONDecoder().decode
-    parsed: list[Line] = fast or []
+    parsed: list[Line] = []
     for number, raw in enumerate(raw_lines, start=1):
         if not raw.strip():
             continue  # blank lines are allowed, e.g. left by a hand edit
+        if defer_events and parsed and raw.startswith(_EVENT_PREFIX):
+            parsed.append(Line(number, DEFERRED_EVENT, raw))  # parsed when first replayed
+            continue
         try:
             record = decode(raw)
         except json.JSONDecodeError as error:
@@ -500,7 +457,7 @@ def _headers_in(path: str, line: Line, name: str) -> Headers:
     raw = line.record.get(name, {})
     if not isinstance(raw, dict):
         raise _fail(path, line.number, f"field {name!r} must be an object of header names")
-    if all(type(value) is str for value in raw.values()):  # the usual case, in one pass
+    if all(type(value) is str for value in raw.values()):  # one string each: in one pass
         return {key: [value] for key, value in raw.items()}
     headers: Headers = {}
     for key, value in raw.items():

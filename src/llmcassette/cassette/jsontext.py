@@ -126,12 +126,17 @@ def encoder(
     return encode
 
 
+_encode_compact = _encoder(DEFAULT_LAYOUT)[0]
+
+
 def parse_exact(text: str) -> tuple[Any, str] | None:
     """Parse JSON text and name a layout that rebuilds it exactly, or return None."""
-    stripped = text.lstrip()
-    if not stripped or (stripped[0] not in _JSON_START and stripped[0] != '"'):
-        # Scalars like `1e5` or `true` rarely round-trip and are not worth structuring.
-        return None
+    first = text[:1]
+    if first not in _JSON_START and first != '"':
+        stripped = text.lstrip()
+        if not stripped or (stripped[0] not in _JSON_START and stripped[0] != '"'):
+            # Scalars like `1e5` or `true` rarely round-trip and are not worth structuring.
+            return None
     try:
         value, end = _scan(text, 0)
         if end != len(text):
@@ -140,7 +145,7 @@ def parse_exact(text: str) -> tuple[Any, str] | None:
         return None
     # Compact first, as most providers write it: whenever it rebuilds the text, it is also
     # the first of the candidates that does (no other layout renders a non-empty object alike).
-    if _encoder(DEFAULT_LAYOUT)[0](value) == text:
+    if _encode_compact(value) == text:
         return value, DEFAULT_LAYOUT
     for name in _candidates(text):
         if render(value, name) == text:

@@ -49,27 +49,24 @@ def event_line(t: Any, fields: dict[str, Any], compact_data: str | None) -> str:
     ``compact_data`` is the text of ``fields["data"]`` when known (the stream's own text,
     which redaction left alone): it is copied in, which saves encoding the value again.
     """
+    if "data" not in fields or "layout" in fields:
+        return dump(_event_record(t, fields))
+    if compact_data is None:
+        compact_data = _encode_compact(fields["data"])
+    if len(fields) > 1 or (t is not None and (type(t) is not float or not math.isfinite(t))):
+        others = {name: value for name, value in fields.items() if name != "data"}
+        head = _encode_line(_event_record(t, others))[:-1] + ', "data": '
+    elif t is None:
+        head = '{"type": "event", "data": '
+    else:  # "t" and "data" only: the head written directly
+        head = '{"type": "event", "t": ' + float.__repr__(t) + ', "data": '
+    line = head + compact_data + "}"
+    return line if line.isascii() else one_line(line, _event_record(t, fields))
+
+
+def _event_record(t: Any, fields: dict[str, Any]) -> dict[str, Any]:
     record: dict[str, Any] = {"type": "event"}
     if t is not None:
         record["t"] = t
     record.update(fields)
-    if "data" not in fields or "layout" in fields:
-        return dump(record)
-    if compact_data is None:
-        compact_data = _encode_compact(fields["data"])
-    others = {name: value for name, value in fields.items() if name != "data"}
-    return one_line(data_event_head(t, others) + compact_data + "}", record)
-
-
-def data_event_head(t: Any, others: dict[str, Any]) -> str:
-    """The start of an event line up to its compact ``data`` (``... "data": ``)."""
-    if others or (t is not None and (type(t) is not float or not math.isfinite(t))):
-        record: dict[str, Any] = {"type": "event"}
-        if t is not None:
-            record["t"] = t
-        record.update(others)
-        return _encode_line(record)[:-1] + ', "data": '
-    # the usual event: "t" and "data" only, the head written directly
-    if t is None:
-        return '{"type": "event", "data": '
-    return '{"type": "event", "t": ' + float.__repr__(t) + ', "data": '
+    return record

@@ -124,10 +124,9 @@ def to_jsonl(source: Path, redaction: Any = None) -> str:
         return cassette_file.write(Cassette(header, items))
     redactor = Redactor(config)
     header["redaction"] = redactor.header_field()
-    checked: set[int] = set()
-    text = cassette_file.write(Cassette(header, items), redaction=redactor, checked=checked)
+    text = cassette_file.write(Cassette(header, items), redaction=redactor)
     if config.fail_closed:
-        check_text(redactor, text, source, checked)
+        check_text(redactor.rules, text, source)
     return text
 
 

@@ -7,22 +7,18 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
-from llmcassette._vcr.files import vcrpy_text
 from llmcassette.cassette import jsonl as cassette_file
+from llmcassette.cli.paths import files_under
 from llmcassette.redact.redactor import Redactor, _content_type
 from llmcassette.redact.scan import Finding, find_in_file, load_vcrpy
 
-SUFFIXES = (".jsonl", ".yaml", ".yml", ".json")
-
 
 def cassette_paths(paths: Iterable[str | os.PathLike[str]]) -> Iterator[Path]:
-    """The cassette files named, and those under the folders named."""
+    """The cassette files named, and those under the folders named (``cli.paths``)."""
     for raw in paths:
         path = Path(raw)
         if path.is_dir():
-            for found in sorted(path.rglob("*")):
-                if found.suffix in SUFFIXES and found.is_file():
-                    yield found
+            yield from (found for found in files_under(path) if isinstance(found, Path))
         else:
             yield path
 
@@ -31,7 +27,7 @@ def scan(redactor: Redactor, path: Path) -> list[Finding]:
     """Findings in one file (JSON files that are not cassettes give none)."""
     if path.suffix == ".json" and not _looks_like_vcrpy_json(path):
         return []
-    return find_in_file(redactor, path)
+    return find_in_file(redactor.rules, path)
 
 
 def _looks_like_vcrpy_json(path: Path) -> bool:
@@ -64,6 +60,8 @@ def redact_file(redactor: Redactor, path: Path) -> tuple[str | None, int]:
 
 
 def _redact_vcrpy(redactor: Redactor, path: Path, text: str) -> str:
+    from llmcassette._vcr.files import vcrpy_text  # imports vcrpy: only when writing
+
     loaded = load_vcrpy(path, text)
     for entry in loaded.get("interactions") or []:
         request = entry.get("request") or {}

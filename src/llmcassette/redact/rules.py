@@ -1,17 +1,28 @@
-"""The built-in redaction rules: secret shapes, and the header, key and parameter names.
+"""The redaction rules: secret shapes, and the header, key and parameter names.
 
 Every value-shape rule is one regular expression; :func:`compile_shapes` joins them into a
 single alternation with one named group per rule, so a string is searched once, whatever
 the number of rules. A rule may carry a validator that rejects look-alikes (``Basic`` prose).
+
+:class:`Rules` is one configuration of them, compiled: it answers "is this secret, and by
+which rule" and holds no state. The redactor (which replaces what it finds) and the
+fail-closed scan (which reports it) each ask it on their own.
 """
 
 from __future__ import annotations
 
 import base64
 import binascii
+import json
+import os
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
+from typing import Any
+from urllib.parse import quote, unquote
+
+from llmcassette.config import RedactionConfig
+from llmcassette.errors import ConfigError
 
 #: Name and version of the built-in rule set, written in every cassette header.
 
@@ -35,8 +46,9 @@ def _basic_auth_ok(value: str) -> bool:
 class ShapeRule:
     """A secret recognised by the shape of its value.
 
-    ``triggers``: substrings one of which every match contains; a string holding none of
-    them is skipped without running the regex (``()``: always run it).
+    ``triggers``: substrings one of which every string with a match contains (in the match
+    or around it); a string holding none of them is skipped without running the regex
+    (``()``: always run it).
     """
 
     name: str
@@ -123,7 +135,7 @@ SHAPE_RULES: tuple[ShapeRule, ...] = (
     ShapeRule(
         "url-userinfo",
         r"(?<=://)[^\s/:@<>\"'?#]{1,200}:[^\s/@<>\"'?#]{1,200}(?=@)",
-        triggers=("://",),
+        triggers=("@",),  # rarer than "://", which every URL holds
     ),
 )
 
@@ -222,18 +234,359 @@ def group_name(index: int) -> str:
     return f"r{index}"
 
 
-def compile_shapes(rules: Iterable[ShapeRule], literals: Iterable[str]) -> re.Pattern[str]:
-    """One regex: placeholders first (so they are skipped), then every rule, then literals."""
-    return compile_numbered(enumerate(rules), literals)
-
-
-def compile_numbered(
-    numbered: Iterable[tuple[int, ShapeRule]], literals: Iterable[str]
+def compile_shapes(
+    rules: Iterable[tuple[int, ShapeRule]], literals: Iterable[str]
 ) -> re.Pattern[str]:
-    """Like ``compile_shapes`` for some of the rules, each named by its index in the full set."""
+    """One regex: placeholders first (so they are skipped), then each rule as a group named
+    after its number (``group_name``), then the literals."""
     parts = [f"(?P<placeholder>{PLACEHOLDER_PATTERN})"]
-    parts += [f"(?P<{group_name(i)}>{rule.pattern})" for i, rule in numbered]
+    parts += [f"(?P<{group_name(i)}>{rule.pattern})" for i, rule in rules]
     ordered = sorted(set(literals), key=len, reverse=True)
     if ordered:
-        parts.append("(?P<literal>" + "|".join(re.escape(v) for v in ordered) + ")")
+        parts.append("(?P<literal>" + _alternatives(ordered) + ")")
     return re.compile("|".join(parts))
+
+
+def _alternatives(words: Iterable[str]) -> str:
+    """A regex matching any of ``words`` (see ``_options``); none: a regex matching nothing."""
+    options = _options(words)
+    if not options:
+        return "(?!)"
+    return options[0] if len(options) == 1 else "(?:" + "|".join(options) + ")"
+
+
+def _options(words: Iterable[str]) -> list[str]:
+    """Alternatives, one per first character, that together match exactly ``words``.
+
+    The words are factored like a trie (``sk-``, ``sk-ant-`` become ``sk\\-(?:ant\\-)?``): the
+    regex engine then tries one branch per character of the text, not one per word, and,
+    as each alternative starts with a plain character, it skips at once the positions
+    where none can start.
+    """
+    root: dict[str, Any] = {}
+    for word in words:
+        node = root
+        for char in word:
+            node = node.setdefault(char, {})
+        node[""] = {}
+
+    def branch(node: dict[str, Any]) -> str:
+        options = [re.escape(char) + branch(child) for char, child in sorted(node.items()) if char]
+        if not options:
+            return ""
+        body = options[0] if len(options) == 1 else "(?:" + "|".join(options) + ")"
+        return "(?:" + body + ")?" if "" in node else body
+
+    return [re.escape(char) + branch(child) for char, child in sorted(root.items()) if char]
+
+
+def is_placeholder(value: str) -> bool:
+    """Whether ``value`` is one placeholder, whole."""
+    return PLACEHOLDER_RE.fullmatch(value) is not None
+
+
+def kind_of(name: str) -> str:
+    """The placeholder kind for a header, key or parameter name: ``X-Api-Key`` -> ``x-api-key``."""
+    return _KIND_CHARS.sub("-", name).strip("-").lower() or "secret"
+
+
+def unescape_json(text: str) -> str:
+    """``text`` with its ``\\uXXXX`` escapes decoded (the rest of it left as it is)."""
+    return _JSON_ESCAPE.sub(lambda match: chr(int(match.group(1), 16)), text)
+
+
+def norm_key(key: str) -> str:
+    """A JSON key as the key rules compare it: lower case, ``-`` as ``_``."""
+    return key.lower().replace("-", "_")
+
+
+def split_scheme(value: str) -> tuple[str, str, str] | None:
+    """A credential header value as ``(scheme, space, rest)``: ``Bearer sk-...``; None if it
+    has no scheme."""
+    match = _SCHEME.fullmatch(value)
+    return None if match is None else (match[1], match[2], match[3])
+
+
+def is_signature_scheme(scheme: str) -> bool:
+    """Whether a credential's scheme carries a signature with readable parts (AWS SigV4,
+    Digest): only its secret parts are replaced, not the whole rest."""
+    lower = scheme.lower()
+    return lower.startswith("aws4-") or lower == "digest"
+
+
+def scheme_kind(scheme: str, name: str) -> str:
+    """The kind of the credential after ``scheme`` in header ``name``."""
+    return _SCHEME_KINDS.get(scheme.lower(), name)
+
+
+def cookie_values(lower_name: str, value: str) -> list[tuple[int, str, str]]:
+    """The cookie values in a ``cookie`` / ``set-cookie`` header value, as ``(index, prefix,
+    cookie value)``: the piece ``index`` of ``value.split(";")`` is ``prefix`` (the cookie's
+    name and ``=``, or nothing) then the value. ``set-cookie`` attributes are not values."""
+    pieces = value.split(";")
+    limit = 1 if lower_name == "set-cookie" else len(pieces)
+    out = []
+    for index in range(min(limit, len(pieces))):
+        cookie_name, sep, cookie_value = pieces[index].partition("=")
+        if sep and cookie_value.strip():
+            out.append((index, cookie_name + sep, cookie_value))
+        elif not sep and cookie_name.strip():
+            out.append((index, "", cookie_name))
+    return out
+
+
+_KIND_CHARS = re.compile(r"[^A-Za-z0-9_.\-]+")
+_SCHEME = re.compile(r"([A-Za-z][A-Za-z0-9_\-]*)(\s+)(.+)", re.DOTALL)
+_SCHEME_KINDS = {"bearer": "bearer-token", "basic": "basic-auth"}
+_JSON_ESCAPE = re.compile(r"\\u([0-9a-fA-F]{4})")
+#: How JSON text held in a string starts (the arguments of a tool call).
+JSON_OPENINGS = ("{", "[")
+
+#: A secret found in a string: ``(start, end, kind)``.
+Span = tuple[int, int, str]
+
+
+class Rules:
+    """One configuration of the rules, compiled. Holds no state: every answer depends only
+    on the configuration and the environment it was built with.
+    """
+
+    def __init__(
+        self, config: RedactionConfig | None = None, environ: Mapping[str, str] | None = None
+    ) -> None:
+        self.config = config = config or RedactionConfig()
+        disabled = set(config.disable)
+        unknown = disabled - set(all_rule_names())
+        if unknown:
+            raise ConfigError(
+                f"cannot disable unknown redaction rule(s) {sorted(unknown)}; "
+                f"known: {', '.join(all_rule_names())}"
+            )
+        shape_rules = [rule for rule in SHAPE_RULES if rule.name not in disabled]
+        for name, pattern in config.patterns:
+            try:
+                re.compile(pattern)
+            except re.error as error:
+                raise ConfigError(f"redaction pattern {name!r}: {error}") from None
+            shape_rules.append(ShapeRule(kind_of(name), f"(?:{pattern})"))
+        self._shape_rules = tuple(shape_rules)
+        # (trigger, rule number) for every trigger of every rule.
+        self._rule_triggers = tuple(
+            (trigger, number)
+            for number, rule in enumerate(shape_rules)
+            for trigger in rule.triggers
+        )
+        self._group_rule = {group_name(i): rule for i, rule in enumerate(shape_rules)}
+
+        literals: dict[str, str] = {}  # value as it may be written -> kind
+        for value, name in config.literals:
+            _add_literal(literals, value, kind_of(name), minimum=1)
+        environ = os.environ if environ is None else environ
+        if "env" not in disabled and config.env:
+            extra = set(config.env_vars)
+            for name, value in environ.items():
+                if name in extra or ENV_NAME_RE.search(name):
+                    _add_literal(literals, value, "env-" + kind_of(name).upper().replace(".", "_"))
+        self._literal_kinds = literals
+        self._shapes = compile_shapes(enumerate(shape_rules), literals)
+
+        self.headers_on = "headers" not in disabled
+        self.keys_on = "json-keys" not in disabled
+        self.params_on = "params" not in disabled
+        keep = {name.lower() for name in config.keep_headers}
+        self._keep_headers = frozenset(keep)
+        self._drop_headers = (DROPPED_HEADERS | {h.lower() for h in config.drop_headers}) - keep
+        self._extra_headers = frozenset(h.lower() for h in config.headers)
+        self._secret_keys = SECRET_KEYS | {norm_key(k) for k in config.json_keys if "." not in k}
+        self._secret_paths = tuple(norm_key(k) for k in config.json_keys if "." in k)
+        self._secret_params = SECRET_PARAMS | {p.lower() for p in config.query_params}
+
+        # Cheap tests for "could a rule match here": a shape rule's trigger or a literal
+        # (``_triggers``, None for a custom pattern without triggers, which can match
+        # anywhere); a secret key spelled as JSON (`"password":`, also escaped in a string:
+        # `\\"password\\":`); a secret parameter (`?token=`). Key and parameter names are
+        # searched in the lower-cased text with case-sensitive patterns.
+        triggers = [t for rule in shape_rules for t in rule.triggers] + list(literals)
+        self._triggers: re.Pattern[str] | None = None
+        if all(rule.triggers for rule in shape_rules):
+            self._triggers = re.compile("|".join(_options(triggers)) or "(?!)")
+        names = names_of_keys(self._secret_keys, self._secret_paths)
+        self._keys = (
+            re.compile('"' + _key_alternatives(names) + r'\\*"\s*:') if self.keys_on else None
+        )
+        self._params = (
+            re.compile(r"(?:^|[?&])" + _alternatives(self._secret_params) + "=")
+            if self.params_on
+            else None
+        )
+        # A secret key with a string value in JSON text held by a string (the arguments of
+        # a tool call): the key, and the value as spelled there (escapes kept).
+        self._embedded_key = re.compile(
+            r'"(' + _key_alternatives(names) + r')"\s*:\s*"((?:[^"\\]|\\.)*)"', re.IGNORECASE
+        )
+
+    # ------------------------------------------------------------------ strings
+
+    def might_match(self, text: str) -> bool:
+        """Whether any rule could match in ``text``: False means none does, anywhere in it
+        (as a shape, a literal, a secret key or parameter, URL-encoded or JSON-escaped)."""
+        if self._triggers is None or "%" in text or "\\u" in text:
+            return True  # an escape may hide anything: the text is looked at closely
+        if self._triggers.search(text) is not None:
+            return True
+        lowered = text.lower()
+        if self._keys is not None and '"' in text and self._keys.search(lowered) is not None:
+            return True
+        return self._params is not None and "=" in text and self._params.search(lowered) is not None
+
+    def shapes(self, text: str) -> list[Span]:
+        """Every secret-shaped substring of ``text`` as written (not decoded), in order.
+
+        Placeholders are never matched, and a rule's validator rejects look-alikes.
+        """
+        if self._triggers is None:
+            regex = self._shapes  # a rule without triggers: every rule, every string
+        elif self._triggers.search(text) is None:
+            return []
+        else:
+            regex = self._shapes_triggered_in(text)
+        spans = []
+        for match in regex.finditer(text):
+            group, value = match.lastgroup, match.group()
+            if group == "placeholder" or not value:
+                continue
+            if group == "literal":
+                spans.append((match.start(), match.end(), self._literal_kinds[value]))
+                continue
+            rule = self._group_rule.get(group or "")
+            if rule is None or (rule.validate is not None and not rule.validate(value)):
+                continue
+            spans.append((match.start(), match.end(), rule.name))
+        return spans
+
+    def _shapes_triggered_in(self, text: str) -> re.Pattern[str]:
+        """The regex of the rules whose triggers occur in ``text``, in rule order.
+
+        A rule matches only where one of its triggers occurs, so the alternation of these
+        rules finds in ``text`` exactly what the alternation of every rule finds (leftmost
+        match, first alternative); it is much cheaper to run: a URL is searched with the
+        one rule that ``://`` triggers, not with twenty. ``re`` keeps the compiled regex.
+        """
+        numbers = sorted({number for trigger, number in self._rule_triggers if trigger in text})
+        literals = [literal for literal in self._literal_kinds if literal in text]
+        return compile_shapes(((n, self._shape_rules[n]) for n in numbers), literals)
+
+    def kinds_in(self, text: str) -> list[str]:
+        """The rules that match in ``text``, also URL-encoded (``sk%2D...``) or JSON-escaped
+        (``\\u0073k-...``): the kind of every secret ``Redactor.text`` would replace."""
+        kinds = [kind for _, _, kind in self.shapes(text)]
+        if "%" in text:
+            decoded = unquote(text)
+            if decoded != text:
+                kinds += [kind for _, _, kind in self.shapes(decoded)]
+        if "\\u" in text:
+            kinds += [kind for _, _, kind in self.shapes(unescape_json(text))]
+        return kinds
+
+    def secret_kind(self, value: str, name: str) -> str | None:
+        """The kind of ``value``, known to be a credential (the value of header, key or
+        parameter ``name``): that of the shape it is, if one spans it whole, else the
+        name's. None when there is nothing to replace: it is empty or a placeholder."""
+        if not value or is_placeholder(value):
+            return None
+        spans = self.shapes(value)
+        if len(spans) == 1 and spans[0][0] == 0 and spans[0][1] == len(value):
+            return spans[0][2]
+        return kind_of(name)
+
+    # ------------------------------------------------------------------ names
+
+    def header_action(self, name: str) -> str:
+        """What happens to a header: keep, drop, credential, cookie, identifying or scan."""
+        lower = name.lower()
+        if lower in self._keep_headers:
+            return "keep"
+        if lower in self._drop_headers:
+            return "drop"
+        if not self.headers_on:
+            return "scan"
+        if lower in COOKIE_HEADERS:
+            return "cookie"
+        if lower in IDENTIFYING_HEADERS:
+            return "identifying"
+        if lower in self._extra_headers or lower in CREDENTIAL_HEADERS:
+            return "credential"
+        if lower in NOT_CREDENTIAL_HEADERS:
+            return "scan"
+        if lower.endswith(CREDENTIAL_HEADER_SUFFIXES):
+            return "credential"
+        for fragment in CREDENTIAL_HEADER_FRAGMENTS:
+            if fragment in lower:
+                return "credential"
+        return "scan"
+
+    def is_secret_key(self, key: str, path: tuple[str, ...] = ()) -> bool:
+        """Whether the string value of JSON key ``key`` is a credential; ``path``: the
+        (normalised) keys above it, for the dotted paths of ``json_keys``."""
+        if not self.keys_on:
+            return False
+        norm = key.lower().replace("-", "_")  # norm_key, the hottest call of redaction
+        if norm in self._secret_keys:
+            return True
+        if not self._secret_paths:
+            return False
+        dotted = ".".join((*path, norm))
+        return any(dotted == p or dotted.endswith("." + p) for p in self._secret_paths)
+
+    def has_secret_paths(self) -> bool:
+        """Whether some ``json_keys`` are dotted paths (then a key's path matters)."""
+        return bool(self._secret_paths)
+
+    def is_secret_param(self, name: str) -> bool:
+        """Whether query or form parameter ``name`` (decoded) holds a credential."""
+        return self.params_on and name.lower() in self._secret_params
+
+    def embedded_secrets(self, text: str) -> list[tuple[int, int, str, str]]:
+        """Where ``text``, JSON text held in a string, has a secret key's string value:
+        ``(start, end, key, value)``, ``value`` decoded, in text order.
+
+        The text is searched, not parsed: a stream's tool-call arguments arrive in pieces
+        that are JSON only once joined, and what is not replaced keeps its bytes.
+        """
+        if not self.keys_on or not text.startswith(JSON_OPENINGS):
+            return []
+        out = []
+        for match in self._embedded_key.finditer(text):
+            name, spelled = match.group(1), match.group(2)
+            if not spelled or not self.is_secret_key(name):
+                continue
+            try:
+                value = json.loads('"' + spelled + '"')
+            except ValueError:
+                continue
+            out.append((match.start(2), match.end(2), name, value))
+        return out
+
+
+def names_of_keys(keys: Iterable[str], paths: Iterable[str]) -> list[str]:
+    """The key names the key rules look for: the keys, and the last part of each path."""
+    return sorted(set(keys) | {path.rsplit(".", 1)[-1] for path in paths})
+
+
+def _key_alternatives(names: Iterable[str]) -> str:
+    """A regex matching each key name, also spelled with ``-`` for ``_``."""
+    variants = {variant for name in names for variant in (name, name.replace("_", "-"))}
+    return _alternatives(variants)
+
+
+def _add_literal(literals: dict[str, str], value: str, kind: str, minimum: int = 0) -> None:
+    value = value.strip()
+    if len(value) < max(minimum, ENV_MIN_LENGTH if minimum == 0 else minimum):
+        return
+    if value.startswith(("/", "~", "./")) or value.lower() in ("true", "false", "none", "null"):
+        return  # a path or a flag, not a credential
+    if PLACEHOLDER_RE.search(value) or value in "<REDACTED:>":
+        return
+    variants = {value, quote(value, safe=""), json.dumps(value)[1:-1]}
+    for variant in variants:
+        literals.setdefault(variant, kind)

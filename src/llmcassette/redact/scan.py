@@ -2,21 +2,34 @@
 
 Used by the fail-closed check before a cassette is written and by ``llmcassette scan``.
 A finding names the file, the line, the JSON path and the rule, never the value.
+
+The scan is a second look, independent of redaction: it reads the final text of every
+line, parses it, and asks the rules (``llmcassette.redact.rules``) about each value. It
+shares no cache, state or verdict with the redactor or the writer, so a redactor that
+missed something (or redacted nothing at all) cannot make it miss it too.
 """
 
 from __future__ import annotations
 
 import json
 import os
-from collections.abc import Collection, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+from urllib.parse import unquote_plus
 
 from llmcassette.cassette import vcrpy_files
 from llmcassette.errors import SecretLeakError
-from llmcassette.redact import rules
-from llmcassette.redact.redactor import _JSON_OPENINGS, Redactor
+from llmcassette.redact.rules import (
+    JSON_OPENINGS,
+    PLACEHOLDER_RE,
+    Rules,
+    cookie_values,
+    is_signature_scheme,
+    scheme_kind,
+    split_scheme,
+)
 
 
 @dataclass(frozen=True)
@@ -33,18 +46,10 @@ class Finding:
         return f"{where}: {self.json_path}: {self.rule}"
 
 
-def _new_kinds(old: str, new: str) -> list[str]:
-    before = set(rules.PLACEHOLDER_RE.findall(old))
-    kinds = []
-    for placeholder in rules.PLACEHOLDER_RE.findall(new):
-        if placeholder not in before:
-            kinds.append(placeholder[len("<REDACTED:") : -1].split(":", 1)[0])
-    return kinds or ["dropped"]
-
-
 # Where a value sits: the keys and indexes from the record's root. Spelled out as a JSON
 # path only for a finding; most values have none. ``_PARSED`` marks a string read as JSON.
 Where = tuple[Any, ...]
+Found = list[tuple[Where, str]]
 _PARSED = object()
 
 
@@ -60,145 +65,141 @@ def _spelled(prefix: str, where: Where) -> str:
     return path
 
 
-def find_in_value(redactor: Redactor, value: Any, path: str = "") -> Iterator[tuple[str, str]]:
-    """``(json_path, rule)`` for every value in a cassette record that redaction would change."""
-    for where, rule in _findings(redactor, value):
+def find_in_value(rules: Rules, value: Any, path: str = "") -> Iterator[tuple[str, str]]:
+    """``(json_path, rule)`` for every value in a cassette record that a rule matches."""
+    found: Found = []
+    _walk(rules, value, (), found)
+    for where, rule in found:
         yield _spelled(path, where), rule
 
 
-def finds_anything(redactor: Redactor, value: Any) -> bool:
-    """Whether ``find_in_value`` would find anything (without spelling out where)."""
-    return bool(_findings(redactor, value))
-
-
-def _findings(redactor: Redactor, value: Any) -> list[tuple[Where, str]]:
-    found: list[tuple[Where, str]] = []
-    _walk(redactor, value, (), found)
-    return found
-
-
-def _walk(redactor: Redactor, value: Any, where: Where, found: list[tuple[Where, str]]) -> None:
-    # A plain recursion filling one list: the walk runs over every line the scan reads, and
-    # over each request and response line as it is written. A string the redactor already
-    # left unchanged is passed over without a call (a string that may be JSON is still
-    # read: the keys in it may be secret ones); a path is built only for a finding.
-    clean = redactor._clean_texts
+def _walk(rules: Rules, value: Any, where: Where, found: Found) -> None:
     if isinstance(value, dict):
-        secret_key = redactor._secret_key
         for key, item in value.items():
+            at = (*where, key)
             if isinstance(item, str):
                 name = key if isinstance(key, str) else str(key)
-                if secret_key(name, ()):
-                    new = redactor.secret(item, name)
+                if rules.is_secret_key(name):
+                    _add(found, at, rules.secret_kind(item, name))
                 elif key == "uri":
-                    new = redactor.uri(item)
-                elif item in clean and not item.startswith(_JSON_OPENINGS):
-                    continue
+                    _in_url(rules, item, at, found)
                 else:
-                    _in_string(redactor, item, where, key, found)
-                    continue
-                if new != item:
-                    found.append(((*where, key), _new_kinds(item, new)[0]))
+                    _in_string(rules, item, at, found)
             elif key == "headers" and isinstance(item, dict):
-                _headers(redactor, item, (*where, key), found)
-            elif isinstance(item, (dict, list, bytes, bytearray)):
-                _walk(redactor, item, (*where, key), found)
+                _in_headers(rules, item, at, found)
+            else:
+                _walk(rules, item, at, found)
     elif isinstance(value, list):
         for index, item in enumerate(value):
-            if isinstance(item, str):
-                if item not in clean or item.startswith(_JSON_OPENINGS):
-                    _in_string(redactor, item, where, index, found)
-            elif isinstance(item, (dict, list, bytes, bytearray)):
-                _walk(redactor, item, (*where, index), found)
+            _walk(rules, item, (*where, index), found)
     elif isinstance(value, (bytes, bytearray)):
         try:
             text = bytes(value).decode("utf-8")
         except UnicodeDecodeError:
             text = bytes(value).decode("latin-1")
-        _in_string(redactor, text, where, _HERE, found)
+        _in_string(rules, text, where, found)
     elif isinstance(value, str):
-        _in_string(redactor, value, where, _HERE, found)
+        _in_string(rules, value, where, found)
 
 
-_HERE = object()  # the ``step`` of a string that is the value at ``where`` itself
+def _add(found: Found, where: Where, kind: str | None) -> None:
+    if kind is not None:
+        found.append((where, kind))
 
 
-def _in_string(
-    redactor: Redactor,
-    value: str,
-    where: Where,
-    step: Any,
-    found: list[tuple[Where, str]],
-) -> None:
-    # ``step``: the key or index of ``value`` in the container at ``where``, or ``_HERE``.
-    if value.startswith(_JSON_OPENINGS) and redactor.might_contain(value):
+def _in_string(rules: Rules, value: str, where: Where, found: Found) -> None:
+    if not rules.might_match(value) and '"headers' not in value:
+        return
+    if value.startswith(JSON_OPENINGS):  # JSON text held in a string: its keys count too
         try:
             parsed = json.loads(value)
         except ValueError:
             parsed = None
         if isinstance(parsed, (dict, list)):
-            at = where if step is _HERE else (*where, step)
-            _walk(redactor, parsed, (*at, _PARSED), found)
+            _walk(rules, parsed, (*where, _PARSED), found)
             return
-    new = redactor.text(value)
-    if new != value:
-        found.append((where if step is _HERE else (*where, step), _new_kinds(value, new)[0]))
+    for kind in rules.kinds_in(value)[:1]:
+        found.append((where, kind))
 
 
-def _headers(
-    redactor: Redactor, headers: dict[str, Any], where: Where, found: list[tuple[Where, str]]
-) -> None:
-    clean = redactor._clean_headers  # (name, value) pairs ``header_value`` leaves as they are
+def _in_url(rules: Rules, uri: str, where: Where, found: Found) -> None:
+    """A URL: userinfo and shapes anywhere in it, and the values of secret parameters."""
+    base, _, fragment = uri.partition("#")
+    path, question, query = base.partition("?")
+    kinds = rules.kinds_in(path) + rules.kinds_in(fragment)
+    for piece in query.split("&") if question else ():
+        name, sep, value = piece.partition("=")
+        if sep and value and rules.is_secret_param(unquote_plus(name)):
+            kind = rules.secret_kind(unquote_plus(value), unquote_plus(name))
+            kinds += [kind] if kind is not None else []
+        else:
+            kinds += rules.kinds_in(piece)
+    for kind in kinds[:1]:
+        found.append((where, kind))
+
+
+def _in_headers(rules: Rules, headers: dict[Any, Any], where: Where, found: Found) -> None:
     for name, value in headers.items():
-        if type(value) is str and (name, value) in clean:
-            continue
-        action = redactor.header_action(name)
+        action = rules.header_action(str(name))
         if action in ("keep", "drop"):
-            continue  # identifiers: not secret, ``redact`` drops them
+            continue  # stored as they are on purpose, or identifiers that redaction drops
         values = [value] if isinstance(value, str) else value
         for index, item in enumerate(values if isinstance(values, list) else []):
-            if not isinstance(item, str):
-                continue
-            new = redactor.header_value(name, item, action)
-            if new != item:
+            if isinstance(item, str):
                 at = (*where, name) if isinstance(value, str) else (*where, name, index)
-                found.append((at, _new_kinds(item, new)[0]))
+                _add(found, at, _header_kind(rules, str(name), item, action))
 
 
-def find_in_jsonl(
-    redactor: Redactor, text: str, path: str, checked: Collection[int] = ()
-) -> list[Finding]:
-    """Findings in the text of an llmcassette JSONL cassette.
+def _header_kind(rules: Rules, name: str, value: str, action: str) -> str | None:
+    """The rule a header value breaks, if any (see ``Redactor.header_value``)."""
+    if action == "cookie":
+        for _, _, cookie in cookie_values(name.lower(), value):
+            kind = rules.secret_kind(cookie, "cookie")
+            if kind is not None:
+                return kind
+        return None
+    if action == "identifying":
+        return rules.secret_kind(value, name)
+    if action == "credential":
+        parts = split_scheme(value)
+        if parts is None:
+            return rules.secret_kind(value, name)
+        scheme, _, rest = parts
+        if not is_signature_scheme(scheme):
+            return rules.secret_kind(rest, scheme_kind(scheme, name))
+        kinds = rules.kinds_in(rest)
+        if kinds:
+            return kinds[0]
+        return None if PLACEHOLDER_RE.search(rest) else rules.secret_kind(rest, name)
+    kinds = rules.kinds_in(value)
+    return kinds[0] if kinds else None
 
-    ``checked``: numbers of lines whose bytes the writer has had this redactor check
-    already (``Redactor.proves_clean``, ``Redactor.finds_nothing``); they are not read again.
-    """
-    redactor = redactor.scratch()
+
+def find_in_jsonl(rules: Rules, text: str, path: str) -> list[Finding]:
+    """Findings in the text of an llmcassette JSONL cassette: every line is read."""
     findings: list[Finding] = []
     for number, line in enumerate(text.split("\n"), start=1):
-        if number in checked or not line or line.isspace():  # no copy of each line
+        if not line or line.isspace():
             continue
-        if '"headers"' not in line and not redactor.might_contain(line):
+        # A line in which no rule can match needs no parse (a header object is checked by
+        # header name, whatever its values look like).
+        if not rules.might_match(line) and '"headers' not in line:
             continue
         try:
             record = json.loads(line)
         except ValueError:
-            if redactor.text(line) != line:
+            if rules.kinds_in(line):
                 findings.append(Finding(path, number, "<line>", "unparsed-line"))
             continue
-        for json_path, rule in find_in_value(redactor, record):
+        for json_path, rule in find_in_value(rules, record):
             findings.append(Finding(path, number, json_path, rule))
     return findings
 
 
-def check_text(
-    redactor: Redactor, text: str, path: str | os.PathLike[str], checked: Collection[int] = ()
-) -> None:
-    """Fail closed: raise ``SecretLeakError`` if a rule still matches ``text``.
-
-    ``checked``: see ``find_in_jsonl``.
-    """
-    findings = find_in_jsonl(redactor, text, os.fspath(path), checked)
+def check_text(rules: Rules, text: str, path: str | os.PathLike[str]) -> None:
+    """Fail closed: raise ``SecretLeakError`` if a rule still matches ``text``, the whole
+    text of a cassette about to be written."""
+    findings = find_in_jsonl(rules, text, os.fspath(path))
     if findings:
         first = findings[0]
         raise SecretLeakError(
@@ -221,20 +222,19 @@ def _line_of(text: str, interaction: int) -> int | None:
     return text.count("\n", 0, position) + 1
 
 
-def find_in_file(redactor: Redactor, path: Path) -> list[Finding]:
+def find_in_file(rules: Rules, path: Path) -> list[Finding]:
     """Findings in one cassette file: llmcassette JSONL, or vcrpy YAML / JSON."""
     text = path.read_text(encoding="utf-8", errors="replace")
     name = os.fspath(path)
     if path.suffix == ".jsonl":
-        return find_in_jsonl(redactor, text, name)
+        return find_in_jsonl(rules, text, name)
     data = load_vcrpy(path, text)
-    redactor = redactor.scratch()
     findings: list[Finding] = []
     for index, entry in enumerate(data.get("interactions") or []):
         line = _line_of(text, index)
         response = _decoded_response(entry.get("response") or {})
         for json_path, rule in find_in_value(
-            redactor, {"request": entry.get("request"), "response": response}
+            rules, {"request": entry.get("request"), "response": response}
         ):
             findings.append(Finding(name, line, f"interactions[{index}].{json_path}", rule))
     return findings

@@ -1,0 +1,272 @@
+"""The fail-closed scan is a second look of its own: with a redactor that redacts nothing,
+a cassette that holds a key is refused and nothing is written, wherever the key is.
+
+The scan reads the final text of every line through ``llmcassette.redact.rules``; it takes
+no verdict, cache or "already checked" set from the redactor or the writer. These tests
+prove it by breaking redaction completely and saving anyway, through the real save path.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+from vcr.request import Request
+
+import llmcassette
+from llmcassette._vcr import serializer as jsonl
+from llmcassette._vcr.persister import Persister
+from llmcassette.errors import SecretLeakError
+from llmcassette.redact import RedactionConfig, Redactor
+from llmcassette.testing import LocalProvider, StreamBehaviour
+
+from .test_rules import ANTHROPIC, OPENAI, OPENAI_2
+
+GOOGLE = "AIza" + "Sy" + "Q" * 33
+
+
+class NothingRedacted(Redactor):
+    """A redactor with every redaction method returning its input unchanged."""
+
+    def text(self, value: str) -> str:
+        return value
+
+    def secret(self, value: str, kind: str) -> str:
+        return value
+
+    def header_value(self, name: str, value: str, action: str | None = None) -> str:
+        return value
+
+    def headers(self, headers: Any) -> dict[str, Any]:
+        return dict(headers)
+
+    def params(self, query: str) -> str:
+        return query
+
+    def uri(self, uri: str) -> str:
+        return uri
+
+    def json(self, value: Any, path: tuple[str, ...] = ()) -> Any:
+        return value
+
+    def body_text(self, text: str, content_type: str) -> str:
+        return text
+
+    def body_bytes(self, body: bytes, content_type: str) -> bytes:
+        return body
+
+    def body_record(self, body: dict[str, Any] | None, content_type: str) -> Any:
+        return body
+
+    def events(self, records: list[dict[str, Any]]) -> None:
+        return None
+
+    def records(self, request: Any, response: Any, events: Any) -> bool:
+        return False
+
+    def vcr_request(self, request: Any) -> Any:
+        return request
+
+
+JSON = {"content-type": ["application/json"]}
+SSE = {"content-type": ["text/event-stream"]}
+
+
+def _exchange(
+    uri: str = "https://api.example.test/v1/chat",
+    request_headers: dict[str, str] | None = None,
+    request_body: bytes = b'{"q": "hello"}',
+    response_headers: dict[str, list[str]] | None = None,
+    response_body: bytes = b'{"a": "fine"}',
+) -> dict[str, Any]:
+    """vcrpy's cassette dict (as the persister gets it) with one interaction."""
+    headers = {"content-type": "application/json", **(request_headers or {})}
+    request = Request("POST", uri, request_body, headers)
+    response = {
+        "status": {"code": 200, "message": "OK"},
+        "headers": response_headers or JSON,
+        "body": {"string": response_body},
+    }
+    return {"requests": [request], "responses": [response]}
+
+
+# Each location a key can sit in, one key each, and where the scan must find it.
+LOCATIONS = {
+    "request JSON body": (
+        _exchange(request_body=json.dumps({"q": "hi", "api_key": "plain-key-0123"}).encode()),
+        (2, "body.json.api_key"),
+    ),
+    "request JSON body, by shape": (
+        _exchange(request_body=json.dumps({"messages": [{"content": OPENAI}]}).encode()),
+        (2, "body.json.messages[0].content"),
+    ),
+    "response JSON body": (
+        _exchange(response_body=json.dumps({"token_info": GOOGLE}).encode()),
+        (3, "body.json.token_info"),
+    ),
+    "request header": (
+        _exchange(request_headers={"authorization": f"Bearer {OPENAI}"}),
+        (2, "headers.authorization"),
+    ),
+    "response header": (
+        _exchange(response_headers={**JSON, "openai-organization": ["org-Planted42"]}),
+        (3, "headers.openai-organization"),
+    ),
+    "URL query parameter": (
+        _exchange(uri="https://api.example.test/v1/chat?key=not-shaped-123"),
+        (2, "uri"),
+    ),
+    "streamed SSE event": (
+        _exchange(
+            response_headers=SSE,
+            response_body=(
+                "data: " + json.dumps({"choices": [{"delta": {"content": ANTHROPIC}}]}) + "\n\n"
+                "data: [DONE]\n\n"
+            ).encode(),
+        ),
+        (4, "data.choices[0].delta.content"),
+    ),
+}
+
+
+@pytest.mark.parametrize("location", list(LOCATIONS))
+def test_a_key_is_refused_by_the_scan_when_redaction_does_nothing(
+    location: str, tmp_path: Path, nothing_redacted: None
+) -> None:
+    cassette_dict, (line, json_path) = LOCATIONS[location]
+    path = tmp_path / "leak.jsonl"
+    persister = Persister(redactor=NothingRedacted(environ={}))
+    with pytest.raises(SecretLeakError) as caught:
+        persister.save_cassette(path, cassette_dict, serializer=jsonl)
+    assert not path.exists()
+    assert (line, json_path) in [(f[0], f[1]) for f in caught.value.findings]
+    for secret in (OPENAI, ANTHROPIC, GOOGLE, "plain-key-0123", "org-Planted42"):
+        assert secret not in str(caught.value)
+
+
+@pytest.mark.parametrize("location", list(LOCATIONS))
+def test_a_refused_save_keeps_the_old_file(
+    location: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = tmp_path / "kept.jsonl"
+    Persister(redactor=Redactor(environ={})).save_cassette(path, _exchange(), serializer=jsonl)
+    before = path.read_bytes()
+    _redact_nothing(monkeypatch)
+    cassette_dict, _ = LOCATIONS[location]
+    with pytest.raises(SecretLeakError):
+        Persister(redactor=NothingRedacted(environ={})).save_cassette(
+            path, cassette_dict, serializer=jsonl
+        )
+    assert path.read_bytes() == before
+
+
+@pytest.mark.parametrize("location", list(LOCATIONS))
+def test_the_serializer_refuses_too(location: str, nothing_redacted: None) -> None:
+    # vcrpy's serializer seam, used by any persister: it builds its redactor itself.
+    cassette_dict, _ = LOCATIONS[location]
+    interactions = [
+        {"request": request._to_dict(), "response": response}
+        for request, response in zip(
+            cassette_dict["requests"], cassette_dict["responses"], strict=True
+        )
+    ]
+    with pytest.raises(SecretLeakError):
+        jsonl.serialize({"interactions": interactions})
+
+
+def _redact_nothing(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Patched on the class itself: whatever redactor a save uses, and whatever a scan that
+    # leaned on the redactor would call, redacts nothing.
+    for name, method in vars(NothingRedacted).items():
+        if callable(method) and not name.startswith("__"):
+            monkeypatch.setattr(Redactor, name, method)
+
+
+@pytest.fixture
+def nothing_redacted(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every ``Redactor`` redacts nothing, however the save path gets its redactor."""
+    _redact_nothing(monkeypatch)
+
+
+@pytest.fixture
+def provider() -> Iterator[LocalProvider]:
+    with LocalProvider() as running:
+        # The whole answer in one event: the scan reads line by line, and a key streamed in
+        # pieces over several events is only ever whole for redaction, which joins them.
+        running.behaviour = StreamBehaviour(events=1)
+        yield running
+
+
+def _chat(
+    provider: LocalProvider, client: httpx.Client, *, stream: bool, then_not_streamed: bool = False
+) -> None:
+    for streamed in (stream, False) if then_not_streamed else (stream,):
+        body = {
+            "model": "gpt-4o-mini",
+            "stream": streamed,
+            "messages": [{"role": "user", "content": f"my key is {OPENAI_2}"}],
+        }
+        url = f"{provider.openai_base_url}/chat/completions?api_key=plain-query-key"
+        headers = {"authorization": f"Bearer {OPENAI}"}
+        with client.stream("POST", url, json=body, headers=headers) as response:
+            response.read()
+        assert response.status_code == 200
+
+
+def test_recording_with_a_redactor_that_does_nothing_writes_nothing(
+    nothing_redacted: None, provider: LocalProvider, tmp_path: Path
+) -> None:
+    path = tmp_path / "recorded.jsonl"
+    with (
+        pytest.raises(SecretLeakError) as caught,
+        llmcassette.use_cassette(path, record_mode="once"),
+        httpx.Client() as client,
+    ):
+        _chat(provider, client, stream=True, then_not_streamed=True)
+    assert not path.exists()
+    found = {(json_path.split("[")[0], rule) for _, json_path, rule in caught.value.findings}
+    assert ("uri", "api_key") in found  # URL query parameter
+    assert ("headers.authorization", "openai-api-key") in found  # request header
+    assert ("body.json.messages", "openai-api-key") in found  # request JSON body
+    assert ("headers.openai-organization", "openai-organization") in found  # response header
+    assert ("headers.set-cookie", "cookie") in found  # response header
+    assert ("data.choices", "openai-api-key") in found  # streamed SSE event (the echo)
+    assert ("body.json.choices", "openai-api-key") in found  # response JSON body (the echo)
+    for secret in (OPENAI, OPENAI_2, "plain-query-key"):
+        assert secret not in str(caught.value)
+
+
+def test_re_recording_with_a_redactor_that_does_nothing_keeps_the_old_file(
+    provider: LocalProvider, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = tmp_path / "recorded.jsonl"
+    with llmcassette.use_cassette(path, record_mode="once"), httpx.Client() as client:
+        _chat(provider, client, stream=True)
+    before = path.read_bytes()
+    assert OPENAI.encode() not in before
+    _redact_nothing(monkeypatch)
+    with (
+        pytest.raises(SecretLeakError),
+        llmcassette.use_cassette(path, record_mode="all"),
+        httpx.Client() as client,
+    ):
+        _chat(provider, client, stream=True)
+    assert path.read_bytes() == before
+
+
+def test_the_scan_holds_no_reference_to_the_redactor() -> None:
+    # What the scan reads is the rule set: no method or state of a redactor.
+    from llmcassette.redact import scan
+
+    assert "redactor" not in vars(scan)
+    rules = Redactor(RedactionConfig(), environ={}).rules
+    text = (
+        '{"format": "llmcassette", "format_version": 1}\n'
+        '{"type": "request", "method": "GET", "uri": "https://h/?token=abc", "headers": {}}\n'
+    )
+    findings = scan.find_in_jsonl(rules, text, "c.jsonl")
+    assert [(f.line, f.json_path, f.rule) for f in findings] == [(2, "uri", "token")]
