@@ -274,6 +274,34 @@ class CassetteExpiredError(LlmCassetteError):
         )
 
 
+class CassetteLockError(LlmCassetteError):
+    """Another process is saving (or saved) the same cassette, and this save cannot go on
+    safely; nothing was written.
+
+    ``path`` is the cassette, ``lock_path`` the lock file beside it, ``pid`` the process
+    that holds (or last held) the lock when known, ``problem`` what happened.
+    """
+
+    def __init__(
+        self,
+        path: str | os.PathLike[str],
+        lock_path: str | os.PathLike[str],
+        pid: int | None,
+        problem: str,
+    ) -> None:
+        self.path = os.fspath(path)
+        self.lock_path = os.fspath(lock_path)
+        self.pid = pid
+        self.problem = problem
+        who = f"process {pid}" if pid is not None else "another process"
+        super().__init__(
+            f"{self.path}: {problem} ({who}, lock file {self.lock_path}); nothing was written\n"
+            "  how to fix: record this cassette from one process at a time, or give each "
+            "process (CI shard, pytest-xdist worker) cassettes of its own; see "
+            "docs/recording.md, 'Running tests in parallel'"
+        )
+
+
 class CassetteExpiredWarning(LlmCassetteWarning):
     """A cassette is older than its ``max_age`` (``expired="warn"``)."""
 

@@ -10,7 +10,9 @@ _installed = False
 def install() -> None:
     """Always undo a cassette's HTTP patches when its context exits, even if saving raised;
     leave error responses out of what is saved, and in record mode ``all`` the interactions
-    this run did not record (llmcassette._vcr.save_policy).
+    this run did not record (llmcassette._vcr.save_policy); tell the save which interactions
+    are new, so that it can add them to a file another process saved meanwhile
+    (llmcassette._vcr.persister.saving).
 
     vcrpy's ``CassetteContextDecorator.__exit__`` saves, then closes the generator that
     holds the patches; when the save raises (llmcassette refuses to overwrite a cassette it
@@ -29,10 +31,18 @@ def install() -> None:
         cassette = getattr(self, "_CassetteContextDecorator__cassette", None)
         try:
             if cassette is not None:
-                from llmcassette._vcr.save_policy import drop_error_responses, keep_only_this_run
+                from llmcassette._vcr.persister import saving
+                from llmcassette._vcr.save_policy import (
+                    drop_error_responses,
+                    keep_only_this_run,
+                    new_interactions,
+                )
 
                 drop_error_responses(cassette)  # responses >= 400 are not saved unless asked
                 keep_only_this_run(cassette)  # record_mode="all" saves this run's calls only
+                # what the save adds if another process saved the file meanwhile
+                with saving(new_interactions(cassette)):
+                    return original_exit(self, *exc_info)
             return original_exit(self, *exc_info)
         finally:
             finish = getattr(self, "_CassetteContextDecorator__finish", None)

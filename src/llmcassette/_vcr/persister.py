@@ -1,5 +1,11 @@
 """Where cassettes live on disk: loading, legacy fallback, and atomic, loss-free saving.
 
+A save holds ``<cassette>.lock`` (``filelock``) while it re-reads the file and writes it.
+When another process saved the cassette after this one loaded it (CI shards, pytest-xdist
+workers recording one shared cassette), the interactions this run recorded are added to
+what the file holds now instead of replacing it (``saving`` tells the save which ones are
+new). The temporary files of a save killed half-way are removed by the next save.
+
 ``Persister`` is a vcrpy persister. For cassettes that use llmcassette's serializer it reads
 and writes the JSONL files itself; for any other serializer (a user who keeps YAML) it hands
 the call to the persister it wraps, so pytest-recording's extra-cassette support keeps working.
@@ -8,29 +14,134 @@ the call to the persister it wraps, so pytest-recording's extra-cassette support
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import json
 import logging
 import os
 import tempfile
+from collections.abc import Iterator
+from contextvars import ContextVar
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from filelock import FileLock, Timeout
 from vcr.persisters.filesystem import CassetteNotFoundError, FilesystemPersister
 from vcr.serialize import deserialize as vcr_deserialize
 from vcr.serializers import jsonserializer, yamlserializer
 
 from llmcassette._vcr import bridge as vcr_bridge
 from llmcassette._vcr import serializer as jsonl
+from llmcassette._vcr import tempfiles
 from llmcassette.cassette import jsonl as cassette_file
 from llmcassette.cassette import migrations, vcrpy_files
 from llmcassette.cassette.jsonl import Cassette
-from llmcassette.errors import CassetteFormatError
+from llmcassette.errors import CassetteFormatError, CassetteLockError
 
 if TYPE_CHECKING:
     from llmcassette.config import Expiry
 
 log = logging.getLogger(__name__)
+
+LOCK_SUFFIX = ".lock"  # <cassette>.lock, beside the cassette; never commit it
+LOCK_TIMEOUT = 60.0  # seconds a save waits for another process's save of the same cassette
+
+# The interactions recorded since the cassette was loaded, set by ``saving`` around vcrpy's
+# save (llmcassette._vcr.fixes): what a save adds to a file another process changed.
+_NEW_INTERACTIONS: ContextVar[list[tuple[Any, Any]] | None] = ContextVar(
+    "llmcassette_new_interactions", default=None
+)
+
+
+@contextlib.contextmanager
+def saving(new: list[tuple[Any, Any]]) -> Iterator[None]:
+    """Saves inside this block know which interactions (request, response) are new."""
+    token = _NEW_INTERACTIONS.set(list(new))
+    try:
+        yield
+    finally:
+        _NEW_INTERACTIONS.reset(token)
+
+
+def lock_path(path: Path) -> Path:
+    """The lock file of cassette ``path``."""
+    return path.with_name(path.name + LOCK_SUFFIX)
+
+
+@contextlib.contextmanager
+def locked(path: Path, timeout: float = LOCK_TIMEOUT) -> Iterator[int | None]:
+    """Hold the lock of cassette ``path``; yield the pid of the process that held it last
+    (known when that process was killed while it held the lock; None otherwise).
+
+    ``CassetteLockError`` (naming the holder's pid) when it is not free within ``timeout``.
+    """
+    path.parent.mkdir(parents=True, exist_ok=True)
+    lock_file = lock_path(path)
+    lock = FileLock(os.fspath(lock_file), timeout=timeout)
+    try:
+        lock.acquire()
+    except Timeout:
+        raise CassetteLockError(
+            path,
+            lock_file,
+            _holder(lock, lock_file),
+            f"another process has been saving this cassette for more than {timeout:g}s",
+        ) from None
+    try:
+        last = _holder(lock, lock_file)
+        _note_holder(lock, lock_file)
+        yield last
+    finally:
+        # Removed while still held: a process waiting on this inode finds it unlinked once
+        # it gets the lock and takes a new one (filelock >= 4 checks st_nlink), so the file
+        # does not stay beside the cassette. Where a held file cannot be removed it stays.
+        with contextlib.suppress(OSError):
+            lock_file.unlink()
+        lock.release()
+
+
+def _holder(lock: FileLock, lock_file: Path) -> int | None:
+    """The pid written in the lock file (by filelock's soft fallback, or by ``_note_holder``)."""
+    with contextlib.suppress(AttributeError, OSError, ValueError):
+        pid = lock.pid  # soft fallback only: filelock's marker
+        return pid if isinstance(pid, int) else None
+    try:
+        text = lock_file.read_text(encoding="ascii").strip()
+    except (OSError, UnicodeDecodeError):
+        return None
+    return int(text) if text.isdigit() else None
+
+
+def _note_holder(lock: FileLock, lock_file: Path) -> None:
+    """Write this pid into a flock lock file (its content is free; filelock keeps the file)."""
+    try:
+        _ = lock.pid
+    except AttributeError:
+        pass  # a native lock: the content is ours to use
+    else:
+        return  # filelock's soft-fallback marker holds the pid already
+    with contextlib.suppress(OSError):
+        fd = os.open(lock_file, os.O_WRONLY)
+        try:
+            os.ftruncate(fd, 0)
+            os.write(fd, f"{os.getpid()}\n".encode("ascii"))
+        finally:
+            os.close(fd)
+
+
+def _digest(data: bytes | None) -> str | None:
+    """What a save compares to see whether the file changed since it was loaded."""
+    if data is None or not data.strip():
+        return None
+    return hashlib.sha256(data).hexdigest()
+
+
+def _read_digest(path: Path) -> str | None:
+    try:
+        return _digest(path.read_bytes())
+    except OSError:
+        return None
+
 
 # vcrpy cassettes that replay as they are when no .jsonl cassette exists yet.
 LEGACY_SERIALIZERS: dict[str, Any] = {
@@ -86,6 +197,10 @@ class Persister:
         # llmcassette.redact.Redactor: applied to every line written, then checked (fail closed).
         self.redactor = redactor
         self._headers: dict[str, dict[str, Any]] = {}
+        # The cassette files as loaded (a digest, None when absent or empty): a save that
+        # finds something else was preceded by another process's save (merged, see _merge).
+        self._loaded: dict[str, str | None] = {}
+        self.lock_timeout = LOCK_TIMEOUT
 
     def resolve(self, cassette_path: str | os.PathLike[str]) -> Path:
         """The ``.jsonl`` file a cassette path stands for."""
@@ -103,6 +218,7 @@ class Persister:
         if serializer is not jsonl:
             return tuple(self.fallback.load_cassette(cassette_path, serializer=serializer))
         path = self.resolve(cassette_path)
+        self._loaded[os.fspath(path)] = _read_digest(path)
         requests: list[Any] = []
         responses: list[Any] = []
         metadata: dict[str, Any] = {}
@@ -203,6 +319,63 @@ class Persister:
         self._save(self.resolve(cassette_path), cassette_dict)
 
     def _save(self, path: Path, cassette_dict: dict[str, Any]) -> None:
+        """Under the cassette's lock: clean up after killed saves, merge, write."""
+        with locked(path, self.lock_timeout) as last_pid:
+            removed = tempfiles.remove_stale(path)
+            if removed:
+                log.info("llmcassette: removed temporary files of a killed save: %s", removed)
+            written = self._save_locked(path, cassette_dict, last_pid)
+            self._loaded[os.fspath(path)] = _digest(written)
+
+    def _merge(
+        self,
+        path: Path,
+        cassette_dict: dict[str, Any],
+        previous: Cassette | None,
+        old_text: str | None,
+        last_pid: int | None,
+    ) -> dict[str, Any]:
+        """What to save when another process saved ``path`` after this one loaded it.
+
+        The file as it is now, then the interactions this run recorded: nothing either
+        process recorded is lost, in every record mode (in ``all`` the result is every run
+        that saved since this one loaded, then this run). When the new interactions are not
+        known (a save outside ``use_cassette``), ``CassetteLockError`` instead of a guess.
+        """
+        key = os.fspath(path)
+        if key not in self._loaded or previous is None:
+            return cassette_dict
+        now = _digest(None if old_text is None else old_text.encode("utf-8"))
+        if now == self._loaded[key]:
+            return cassette_dict
+        new = _NEW_INTERACTIONS.get()
+        if new is None:
+            raise CassetteLockError(
+                path,
+                lock_path(path),
+                last_pid,
+                "another process saved this cassette after it was loaded here",
+            )
+        requests, responses, _ = self._to_vcr(path, previous)
+        log.info(
+            "llmcassette: %s was saved by process %s while this one recorded it; adding %d "
+            "new interaction(s) to its %d",
+            path,
+            last_pid,
+            len(new),
+            len(requests),
+        )
+        merged = dict(cassette_dict)
+        merged["requests"] = requests + [request for request, _ in new]
+        merged["responses"] = responses + [response for _, response in new]
+        return merged
+
+    def _save_locked(
+        self, path: Path, cassette_dict: dict[str, Any], last_pid: int | None
+    ) -> bytes | None:
+        """Write the cassette; return the bytes the file now holds (None if left absent)."""
+        previous, old_text = self._previous(path)
+        cassette_dict = self._merge(path, cassette_dict, previous, old_text, last_pid)
         items = []
         for request, response in zip(
             cassette_dict["requests"], cassette_dict["responses"], strict=True
@@ -212,7 +385,6 @@ class Persister:
                 # Recorded just now or loaded, a request these rules redacted is not redone.
                 item.request_redacted = getattr(request, "redacted_by", None) is self.redactor
             items.append(item)
-        previous, old_text = self._previous(path)
         created_at = None
         if previous is not None:
             created_at = previous.header.get("created_at")
@@ -238,9 +410,11 @@ class Persister:
             # A second look, on its own: the rules against every line about to be written.
             check_text(redactor.rules, text, path)
         # --- end redaction
+        data = text.encode("utf-8")
         if text == old_text:
-            return
-        atomic_write(path, text.encode("utf-8"))
+            return data
+        atomic_write(path, data)
+        return data
 
     def _renews(self, path: Path, previous: Cassette | None) -> bool:
         """Whether this save records an expired cassette again (so ``created_at`` restarts)."""
@@ -342,7 +516,9 @@ def atomic_write(path: Path, data: bytes) -> None:
         mode = path.stat().st_mode & 0o7777
     except FileNotFoundError:
         mode = 0o644  # mkstemp's 0o600 would surprise people who commit cassettes
-    fd, temp_name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    # .<name>.llmcassette-tmp-<pid>-<random>: a killed save's leftover is recognised by
+    # the next save (under the lock) and by `llmcassette check` (llmcassette._vcr.tempfiles).
+    fd, temp_name = tempfile.mkstemp(prefix=tempfiles.prefix(path), dir=path.parent)
     try:
         with os.fdopen(fd, "wb") as handle:
             handle.write(data)

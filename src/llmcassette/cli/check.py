@@ -2,7 +2,8 @@
 
 Every check is about one file: its structure and format version (strict read, every event
 line), streams cut short, its age (``created_at`` against ``max_age``), whether a test still
-uses it (``orphans``) and values that a redaction rule still matches (``secrets``).
+uses it (``orphans``) and values that a redaction rule still matches (``secrets``). The
+temporary files a killed save left beside a cassette are reported too (``stale-temp``).
 """
 
 from __future__ import annotations
@@ -37,6 +38,7 @@ AGE_UNKNOWN = "age-unknown"
 ORPHAN = "orphan"
 SECRET = "secret"
 OVERRIDES = "overrides"  # an overrides sidecar (llmcassette.faults) that does not validate
+STALE_TEMP = "stale-temp"  # a killed save's temporary file (llmcassette._vcr.tempfiles)
 
 CASSETTE_DIR = "cassettes"  # pytest-recording's <test dir>/cassettes/<module>/<test>.<ext>
 
@@ -227,6 +229,34 @@ def _opening_problem(error: CassetteFormatError) -> Problem:
     return Problem(error.path, error.line, kind, error.problem, error.hint)
 
 
+def stale_temp_problem(temp: Path) -> Problem:
+    """The problem of a temporary file a save left when its process was killed."""
+    from llmcassette._vcr.tempfiles import parse
+
+    parsed = parse(temp.name)
+    cassette, pid = parsed if parsed is not None else ("?", 0)
+    return Problem(
+        os.fspath(temp),
+        None,
+        STALE_TEMP,
+        f"temporary file of a save of {cassette} by process {pid}, which is no longer "
+        "running (killed while saving)",
+        "delete it; the next save of the cassette also removes it",
+    )
+
+
+def stale_temps(given: Path) -> Iterator[Path]:
+    """The stale temporary files of cassette ``given``, or under folder ``given``."""
+    from llmcassette._vcr.tempfiles import stale_in
+
+    if not given.is_dir():
+        yield from stale_in(given.parent, given.name)
+        return
+    for current, subfolders, _ in os.walk(given):
+        subfolders[:] = sorted(d for d in subfolders if d not in _SKIPPED_DIRS)
+        yield from stale_in(Path(current))
+
+
 def check_opened(opened: Opened, options: Options, redactor: Any = None) -> list[Problem]:
     """Every problem of one cassette file ``cli.paths`` opened."""
     from llmcassette.cli.opened import scan_opened
@@ -281,8 +311,12 @@ def check_paths(
         from llmcassette.redact import Redactor
 
         redactor = Redactor(project_redaction())
+    paths = list(paths)
     for opened in cassettes(paths, "check"):
         if isinstance(opened, CassetteFormatError):
             yield Path(opened.path), [_opening_problem(opened)]
         else:
             yield opened.path, check_opened(opened, options, redactor)
+    for given in map(Path, paths):
+        for temp in stale_temps(given):
+            yield temp, [stale_temp_problem(temp)]

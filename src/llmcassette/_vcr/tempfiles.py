@@ -1,0 +1,72 @@
+"""The temporary files of a cassette save: their names, and finding those a killed save left.
+
+A save writes ``.<cassette name>.llmcassette-tmp-<pid>-<random>`` beside the cassette and
+renames it over the cassette. A process killed between the two leaves the temporary file
+behind; once its writer ``pid`` is no longer running it is stale: the next save of that
+cassette removes it and ``llmcassette check`` reports it. This module imports no vcrpy (the
+command line uses it).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import re
+from pathlib import Path
+
+MARKER = ".llmcassette-tmp-"
+_NAME = re.compile(r"^\.(?P<cassette>.+)\.llmcassette-tmp-(?P<pid>\d+)-\w+$")
+
+
+def prefix(path: Path) -> str:
+    """The start of this process's temporary file names for ``path`` (a random tail follows)."""
+    return f".{path.name}{MARKER}{os.getpid()}-"
+
+
+def parse(name: str) -> tuple[str, int] | None:
+    """``(cassette file name, writer pid)`` of a temporary file name, or None."""
+    found = _NAME.match(name)
+    if found is None:
+        return None
+    return found["cassette"], int(found["pid"])
+
+
+def running(pid: int) -> bool:
+    """Whether process ``pid`` exists on this machine (an unreaped zombie counts)."""
+    if pid == os.getpid():
+        return True
+    if pid <= 0:
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:
+        return True  # exists, owned by someone else (PermissionError), or cannot tell
+    return True
+
+
+def stale_in(folder: Path, cassette_name: str | None = None) -> list[Path]:
+    """The stale temporary files in ``folder`` (of one cassette when ``cassette_name``)."""
+    try:
+        names = sorted(os.listdir(folder))
+    except OSError:
+        return []
+    found = []
+    for name in names:
+        parsed = parse(name)
+        if parsed is None or (cassette_name is not None and parsed[0] != cassette_name):
+            continue
+        if not running(parsed[1]):
+            found.append(folder / name)
+    return found
+
+
+def remove_stale(path: Path) -> list[Path]:
+    """Remove the stale temporary files of cassette ``path``; return those removed."""
+    removed = []
+    for stale in stale_in(path.parent, path.name):
+        with contextlib.suppress(FileNotFoundError):
+            stale.unlink()
+            removed.append(stale)
+    return removed
