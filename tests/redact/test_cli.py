@@ -105,9 +105,9 @@ def test_false_positives_on_real_traffic() -> None:
     """Every string value of real (already scrubbed) cassettes: how many would be redacted."""
     if not CORPUS.is_dir():
         pytest.skip("the shared pydantic-ai corpus (../shared) is not available")
-    from llmcassette.cli.files import cassette_paths
+    from llmcassette.cli.paths import files_under
     from llmcassette.redact import RedactionConfig, Redactor
-    from llmcassette.redact.scan import _decoded_response, load_vcrpy
+    from llmcassette.redact.scan import decoded_response, load_vcrpy
 
     redactor = Redactor(RedactionConfig(), environ={})
     strings = redacted = 0
@@ -131,13 +131,14 @@ def test_false_positives_on_real_traffic() -> None:
             return [value]
         return []
 
-    for path in cassette_paths([CORPUS]):
+    for path in files_under(CORPUS):
+        assert isinstance(path, Path), path
         data = load_vcrpy(path, path.read_text(encoding="utf-8"))
         for entry in data.get("interactions") or []:
             for key, part in entry.items():
                 if isinstance(part, dict):
                     if key.startswith("response"):
-                        part = _decoded_response(part)
+                        part = decoded_response(part)
                     part = {k: v for k, v in part.items() if k != "headers"}
                 for text in leaves(part):
                     strings += 1

@@ -4,18 +4,13 @@ file is read once and parsed once, and was classified before anything looks insi
 from __future__ import annotations
 
 import os
+from pathlib import Path
+from typing import Any
 
 from llmcassette.cassette import jsonl as cassette_file
-from llmcassette.cli.files import _redact_vcrpy
 from llmcassette.cli.paths import JSONL, VCRPY, Opened
-from llmcassette.redact.redactor import Redactor
-from llmcassette.redact.scan import (
-    Finding,
-    _decoded_response,
-    _line_of,
-    find_in_jsonl,
-    find_in_value,
-)
+from llmcassette.redact.redactor import Redactor, _content_type
+from llmcassette.redact.scan import Finding, find_in_jsonl, find_in_vcrpy, load_vcrpy
 
 
 def scan_opened(redactor: Redactor, opened: Opened) -> list[Finding]:
@@ -25,17 +20,7 @@ def scan_opened(redactor: Redactor, opened: Opened) -> list[Finding]:
         return find_in_jsonl(redactor.rules, opened.text, name)
     if opened.kind != VCRPY or opened.vcrpy is None:
         return []
-    findings: list[Finding] = []
-    for index, entry in enumerate(opened.vcrpy["interactions"]):
-        if not isinstance(entry, dict):
-            continue
-        line = _line_of(opened.text, index)
-        response = _decoded_response(entry.get("response") or {})
-        for json_path, rule in find_in_value(
-            redactor.rules, {"request": entry.get("request"), "response": response}
-        ):
-            findings.append(Finding(name, line, f"interactions[{index}].{json_path}", rule))
-    return findings
+    return find_in_vcrpy(redactor.rules, opened.vcrpy, opened.text, name)
 
 
 def redact_opened(redactor: Redactor, opened: Opened) -> tuple[str | None, int]:
@@ -56,3 +41,49 @@ def redact_opened(redactor: Redactor, opened: Opened) -> tuple[str | None, int]:
         return None, 0
     changed = redactor.changes - before
     return (text if text != opened.text else None), changed
+
+
+def _redact_vcrpy(redactor: Redactor, path: Path, text: str) -> str:
+    from llmcassette._vcr.files import vcrpy_text  # imports vcrpy: only when writing
+
+    loaded = load_vcrpy(path, text)
+    for entry in loaded.get("interactions") or []:
+        request = entry.get("request") or {}
+        if isinstance(request.get("uri"), str):
+            request["uri"] = redactor.uri(request["uri"])
+        request["headers"] = redactor.headers(request.get("headers") or {})
+        request["body"] = _body(redactor, request.get("body"), request["headers"])
+        response = entry.get("response") or {}
+        response["headers"] = redactor.headers(response.get("headers") or {})
+        body = response.get("body")
+        if isinstance(body, dict):
+            new = _response_body(redactor, body.get("string"), response["headers"])
+            if new is not None:
+                body["string"], response["headers"] = new
+    return vcrpy_text(loaded, json_file=path.suffix == ".json")
+
+
+def _body(redactor: Redactor, body: Any, headers: dict[str, Any]) -> Any:
+    content_type = _content_type(headers)
+    if isinstance(body, str):
+        return redactor.body_text(body, content_type)
+    if isinstance(body, bytes):
+        return redactor.body_bytes(body, content_type)
+    return body
+
+
+def _response_body(
+    redactor: Redactor, body: Any, headers: dict[str, Any]
+) -> tuple[Any, dict[str, Any]] | None:
+    if isinstance(body, str):
+        return redactor.body_text(body, _content_type(headers)), headers
+    if not isinstance(body, bytes):
+        return None
+    from llmcassette.cassette.compression import decode_content
+
+    listed = {k: v if isinstance(v, list) else [v] for k, v in headers.items()}
+    decoded, new_headers = decode_content(body, listed)
+    redacted = redactor.body_bytes(decoded, _content_type(headers))
+    if redacted == decoded:
+        return None
+    return redacted, dict(new_headers)  # stored decoded: the compressed copy held a secret

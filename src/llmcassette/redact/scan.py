@@ -222,21 +222,19 @@ def _line_of(text: str, interaction: int) -> int | None:
     return text.count("\n", 0, position) + 1
 
 
-def find_in_file(rules: Rules, path: Path) -> list[Finding]:
-    """Findings in one cassette file: llmcassette JSONL, or vcrpy YAML / JSON."""
-    text = path.read_text(encoding="utf-8", errors="replace")
-    name = os.fspath(path)
-    if path.suffix == ".jsonl":
-        return find_in_jsonl(rules, text, name)
-    data = load_vcrpy(path, text)
+def find_in_vcrpy(rules: Rules, data: dict[str, Any], text: str, path: str) -> list[Finding]:
+    """Findings in a parsed vcrpy cassette (``data``, parsed from ``text``), response
+    bodies decoded first; lines are those of the interactions in ``text``."""
     findings: list[Finding] = []
     for index, entry in enumerate(data.get("interactions") or []):
+        if not isinstance(entry, dict):
+            continue
         line = _line_of(text, index)
-        response = _decoded_response(entry.get("response") or {})
+        response = decoded_response(entry.get("response") or {})
         for json_path, rule in find_in_value(
             rules, {"request": entry.get("request"), "response": response}
         ):
-            findings.append(Finding(name, line, f"interactions[{index}].{json_path}", rule))
+            findings.append(Finding(path, line, f"interactions[{index}].{json_path}", rule))
     return findings
 
 
@@ -246,7 +244,7 @@ def load_vcrpy(path: Path, text: str) -> dict[str, Any]:
     return loaded if isinstance(loaded, dict) else {}
 
 
-def _decoded_response(response: dict[str, Any]) -> dict[str, Any]:
+def decoded_response(response: dict[str, Any]) -> dict[str, Any]:
     body = response.get("body")
     raw = body.get("string") if isinstance(body, dict) else None
     headers = response.get("headers")
