@@ -302,3 +302,23 @@ def test_a_stale_temp_file_is_removed_by_the_next_save_and_reported_by_check(
     assert not stale.exists()
     assert alive.exists()  # its writer is running
     assert orphan.exists()  # another cassette's
+
+
+def test_the_check_command_reports_a_stale_temp_file(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from llmcassette.cli.main import main
+
+    path = tmp_path / "c.jsonl"
+    Persister().save_cassette(path, _big("a", count=1, size=1), serializer=serializer)
+    assert main(["check", "--no-secrets", "--json", os.fspath(tmp_path)]) == 0
+    capsys.readouterr()
+    dead = multiprocessing.get_context("spawn").Process(target=time.sleep, args=(0,))
+    dead.start()
+    dead.join(10)
+    stale = tmp_path / f".c.jsonl{tempfiles.MARKER}{dead.pid}-abc123"
+    stale.write_bytes(b"half a cassette")
+    assert main(["check", "--no-secrets", "--json", os.fspath(tmp_path)]) == 1
+    records = json.loads(capsys.readouterr().out)
+    assert [(r["path"], r["kind"]) for r in records] == [(os.fspath(stale), STALE_TEMP)]
+    assert f"process {dead.pid}" in records[0]["message"]
