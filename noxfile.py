@@ -151,3 +151,14 @@ def vcrpy_lowest(session: nox.Session) -> None:
     session.install(*_lowest_supported("vcrpy", "pytest-recording"))
     parallel = ["-n", "auto", "--dist", "worksteal"]
     session.run("pytest", *parallel, *session.posargs, env=_test_env(session))
+
+
+@nox.session
+def fuzz(session: nox.Session) -> None:
+    """Fuzz the cassette loader with mutated cassettes: ``nox -s fuzz -- --minutes 10``.
+
+    The same mutations as tests/format/test_loader_fuzz.py, for as long as asked; prints
+    how many inputs loaded, raised CassetteFormatError, or raised anything else (a bug).
+    """
+    session.install("-e", ".")
+    session.run("python", "tests/format/loader_mutations.py", *session.posargs)

@@ -227,12 +227,14 @@ def check_fields(kind: str, fields: dict[str, Any]) -> None:
         return
     if "data" in fields:
         jsontext.check_layout(fields.get("layout", jsontext.DEFAULT_LAYOUT))
-    elif "text" in fields:
-        _string(fields, "text")
+    elif "text" in fields and "\n" in _string(fields, "text") and kind == NDJSON:
+        raise ValueError("an NDJSON event's 'text' is one line: it cannot hold '\\n'")
     if kind != NDJSON:
         for name in _SSE_FIELDS:
             if name in fields:
                 _string(fields, name)
+        if "retry" in fields and not fields["retry"].isdigit():
+            raise ValueError(f"field 'retry' must be a string of digits, not {fields['retry']!r}")
 
 
 def _payload(fields: dict[str, Any]) -> str | None:

@@ -17,12 +17,14 @@ from __future__ import annotations
 
 import datetime
 import json
+import math
 import os
+import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from llmcassette.cassette import bodies, events, lines
+from llmcassette.cassette import bodies, events, jsontext, lines
 from llmcassette.cassette.compression import decode_content
 from llmcassette.cassette.migrations import (
     FIRST_RELEASE_WITH_VERSION,
@@ -106,16 +108,10 @@ class EventLines:
         self._entries = None
 
     def _parse(self, number: int, text: str) -> dict[str, Any]:
-        try:
-            record = json.loads(text)
-        except json.JSONDecodeError as error:
-            problem = f"line is not valid JSON (column {error.colno}: {error.msg})"
-            raise _fail(self._path, number, problem) from None
+        # The line was checked when the cassette was loaded (``_check_event``): parsed again.
+        record = _decode_line(self._path, number, text)
         if not isinstance(record, dict) or record.get("type") != "event":
             raise _fail(self._path, number, "expected an event line")
-        raw = record.get("raw")
-        if raw is not None and not isinstance(raw, str):
-            raise _fail(self._path, number, "field 'raw' must be a string")
         return record
 
     def body(self) -> bytes:
@@ -346,6 +342,120 @@ def _decode_text(data: bytes, path: str) -> str:
         ) from None
 
 
+# Limits on what a line may hold (docs/format.md, "Limits"): deeper JSON would exhaust
+# Python's recursion in the code that walks it, longer integers Python's int conversion.
+MAX_DEPTH = 128
+MAX_INT_DIGITS = 1000
+MAX_SECONDS = 1_000_000.0
+_INT_BOUND = 10**MAX_INT_DIGITS
+LIMITS_HINT = (
+    f"a line may nest arrays and objects {MAX_DEPTH} deep and hold integers of up to "
+    f"{MAX_INT_DIGITS} digits and finite numbers; {REWRITE_HINT}"
+)
+# What a line holding an over-long integer or an overflowing number must contain, as text
+# (two patterns: each alone is several times faster to search than the two as one).
+_LONG_DIGITS = re.compile(r"[0-9]{300}")
+_BIG_EXPONENT = re.compile(r"[0-9][eE][+-]?[0-9]{3}")
+# A lone UTF-16 surrogate can only be written as an escape; its string may not encode.
+_SURROGATE = re.compile(r"\\u[dD][89abcdefABCDEF]")
+
+
+def _decode_line(path: str, number: int, raw: str, *, first: bool = False) -> Any:
+    """One line parsed, within the limits, or ``CassetteFormatError`` naming the line."""
+    try:
+        record = jsontext.loads_strict(raw)
+    except json.JSONDecodeError as error:
+        problem = f"line is not valid JSON (column {error.colno}: {error.msg})"
+        if first:  # e.g. a vcrpy YAML or pretty-printed JSON cassette
+            raise _fail(path, number, f"{problem}; {NOT_A_HEADER}", CONVERT_HINT) from None
+        raise _fail(path, number, problem) from None
+    except RecursionError:
+        problem = f"arrays and objects nest more than {MAX_DEPTH} levels deep"
+        raise _fail(path, number, problem, LIMITS_HINT) from None
+    except ValueError as error:  # NaN or Infinity, or an integer longer than Python reads
+        if str(error) in ("NaN", "Infinity", "-Infinity"):
+            problem = f"{error} is not JSON; numbers must be finite"
+        else:
+            problem = f"an integer has more than {MAX_INT_DIGITS} digits"
+        raise _fail(path, number, problem, LIMITS_HINT) from None
+    if isinstance(record, dict) and (
+        raw.count("[") + raw.count("{") > MAX_DEPTH
+        or _BIG_EXPONENT.search(raw)
+        or (len(raw) >= 300 and _LONG_DIGITS.search(raw))
+    ):
+        for name, value in record.items():
+            beyond = _out_of_limits(value)
+            if beyond is not None:
+                raise _fail(path, number, f"field {name!r}: {beyond}", LIMITS_HINT)
+    return record
+
+
+def _out_of_limits(value: Any) -> str | None:
+    """What in a field's value (at depth 2 of its line) exceeds the limits, if anything."""
+    stack = [(value, 2)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, (dict, list)):
+            if depth > MAX_DEPTH:
+                return f"arrays and objects nest more than {MAX_DEPTH} levels deep"
+            stack.extend(
+                (v, depth + 1) for v in (item.values() if isinstance(item, dict) else item)
+            )
+        elif type(item) is int:
+            if not -_INT_BOUND < item < _INT_BOUND:
+                return f"an integer has more than {MAX_INT_DIGITS} digits"
+        elif type(item) is float and not math.isfinite(item):
+            return "a number is too large (it overflows to infinity)"
+    return None
+
+
+def _check_types(path: str, line: Line, kind: str, expected: dict[str, type]) -> None:
+    """The optional fields of a line that are present have their type."""
+    for name, wanted in expected.items():
+        if name not in line.record:
+            continue
+        value = line.record[name]
+        if isinstance(value, wanted) and (wanted is bool or not isinstance(value, bool)):
+            continue
+        noun = {"str": "a string", "dict": "an object", "bool": "true or false"}[wanted.__name__]
+        raise _fail(
+            path,
+            line.number,
+            f"{kind} line: field {name!r} must be {noun}, it is a {type(value).__name__}",
+        )
+
+
+def _check_seconds(path: str, number: int, kind: str, record: dict[str, Any]) -> None:
+    """A line's ``t``, when present: seconds, from 0 to ``MAX_SECONDS``."""
+    if "t" not in record:
+        return
+    t = record["t"]
+    if isinstance(t, bool) or not isinstance(t, (int, float)) or not 0 <= t <= MAX_SECONDS:
+        shown = repr(t) if len(repr(t)) <= 40 else f"a {type(t).__name__}"
+        raise _fail(
+            path,
+            number,
+            f"{kind} line: field 't' must be a number of seconds from 0 to {MAX_SECONDS:.0f}, "
+            f"it is {shown}",
+        )
+
+
+def _check_event(
+    path: str, number: int, kind: str, record: dict[str, Any], text: str | None
+) -> None:
+    """Everything that building the event's bytes later (``EventLines``) would find wrong."""
+    raw = record.get("raw")
+    if raw is not None and not isinstance(raw, str):
+        raise _fail(path, number, "event line: field 'raw' must be a string")
+    _check_seconds(path, number, "event", record)
+    try:
+        events.check_fields(kind, record)
+        if text is None or ("\\u" in text and _SURROGATE.search(text)):  # not UTF-8 text
+            bodies.decode_event(kind, record)
+    except bodies.DecodeErrors as error:
+        raise _fail(path, number, f"event line is invalid: {error}") from None
+
+
 # Stands for an event line left unparsed at load (``parse_lines(..., defer_events=True)``).
 DEFERRED_EVENT: dict[str, Any] = {"type": "event"}
 # How llmcassette itself writes an event line; lines written otherwise are parsed at load.
@@ -366,21 +476,15 @@ def parse_lines(
     raw_lines = text.split("\n")
     if raw_lines[-1] == "":
         raw_lines.pop()
-    decode = json.JSONDecoder().decode
     parsed: list[Line] = []
     for number, raw in enumerate(raw_lines, start=1):
         if not raw.strip():
             continue  # blank lines are allowed, e.g. left by a hand edit
         if defer_events and parsed and raw.startswith(_EVENT_PREFIX):
-            parsed.append(Line(number, DEFERRED_EVENT, raw))  # parsed when first replayed
+            # checked by interactions_from_lines, which keeps only the text
+            parsed.append(Line(number, DEFERRED_EVENT, raw))
             continue
-        try:
-            record = decode(raw)
-        except json.JSONDecodeError as error:
-            problem = f"line is not valid JSON (column {error.colno}: {error.msg})"
-            if not parsed:  # e.g. a vcrpy YAML or pretty-printed JSON cassette
-                raise _fail(path, number, f"{problem}; {NOT_A_HEADER}", CONVERT_HINT) from None
-            raise _fail(path, number, problem) from None
+        record = _decode_line(path, number, raw, first=not parsed)
         if not isinstance(record, dict):
             raise _fail(
                 path, number, f"each line must be a JSON object, found {type(record).__name__}"
@@ -401,6 +505,12 @@ def parse_lines(
         raise _fail(
             path, parsed[0].number, f"format_version must be a whole number, found {version!r}"
         )
+    _check_types(
+        path,
+        parsed[0],
+        "header",
+        {"recorded_by": str, "created_at": str, "metadata": dict, "redaction": dict},
+    )
     lines = parsed[1:]
     if version > FORMAT_VERSION:
         raise CassetteVersionError(
@@ -413,7 +523,7 @@ def parse_lines(
     if version < FORMAT_VERSION:
         for line in lines:
             if line.record is DEFERRED_EVENT:  # migrations need every record
-                line.record = json.loads(line.raw or "")
+                line.record = _decode_line(path, line.number, line.raw or "")
             line.raw = None  # the text describes the old version's record, not the migrated one
         try:
             lines = migrate(lines, version)
@@ -515,15 +625,14 @@ def interactions_from_lines(path: str | os.PathLike[str], lines: list[Line]) -> 
                     path, event.number, "event line after a response whose body is not a stream"
                 )
             if event.record is DEFERRED_EVENT:
+                # Checked now; the text alone is kept, and parsed again when first played.
+                record = _decode_line(path, event.number, event.raw or "")
+                if not isinstance(record, dict):
+                    raise _fail(path, event.number, "expected an event line")
+                _check_event(path, event.number, item.stream, record, event.raw)
                 entries.append((event.number, event.raw, None))
                 continue
-            raw = event.record.get("raw")
-            if raw is not None and not isinstance(raw, str):
-                raise _fail(path, event.number, "field 'raw' must be a string")
-            try:
-                events.check_fields(item.stream, event.record)
-            except (TypeError, ValueError) as error:
-                raise _fail(path, event.number, f"event line is invalid: {error}") from None
+            _check_event(path, event.number, item.stream, event.record, event.raw)
             entries.append((event.number, None, event.record))
         if index >= count:
             raise _fail(
@@ -537,6 +646,16 @@ def interactions_from_lines(path: str | os.PathLike[str], lines: list[Line]) -> 
         if end.record.get("type") != "end":
             raise _unexpected(path, end, "an event or end line")
         declared = _field(path, end, "events", int)
+        if declared < 0:
+            raise _fail(
+                path, end.number, f"end line: field 'events' must be 0 or more, it is {declared}"
+            )
+        _check_types(
+            path,
+            end,
+            "end",
+            {"recorded_at": str, "cut_short": bool, "error": str, "incomplete": str},
+        )
         if declared != len(entries):
             raise _fail(
                 path,
@@ -575,12 +694,21 @@ def _start_interaction(path: str, request: Line, response: Line) -> LoadedIntera
     reason = response.record.get("reason", "")
     if not isinstance(reason, str):
         raise _fail(path, response.number, "field 'reason' must be a string")
+    status = _field(path, response, "status", int)
+    if not 100 <= status <= 599:
+        shown = status if abs(status) < 10**12 else "out of range"
+        raise _fail(
+            path,
+            response.number,
+            f"response line: field 'status' must be an HTTP status from 100 to 599, it is {shown}",
+        )
+    _check_seconds(path, response.number, "response", response.record)
     return LoadedInteraction(
         method=_field(path, request, "method", str),
         uri=_field(path, request, "uri", str),
         request_headers=_headers_in(path, request, "headers"),
         request_body=_body_bytes(path, request),
-        status=_field(path, response, "status", int),
+        status=status,
         reason=reason,
         response_headers=_headers_in(path, response, "headers"),
         response_body=b"" if stream is not None else (_body_bytes(path, response) or b""),
