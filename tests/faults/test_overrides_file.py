@@ -176,3 +176,19 @@ def test_replace_entries_need_an_answer_and_existing_indexes() -> None:
         parse({"mode": "replace", "entries": [{"recorded": 0}, {"cut_after": 1}]}).resolve(1)
     with pytest.raises(OverridesError, match=r"entries\[0\]\.recorded: the cassette has 1"):
         parse({"mode": "replace", "entries": [{"recorded": 3}]}).resolve(1)
+
+
+@pytest.mark.parametrize(
+    ("text", "problem"),
+    [
+        ('{"entries": ' + "[" * 20_000 + "]" * 20_000 + "}", "nest too deeply"),
+        ('{"entries": [{"at": 0, "status": ' + "1" * 5000 + "}]}", "digits"),
+        ('{"entries": [{"at": 0, "delay": ' + "1" * 400 + "}]}", "must be finite"),
+        ('{"mode": "\xff"}', "not UTF-8"),
+    ],
+)
+def test_unreadable_sidecars_raise_overrides_error(tmp_path: Path, text: str, problem: str) -> None:
+    path = tmp_path / "t.overrides.json"
+    path.write_bytes(text.encode("latin-1"))
+    with pytest.raises(OverridesError, match=problem):
+        sidecar.load(path)

@@ -11,6 +11,7 @@ next to the cassette, from the ``overrides`` option, or from Python.
 from __future__ import annotations
 
 import math
+import sys
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -306,7 +307,7 @@ class FieldError(LlmCassetteError):
 def _seconds(name: str, value: Any) -> float:
     if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0:
         raise FieldError(name, f"must be a number of seconds >= 0, got {value!r}")
-    if not math.isfinite(value):
+    if value > sys.float_info.max or not math.isfinite(value):  # a huge int: no float
         raise FieldError(name, "must be finite", "leave a stream hanging with hang_after")
     return float(value)
 

@@ -36,9 +36,8 @@ def load(path: Path) -> Overrides | None:
     cached = _CACHE.get(str(path))
     if cached is not None and cached[0] == stamp:
         return cached[1]
-    text = path.read_text(encoding="utf-8")
     try:
-        data = json.loads(text)
+        data = json.loads(path.read_text(encoding="utf-8"))
     except json.JSONDecodeError as problem:
         raise OverridesError(
             f"{path}:{problem.lineno}",
@@ -46,6 +45,13 @@ def load(path: Path) -> Overrides | None:
             None,
             f"not valid JSON: {problem.msg} (column {problem.colno})",
             "the sidecar is one JSON object; check commas and quotes there",
+        ) from None
+    except (RecursionError, ValueError) as problem:  # not UTF-8, too deep, a too long integer
+        what = "not UTF-8 text" if isinstance(problem, UnicodeDecodeError) else str(problem)
+        if isinstance(problem, RecursionError):
+            what = "arrays and objects nest too deeply"
+        raise OverridesError(
+            str(path), None, None, f"cannot be read: {what}", "fix the file or delete it"
         ) from None
     from llmcassette.faults.model import (
         Overrides,  # here: a cassette without a sidecar never needs it
