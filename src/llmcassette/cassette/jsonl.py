@@ -77,8 +77,8 @@ class EventLines:
 
     Each entry is ``(line number, line text, record)``. The text alone is kept where it
     exists: a string is one object the garbage collector never visits, where a parsed event
-    is a tree of dicts. Lines that were not parsed at load (see ``parse_lines``) are parsed
-    and checked here, and a bad one raises ``CassetteFormatError`` naming its line.
+    is a tree of dicts. Lines kept as text were checked at load (``_check_event``) and are
+    parsed again here, so building the body does not fail.
     """
 
     def __init__(self, path: str, kind: str, entries: list[EventEntry]) -> None:
@@ -467,9 +467,10 @@ def parse_lines(
 ) -> tuple[dict[str, Any], list[Line]]:
     """Check the header and parse every line; older format versions are migrated.
 
-    ``defer_events`` leaves the event lines llmcassette wrote unparsed (their record is
-    ``DEFERRED_EVENT``, their text in ``Line.raw``): opening a cassette then costs little
-    more than its requests, and each stream is parsed when it is first replayed.
+    ``defer_events`` leaves the event lines llmcassette wrote unparsed here (their record
+    is ``DEFERRED_EVENT``, their text in ``Line.raw``): ``interactions_from_lines`` checks
+    them and keeps only their text, so no tree of parsed events outlives the load, and each
+    stream's body is built when it is first replayed.
     """
     path = os.fspath(path)
     text = _decode_text(data, path).removeprefix("\ufeff")  # a BOM some editors add on save
