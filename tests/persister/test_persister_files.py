@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import json
 import os
 import stat
@@ -635,5 +636,14 @@ def test_incoming_requests_are_vcrpy_requests(uri: str, body: bytes | None) -> N
     built.uri = "http://elsewhere/x"  # vcrpy's setter parses again
     assert (built.host, built.path) == ("elsewhere", "/x")
     assert getattr(built, "redacted_by", None) is None  # not redacted yet
+    # vcrpy deep-copies each request before its hooks: the redactor marker stays the same
+    # object (a copied redactor would make the request look unredacted), headers are new.
+    marker = object()
+    built.redacted_by = marker
+    duplicate = copy.deepcopy(built)
+    assert duplicate.redacted_by is marker
+    duplicate.headers["X-Trace"] = "3"
+    assert built.headers["X-Trace"] == "2"
+    assert str(duplicate) == str(built)
     with pytest.raises(AttributeError, match="no_such_thing"):
         built.no_such_thing  # noqa: B018

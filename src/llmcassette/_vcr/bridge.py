@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Iterable, Mapping
+from functools import cache
 from typing import TYPE_CHECKING, Any
 
 from llmcassette.cassette.jsonl import Headers, Interaction, LoadedInteraction
@@ -139,9 +140,31 @@ def incoming_request(
     ``headers`` are ``(name, value)`` pairs, a repeated name's values already joined with
     ", " as vcrpy's ``HeadersDict`` does.
     """
-    from vcr.request import Request  # vcrpy only once a cassette is in use (see _vcr/__init__)
+    request: Request = _request_class()(method, uri, body, _vcr_headers(headers))
+    return request
 
-    return Request(method, uri, body, _vcr_headers(headers))
+
+@cache
+def _request_class() -> type:
+    from vcr.request import HeadersDict, Request  # vcrpy only once a cassette is in use
+
+    class StoredRequest(Request):  # type: ignore[misc]
+        """A vcrpy ``Request`` whose deep copy shares what never changes.
+
+        vcrpy deep-copies every request before ``before_record_request``, for each loaded
+        interaction and each live request. The method, URI, body bytes and parsed URL are
+        immutable, and ``redacted_by`` (the redactor this request already went through,
+        see ``redaction_hook``) must stay the same object, not a copy of the redactor: only
+        the headers, which hooks may change, get a new mapping.
+        """
+
+        def __deepcopy__(self, memo: dict[int, Any]) -> StoredRequest:
+            duplicate: StoredRequest = object.__new__(type(self))
+            duplicate.__dict__.update(self.__dict__)
+            duplicate._headers = HeadersDict(self._headers)
+            return duplicate
+
+    return StoredRequest
 
 
 def _body_of(item: Interaction) -> dict[str, Any]:
