@@ -19,7 +19,8 @@ from vcr.serializers import jsonserializer, yamlserializer
 from llmcassette import CassetteFormatError
 from llmcassette._vcr import bridge as vcr_bridge
 from llmcassette._vcr import serializer
-from llmcassette._vcr.persister import Persister, atomic_write
+from llmcassette._vcr.persister import Persister
+from llmcassette._vcr.tempfiles import atomic_write
 from llmcassette.cassette import jsonl as cassette_file
 
 # Cassette metadata (``cassette.get_metadata``) came with vcrpy 9.

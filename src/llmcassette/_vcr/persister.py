@@ -18,7 +18,6 @@ import hashlib
 import json
 import logging
 import os
-import tempfile
 from collections.abc import Iterator
 from contextvars import ContextVar
 from dataclasses import dataclass
@@ -413,7 +412,7 @@ class Persister:
         data = text.encode("utf-8")
         if text == old_text:
             return data
-        atomic_write(path, data)
+        tempfiles.atomic_write(path, data)
         return data
 
     def _renews(self, path: Path, previous: Cassette | None) -> bool:
@@ -507,33 +506,3 @@ def _load_legacy(path: Path) -> tuple[list[Any], list[Any], dict[str, Any]] | No
             "fix the file, or delete it to record the test again",
         ) from None
     return list(requests), list(responses), rest[0] if rest else {}
-
-
-def atomic_write(path: Path, data: bytes) -> None:
-    """Replace ``path`` with ``data`` so that readers see the old or the new file, never half."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    try:
-        mode = path.stat().st_mode & 0o7777
-    except FileNotFoundError:
-        mode = 0o644  # mkstemp's 0o600 would surprise people who commit cassettes
-    # .<name>.llmcassette-tmp-<pid>-<random>: a killed save's leftover is recognised by
-    # the next save (under the lock) and by `llmcassette check` (llmcassette._vcr.tempfiles).
-    fd, temp_name = tempfile.mkstemp(prefix=tempfiles.prefix(path), dir=path.parent)
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-            handle.flush()
-            os.fsync(handle.fileno())
-        with contextlib.suppress(OSError):
-            os.chmod(temp_name, mode)
-        os.replace(temp_name, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(temp_name)
-        raise
-    with contextlib.suppress(OSError):  # make the rename itself durable where the OS allows
-        dir_fd = os.open(path.parent, os.O_RDONLY)
-        try:
-            os.fsync(dir_fd)
-        finally:
-            os.close(dir_fd)

@@ -1,4 +1,5 @@
-"""The temporary files of a cassette save: their names, and finding those a killed save left.
+"""The temporary files of a cassette save: the atomic write, their names, and finding
+those a killed save left.
 
 A save writes ``.<cassette name>.llmcassette-tmp-<pid>-<random>`` beside the cassette and
 renames it over the cassette. A process killed between the two leaves the temporary file
@@ -12,6 +13,7 @@ from __future__ import annotations
 import contextlib
 import os
 import re
+import tempfile
 from pathlib import Path
 
 MARKER = ".llmcassette-tmp-"
@@ -70,3 +72,33 @@ def remove_stale(path: Path) -> list[Path]:
             stale.unlink()
             removed.append(stale)
     return removed
+
+
+def atomic_write(path: Path, data: bytes) -> None:
+    """Replace ``path`` with ``data`` so that readers see the old or the new file, never half."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        mode = path.stat().st_mode & 0o7777
+    except FileNotFoundError:
+        mode = 0o644  # mkstemp's 0o600 would surprise people who commit cassettes
+    # .<name>.llmcassette-tmp-<pid>-<random>: a killed save's leftover is recognised by
+    # the next save (under the lock) and by `llmcassette check` (stale_in, below).
+    fd, temp_name = tempfile.mkstemp(prefix=prefix(path), dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+            handle.flush()
+            os.fsync(handle.fileno())
+        with contextlib.suppress(OSError):
+            os.chmod(temp_name, mode)
+        os.replace(temp_name, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(temp_name)
+        raise
+    with contextlib.suppress(OSError):  # make the rename itself durable where the OS allows
+        dir_fd = os.open(path.parent, os.O_RDONLY)
+        try:
+            os.fsync(dir_fd)
+        finally:
+            os.close(dir_fd)

@@ -119,7 +119,7 @@ def _redact(args: argparse.Namespace) -> int:
         try:
             text, changed = redact_opened(redactor, opened)
             if text is not None and not args.dry_run:
-                from llmcassette._vcr.persister import atomic_write  # imports vcrpy
+                from llmcassette._vcr.tempfiles import atomic_write
 
                 atomic_write(path, text.encode("utf-8"))
         except OSError as error:
@@ -307,7 +307,7 @@ def _migrate(args: argparse.Namespace) -> int:
 
 
 def _convert(args: argparse.Namespace) -> int:
-    from llmcassette._vcr.persister import atomic_write
+    from llmcassette._vcr.tempfiles import atomic_write
     from llmcassette.cli.convert import to_jsonl, to_vcrpy_json
     from llmcassette.cli.paths import JSONL, VCRPY, cassettes, report
     from llmcassette.errors import CassetteFormatError

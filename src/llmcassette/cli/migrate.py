@@ -60,7 +60,7 @@ def migrate_file(path: Path, *, write: bool = True, opened: Opened | None = None
     text = cassette_file.write(cassette)
     cassette_file.read(text.encode("utf-8"), path)  # what is written must read back
     if write:
-        from llmcassette._vcr.persister import atomic_write  # imports vcrpy: only to write
+        from llmcassette._vcr.tempfiles import atomic_write
 
         atomic_write(path, text.encode("utf-8"))
     return Outcome(name, version, text)
