@@ -317,9 +317,10 @@ def outcome(data: bytes) -> str:
             assert error.path == PATH
             assert error.hint
             assert error.line is None or 1 <= error.line <= data.count(b"\n") + 1
-    deferred, parsed = results
-    assert type(deferred) is type(parsed), f"defer_events changes the outcome: {results}"
-    if isinstance(deferred, CassetteFormatError):  # the two may blame different lines
+    # Both load, or both fail (perhaps blaming different lines, with different subclasses).
+    failed = [isinstance(result, CassetteFormatError) for result in results]
+    assert failed[0] == failed[1], f"defer_events changes the outcome: {results}"
+    if failed[0]:
         return "format_error"
     for cassette in results:
         assert isinstance(cassette, Cassette)
@@ -350,7 +351,9 @@ def main(argv: list[str] | None = None) -> int:
             counts[outcome(data)] += 1
         except Exception as error:  # what the fuzz is looking for
             counts["other_exception"] += 1
-            failures.setdefault(type(error).__name__, traceback.format_exc() + repr(data[:300]))
+            where = traceback.extract_tb(error.__traceback__)[-1]
+            key = f"{type(error).__name__} at {where.filename}:{where.lineno}"
+            failures.setdefault(key, traceback.format_exc()[-3000:] + repr(data[:300]))
     counts.setdefault("other_exception", 0)
     print(f"seed {seed}, {args.minutes:g} minutes, {len(seeds)} seed cassettes")
     for name in ("inputs", "load", "format_error", "other_exception"):
