@@ -432,6 +432,24 @@ def test_the_trigger_search_hides_no_match_of_the_rules(text: str) -> None:
         assert ungated.kinds_in(text) == []
 
 
+_WORDS = st.text(alphabet="skAKIeyJ:/-_ xé", min_size=1, max_size=5)
+
+
+@settings(max_examples=400, derandomize=True, deadline=None, database=None)
+@given(st.lists(_WORDS, min_size=1, max_size=6), st.text(alphabet="skAKIeyJ:/-_ xé", max_size=40))
+def test_the_trigger_search_finds_exactly_the_texts_holding_a_word(
+    words: list[str], text: str
+) -> None:
+    # The one speed shortcut of the rules (each word looked for from its rarest character,
+    # with a lookbehind for what comes before it) against the plain definition.
+    import re
+
+    from llmcassette.redact.rules import trigger_search
+
+    found = re.compile(trigger_search(words)).search(text) is not None
+    assert found == any(word in text for word in words)
+
+
 def test_a_credential_seen_again_gets_its_placeholder_again(redactor: Redactor) -> None:
     first = redactor.header_value("authorization", f"Bearer {OPENAI}")
     again = redactor.header_value("authorization", f"Bearer {OPENAI}")

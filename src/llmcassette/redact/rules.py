@@ -409,7 +409,7 @@ class Rules:
         triggers = [t for rule in shape_rules for t in rule.triggers] + list(literals)
         self._triggers: re.Pattern[str] | None = None
         if all(rule.triggers for rule in shape_rules):
-            self._triggers = re.compile("|".join(_options(triggers)) or "(?!)")
+            self._triggers = re.compile(trigger_search(triggers))
         names = names_of_keys(self._secret_keys, self._secret_paths)
         self._keys = (
             re.compile('"' + _key_alternatives(names) + r'\\*"\s*:') if self.keys_on else None
@@ -566,6 +566,55 @@ class Rules:
                 continue
             out.append((match.start(2), match.end(2), name, value))
         return out
+
+
+# Printable ASCII from the most to the least frequent in recorded LLM traffic (prose, JSON,
+# SSE framing, ids), measured over a corpus of real cassettes. Characters not listed count
+# as rarer than all of them.
+_COMMON_FIRST = " etn\"aosi:lrcdpu01_m-hb2,gf3y546.98kx7AvTRIZEw\\SNWjCYVGOLBFXUMDJHPzQ{}qK/'|[]=`;+#*()!?><%@$~&"
+_FREQUENCY_RANK = {char: rank for rank, char in enumerate(_COMMON_FIRST)}
+
+
+def _anchor(word: str) -> int:
+    """Where to start looking for ``word``: its rarest character (the first one, on a tie)."""
+    last = len(_COMMON_FIRST)
+    return min(range(len(word)), key=lambda i: (-_FREQUENCY_RANK.get(word[i], last), i))
+
+
+def trigger_search(words: Iterable[str]) -> str:
+    """A regex that finds whether any of ``words`` occurs in a text (where does not count).
+
+    The one speed shortcut of the rules, behind this one function: the plain regex for
+    the words (``"|".join(_options(words))``) is tried at every position whose character
+    can start a word, and triggers start with common letters (``sk-``, ``eyJ``, ``basic``).
+    Here each word is found from its rarest character, with what comes before it checked
+    by a lookbehind, so a search stops at far fewer positions: every line the scan reads
+    and every string redaction looks at is searched with it first, and on recorded traffic
+    it takes about half the instructions of the plain regex. A word that contains another
+    is left out, since the shorter one already matches there. The property test
+    ``test_the_trigger_search_finds_exactly_the_texts_holding_a_word`` holds it to the
+    plain definition, ``any(word in text for word in words)``.
+    """
+    unique = sorted(set(words))
+    kept = [word for word in unique if word and not any(o != word and o in word for o in unique)]
+    by_anchor: dict[str, list[str]] = {}
+    for word in kept:
+        at = _anchor(word)
+        lookbehind = f"(?<={re.escape(word[: at + 1])})" if at else ""
+        by_anchor.setdefault(word[at], []).append(lookbehind + re.escape(word[at + 1 :]))
+    options = []
+    for anchor, rests in sorted(by_anchor.items()):
+        rests.sort()
+        if "" in rests:
+            rest = ""  # the anchor alone is a whole word
+        elif len(rests) == 1:
+            rest = rests[0]
+        else:
+            rest = "(?:" + "|".join(rests) + ")"
+        options.append(re.escape(anchor) + rest)
+    if not options:
+        return "(?!)"
+    return options[0] if len(options) == 1 else "(?:" + "|".join(options) + ")"
 
 
 def names_of_keys(keys: Iterable[str], paths: Iterable[str]) -> list[str]:

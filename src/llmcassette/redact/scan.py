@@ -73,6 +73,9 @@ def find_in_value(rules: Rules, value: Any, path: str = "") -> Iterator[tuple[st
         yield _spelled(path, where), rule
 
 
+_CONTAINERS = (dict, list, bytes, bytearray)  # what ``_walk`` looks into; numbers have nothing
+
+
 def _walk(rules: Rules, value: Any, where: Where, found: Found) -> None:
     if isinstance(value, dict):
         for key, item in value.items():
@@ -87,11 +90,14 @@ def _walk(rules: Rules, value: Any, where: Where, found: Found) -> None:
                     _in_string(rules, item, at, found)
             elif key == "headers" and isinstance(item, dict):
                 _in_headers(rules, item, at, found)
-            else:
+            elif isinstance(item, _CONTAINERS):
                 _walk(rules, item, at, found)
     elif isinstance(value, list):
         for index, item in enumerate(value):
-            _walk(rules, item, (*where, index), found)
+            if isinstance(item, str):
+                _in_string(rules, item, (*where, index), found)
+            elif isinstance(item, _CONTAINERS):
+                _walk(rules, item, (*where, index), found)
     elif isinstance(value, (bytes, bytearray)):
         try:
             text = bytes(value).decode("utf-8")
