@@ -434,10 +434,14 @@ class Rules:
             return True  # an escape may hide anything: the text is looked at closely
         if self._triggers.search(text) is not None:
             return True
+        keys = self._keys if '"' in text else None  # a key is spelled with quotes
+        params = self._params if "=" in text else None
+        if keys is None and params is None:
+            return False
         lowered = text.lower()
-        if self._keys is not None and '"' in text and self._keys.search(lowered) is not None:
+        if keys is not None and keys.search(lowered) is not None:
             return True
-        return self._params is not None and "=" in text and self._params.search(lowered) is not None
+        return params is not None and params.search(lowered) is not None
 
     def shapes(self, text: str) -> list[Span]:
         """Every secret-shaped substring of ``text`` as written (not decoded), in order.
