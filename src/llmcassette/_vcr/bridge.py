@@ -121,17 +121,6 @@ class StoredResponse(dict[str, Any]):
         return copy
 
 
-def _vcr_headers(pairs: Iterable[tuple[str, str]]) -> dict[str, str]:
-    """Header pairs as the dict vcrpy's ``Request`` takes: one value per name, the first
-    spelling of a name kept, as ``HeadersDict`` keeps it."""
-    out: dict[str, str] = {}
-    spelling: dict[str, str] = {}
-    for name, value in pairs:
-        first = spelling.setdefault(name.lower(), name)
-        out[first] = value
-    return out
-
-
 def incoming_request(
     method: str, uri: str, body: bytes | None, headers: Iterable[tuple[str, str]]
 ) -> Request:
@@ -140,7 +129,9 @@ def incoming_request(
     ``headers`` are ``(name, value)`` pairs, a repeated name's values already joined with
     ", " as vcrpy's ``HeadersDict`` does.
     """
-    request: Request = _request_class()(method, uri, body, _vcr_headers(headers))
+    request: Request = _request_class()(method, uri, body, {})
+    for name, value in headers:  # HeadersDict keeps a name's first spelling, the last value
+        request.headers[name] = value
     return request
 
 

@@ -20,6 +20,8 @@ from typing import Any, ClassVar
 
 from llmcassette._vcr import compat, fault_plan, lookup
 from llmcassette._vcr.bridge import incoming_request
+from llmcassette._vcr.mismatch import RAISED, CassetteMismatch
+from llmcassette._vcr.persister import display_path
 from llmcassette.cassette import events
 from llmcassette.errors import (
     FaultError,
@@ -28,7 +30,7 @@ from llmcassette.errors import (
     OverridesError,
 )
 from llmcassette.faults import placeholders
-from llmcassette.transport import integrity
+from llmcassette.transport import fault_responses, integrity
 from llmcassette.transport.pace import Pace
 from llmcassette.transport.recorded import META_KEY
 from llmcassette.transport.recording import Ending, recording_stream
@@ -40,14 +42,6 @@ _CALLS = "_llmcassette_calls"
 
 # vcrpy patcher groups these replace.
 REPLACED_PATCHERS = compat.CLIENT_LIBRARIES
-
-
-@functools.cache
-def _fault_respond() -> Any:
-    """``llmcassette.transport.fault_responses``, imported by the first replay: recording never uses it."""
-    from llmcassette.transport import fault_responses as respond
-
-    return respond
 
 
 def _header_items(headers: Any) -> list[tuple[str, str]]:
@@ -98,8 +92,6 @@ class InterceptedMethod(metaclass=_BindsLikeAFunction):
 
     @classmethod
     def _refuse(cls, vcr_request: Any) -> None:
-        from llmcassette._vcr.mismatch import CassetteMismatch
-
         call = cls.cassette.__dict__.get(_CALLS, 0)
         raise CassetteMismatch.for_request(cls.cassette, vcr_request, call)
 
@@ -247,7 +239,7 @@ class InterceptedMethod(metaclass=_BindsLikeAFunction):
         cls, request: Any, vcr_request: Any, recorded: Any, answer: Any, *, is_async: bool
     ) -> Any:
         """The replayed response, with the answer's fault carried out (raises a failure)."""
-        fault_respond = _fault_respond()
+        fault_respond = fault_responses
         library = cls.library
         fault = None if answer is None else answer.fault
         if fault is not None and fault.fail is not None:
@@ -339,8 +331,6 @@ class _ShownInReport:
 
     def __exit__(self, kind: object, error: BaseException | None, traceback: object) -> None:
         if isinstance(error, (FaultError, OverridesError)):
-            from llmcassette._vcr.mismatch import RAISED
-
             RAISED.append(error)  # and the error goes on
 
 
@@ -348,8 +338,6 @@ _SHOWN_IN_REPORT = _ShownInReport()
 
 
 def _cassette_path(cassette: Any) -> str | None:
-    from llmcassette._vcr.persister import display_path
-
     return display_path(cassette)
 
 
