@@ -5,6 +5,12 @@ from __future__ import annotations
 import os
 
 
+def located(where: str, problem: str, hint: str | None = None) -> str:
+    """``where: problem``, and ``how to fix: hint`` indented on a second line when given."""
+    message = f"{where}: {problem}"
+    return f"{message}\n  how to fix: {hint}" if hint else message
+
+
 class LlmCassetteError(Exception):
     """Base class of every error llmcassette raises on purpose."""
 
@@ -54,24 +60,14 @@ class CassetteFormatError(LlmCassetteError, ValueError):
     """
 
     def __init__(
-        self,
-        path: str | os.PathLike[str],
-        line: int | None,
-        problem: str,
-        hint: str | None = None,
+        self, path: str | os.PathLike[str], line: int | None, problem: str, hint: str | None = None
     ) -> None:
         self.path = os.fspath(path)
         self.line = line
         self.problem = problem
         self.hint = hint
-        super().__init__(self._render())
-
-    def _render(self) -> str:
-        where = f"{self.path}:{self.line}" if self.line is not None else self.path
-        message = f"{where}: {self.problem}"
-        if self.hint:
-            message += f"\n  how to fix: {self.hint}"
-        return message
+        where = f"{self.path}:{line}" if line is not None else self.path
+        super().__init__(located(where, problem, hint))
 
 
 class CassetteVersionError(CassetteFormatError):
@@ -102,11 +98,18 @@ class CassetteVersionError(CassetteFormatError):
         )
 
 
+#: The rule of a finding in a body no rule can look inside (a content-encoding that
+#: cannot be decoded): it may hold anything, so it is refused like a match.
+UNSCANNABLE_BODY = "unscannable-body"
+
+
 class SecretLeakError(LlmCassetteError):
     """A cassette about to be written still holds a secret; nothing was written.
 
     ``path``, ``line`` and ``json_path`` say where, ``rule`` which rule matched; the secret
     itself is never part of the error. ``findings`` holds every ``(line, json_path, rule)``.
+    ``rule`` is ``"unscannable-body"`` for a body in a content-encoding that could not be
+    decoded, so could not be checked.
     """
 
     def __init__(
@@ -124,14 +127,23 @@ class SecretLeakError(LlmCassetteError):
         self.findings = findings or [(line, json_path, rule)]
         where = f"{self.path}:{line}" if line is not None else self.path
         more = len(self.findings) - 1
-        message = (
-            f"{where}: refusing to write the cassette: {json_path} still matches redaction "
-            f"rule {rule!r}" + (f" ({more} more finding(s))" if more > 0 else "")
-        )
-        message += (
-            "\n  how to fix: the file was not written; add a redaction rule for this value "
-            "(see docs/redaction.md), or report the missed secret as a bug"
-        )
+        also = f" ({more} more finding(s))" if more > 0 else ""
+        if rule == UNSCANNABLE_BODY:
+            message = (
+                f"{where}: refusing to write the cassette: {json_path} is in a "
+                f"content-encoding llmcassette cannot decode, so no redaction rule could "
+                f"look inside it{also}\n  how to fix: the file was not written; install "
+                "its decoder (llmcassette[brotli], llmcassette[zstd]), have the client not "
+                "ask for that encoding (accept-encoding), or set allow_unscanned_bodies = "
+                "true in [tool.llmcassette.redaction] to store such bodies as they are"
+            )
+        else:
+            message = (
+                f"{where}: refusing to write the cassette: {json_path} still matches "
+                f"redaction rule {rule!r}{also}\n  how to fix: the file was not written; "
+                "add a redaction rule for this value (see docs/redaction.md), or report "
+                "the missed secret as a bug"
+            )
         super().__init__(message)
 
 
@@ -223,10 +235,7 @@ class OverridesError(LlmCassetteError, ValueError):
                 where += f".{field}"
         elif field:
             where += f": {field}"
-        message = f"{where}: {problem}"
-        if hint:
-            message += f"\n  how to fix: {hint}"
-        super().__init__(message)
+        super().__init__(located(where, problem, hint))
 
 
 class FaultError(LlmCassetteError):
@@ -242,10 +251,7 @@ class FaultError(LlmCassetteError):
         self.problem = problem
         self.hint = hint
         where = f"{cassette}: {location}" if cassette else location
-        message = f"{where}: {problem}"
-        if hint:
-            message += f"\n  how to fix: {hint}"
-        super().__init__(message)
+        super().__init__(located(where, problem, hint))
 
 
 class PlaceholderError(FaultError):

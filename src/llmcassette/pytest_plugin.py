@@ -151,17 +151,20 @@ def _report_entry(item: pytest.Item) -> dict[str, Any]:
     cassette = getattr(item, "funcargs", {}).get("vcr")
     if not cassettes and cassette is not None:
         cassettes.append({"path": _cassette_file(cassette)})
-    return {
-        "nodeid": item.nodeid,
-        "problems": sorted(problems),
-        "cassettes": cassettes,
-    }
+    return {"nodeid": item.nodeid, "problems": sorted(problems), "cassettes": cassettes}
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Run only the tests ``LLMCASSETTE_SELECT`` lists, when it is set (llmcassette.workflow)."""
-    if os.environ.get(SELECT_ENV):
-        _deselect(config, items)
+    """Run only the tests named in the file ``LLMCASSETTE_SELECT`` points to, when it is set
+    (llmcassette.workflow)."""
+    source = os.environ.get(SELECT_ENV)
+    if not source:
+        return
+    wanted = set(Path(source).read_text(encoding="utf-8").splitlines())
+    dropped = [item for item in items if item.nodeid not in wanted]
+    if dropped:
+        config.hook.pytest_deselected(items=dropped)
+        items[:] = [item for item in items if item.nodeid in wanted]
 
 
 def pytest_sessionstart(session: pytest.Session) -> None:
@@ -187,19 +190,6 @@ def write_report(
         "tests": list(entries),
     }
     Path(target).write_text(json.dumps(data, indent=1) + "\n", encoding="utf-8")
-
-
-def _deselect(config: Any, items: list[Any]) -> None:
-    """Keep only the tests named in the file ``LLMCASSETTE_SELECT`` points to (pytest hook)."""
-    source = os.environ.get(SELECT_ENV)
-    if not source:
-        return
-    wanted = set(Path(source).read_text(encoding="utf-8").splitlines())
-    kept = [item for item in items if item.nodeid in wanted]
-    dropped = [item for item in items if item.nodeid not in wanted]
-    if dropped:
-        config.hook.pytest_deselected(items=dropped)
-        items[:] = kept
 
 
 def _options_of(item: pytest.Item | None) -> dict[str, Any]:
@@ -295,7 +285,7 @@ def pytest_recording_configure(config: pytest.Config, vcr: Any) -> None:
     ``tryfirst`` lets a user's own ``pytest_recording_configure`` run after this one and
     override it; ``optionalhook`` keeps ``-p no:recording`` working.
     """
-    from llmcassette.config import project_expiry
+    from llmcassette.config import project_expiry, resolve_redaction
 
     options = _options_of(_current_item)
     record_mode = _record_mode(config, options) or "none"
@@ -306,7 +296,8 @@ def pytest_recording_configure(config: pytest.Config, vcr: Any) -> None:
         rewrite=record_mode == "rewrite",
         pace=options.get("pace", "instant"),
         incomplete_streams=options.get("incomplete_streams", "warn"),
-        redaction=_redaction(config, options),
+        # [tool.llmcassette.redaction] of the project being tested, the test's own on top.
+        redaction=resolve_redaction(options.get("redaction"), config.rootpath),
         match=options.get("match"),
         overrides=options.get("overrides"),
         record_errors=options.get("record_errors", False),
@@ -316,10 +307,3 @@ def pytest_recording_configure(config: pytest.Config, vcr: Any) -> None:
     )
     if _current_item is not None:
         _current_item.stash[_PERSISTER] = vcr.persister
-
-
-def _redaction(config: pytest.Config, options: dict[str, Any]) -> Any:
-    """``[tool.llmcassette.redaction]`` of the project being tested, with the test's own on top."""
-    from llmcassette.config import resolve_redaction
-
-    return resolve_redaction(options.get("redaction"), config.rootpath)

@@ -227,7 +227,7 @@ class InterceptedMethod(metaclass=_BindsLikeAFunction):
     def _no_fault_when_recording(cls, answer: Any) -> None:
         if answer is not None and answer.fault is not None:
             raise FaultError(
-                _cassette_path(cls.cassette),
+                display_path(cls.cassette),
                 answer.where,
                 f"{answer.fault.describe()} changes a recorded response, but this request "
                 "is being recorded (no recorded interaction answers it)",
@@ -239,21 +239,20 @@ class InterceptedMethod(metaclass=_BindsLikeAFunction):
         cls, request: Any, vcr_request: Any, recorded: Any, answer: Any, *, is_async: bool
     ) -> Any:
         """The replayed response, with the answer's fault carried out (raises a failure)."""
-        fault_respond = fault_responses
         library = cls.library
         fault = None if answer is None else answer.fault
         if fault is not None and fault.fail is not None:
-            raise fault_respond.failure_for(library, fault, request)
+            raise fault_responses.failure_for(library, fault, request)
         if fault is not None and fault.status is not None:
-            recorded = fault_respond.error_response(fault, recorded, request.url.path)
+            recorded = fault_responses.error_response(fault, recorded, request.url.path)
         where = "the replayed interaction" if answer is None else answer.where
-        shape = fault_respond.shape(
+        shape = fault_responses.shape(
             library,
             recorded,
             fault,
             request,
             vcr_request,
-            cassette=_cassette_path(cls.cassette),
+            cassette=display_path(cls.cassette),
             where=where,
         )
         return replay_response(library, recorded, request, cls.pace, is_async=is_async, shape=shape)
@@ -337,10 +336,6 @@ class _ShownInReport:
 _SHOWN_IN_REPORT = _ShownInReport()
 
 
-def _cassette_path(cassette: Any) -> str | None:
-    return display_path(cassette)
-
-
 def _report_incomplete(policy: str, uri: str, problem: str, ending: Ending, cassette: Any) -> bool:
     """Warn about or refuse a stream that was cut short; returns whether to record it."""
     if policy == "ignore":
@@ -360,12 +355,8 @@ INCOMPLETE_STREAM_POLICIES = ("warn", "error", "ignore")
 def patches(
     pace: Pace, incomplete_streams: str = "warn", overrides: Any = None
 ) -> Iterator[tuple[Any, str, type]]:
-    """vcrpy ``custom_patches`` triples for every installed httpx flavour."""
-    if incomplete_streams not in INCOMPLETE_STREAM_POLICIES:
-        raise ValueError(
-            f"incomplete_streams must be one of {', '.join(INCOMPLETE_STREAM_POLICIES)}, "
-            f"not {incomplete_streams!r}"
-        )
+    """vcrpy ``custom_patches`` triples for every installed httpx flavour
+    (``configure`` has checked ``incomplete_streams``)."""
     for library_name in REPLACED_PATCHERS:
         try:
             library = __import__(library_name)

@@ -17,11 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from llmcassette.cli.paths import SUFFIXES
-from llmcassette.errors import (
-    CassetteFormatError,
-    CassetteVersionError,
-    OverridesError,
-)
+from llmcassette.errors import CassetteFormatError, CassetteVersionError, OverridesError, located
 from llmcassette.faults.sidecar import SUFFIX as SIDECAR_SUFFIX
 
 if TYPE_CHECKING:
@@ -56,8 +52,7 @@ class Problem:
     def render(self) -> str:
         """``path:line: message`` and, on a second line, how to fix it."""
         where = f"{self.path}:{self.line}" if self.line is not None else self.path
-        text = f"{where}: {self.message}"
-        return text + (f"\n  how to fix: {self.hint}" if self.hint else "")
+        return located(where, self.message, self.hint)
 
     def as_json(self) -> dict[str, Any]:
         """The ``--json`` record."""
@@ -137,7 +132,7 @@ def orphan(cassette: Path) -> Problem | None:
     """
     if cassette.name.endswith(SIDECAR_SUFFIX):
         stem = cassette.name[: -len(SIDECAR_SUFFIX)]
-        if not any(cassette.with_name(stem + suffix).exists() for suffix in _CASSETTE_SUFFIXES):
+        if not any(cassette.with_name(stem + suffix).exists() for suffix in SUFFIXES):
             return Problem(
                 os.fspath(cassette),
                 None,
@@ -193,9 +188,6 @@ def _modules_under(root: Path) -> dict[str, list[Path]]:
             if file.endswith(".py"):
                 found.setdefault(file, []).append(Path(folder, file))
     return found
-
-
-_CASSETTE_SUFFIXES = SUFFIXES
 
 
 def _overrides(path: Path) -> Iterator[Problem]:
@@ -284,18 +276,6 @@ def check_opened(opened: Opened, options: Options, redactor: Any = None) -> list
                 )
             )
     return problems
-
-
-def check_file(path: Path, options: Options, redactor: Any = None) -> list[Problem]:
-    """Every problem of one cassette file (``redactor`` is needed for ``options.secrets``)."""
-    from llmcassette.cli.paths import open_file
-
-    try:
-        opened = open_file(path)
-    except CassetteFormatError as error:
-        return [_opening_problem(error)]
-    assert opened is not None
-    return check_opened(opened, options, redactor)
 
 
 def check_paths(

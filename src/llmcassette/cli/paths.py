@@ -271,7 +271,4 @@ def cassettes(
 
 def report(error: CassetteFormatError) -> None:
     """One line ``PATH[:LINE]: problem`` on stderr (and the hint, indented, below it)."""
-    where = f"{error.path}:{error.line}" if error.line is not None else error.path
-    print(f"{where}: {error.problem}", file=sys.stderr)
-    if error.hint:
-        print(f"  how to fix: {error.hint}", file=sys.stderr)
+    print(error, file=sys.stderr)  # CassetteFormatError's message is exactly that

@@ -12,11 +12,13 @@ from __future__ import annotations
 
 import math
 import sys
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 from llmcassette.errors import LlmCassetteError, OverridesError
+
+_T = TypeVar("_T")
 
 # Transport failures by name: the client library's exception class and the message a real
 # failure of that kind carries.
@@ -231,23 +233,8 @@ class Overrides:
             )
 
 
-_ENTRY_KEYS = {
-    "at",
-    "recorded",
-    "match",
-    "status",
-    "headers",
-    "body",
-    "fail",
-    "cut_after",
-    "cut",
-    "hang_after",
-    "marker",
-    "delay",
-    "event_delay",
-    "replace",
-    "comment",
-}
+# An entry's own keys, and a fault's fields (the Fault dataclass is the list of them).
+_ENTRY_KEYS = {"at", "recorded", "match", "comment", *Fault.__dataclass_fields__}
 
 
 def _parse_entry(
@@ -318,6 +305,11 @@ def _count(name: str, value: Any) -> int:
     return int(value)
 
 
+def _optional(values: Mapping[str, Any], name: str, check: Callable[[str, Any], _T]) -> _T | None:
+    """``values[name]`` checked by ``check``, or None when it is absent or null."""
+    return None if values.get(name) is None else check(name, values[name])
+
+
 def _text_pairs(name: str, value: Any) -> tuple[tuple[str, str], ...]:
     if not isinstance(value, Mapping):
         raise FieldError(name, f"must be an object of strings, got {type(value).__name__}")
@@ -340,12 +332,8 @@ def fault_from_fields(values: Mapping[str, Any], base_dir: str | None = None) ->
     cut = values.get("cut", "error")
     if cut not in CUT_ENDINGS:
         raise FieldError("cut", f"must be one of {', '.join(CUT_ENDINGS)}, got {cut!r}")
-    cut_after = (
-        None if values.get("cut_after") is None else _count("cut_after", values["cut_after"])
-    )
-    hang_after = (
-        None if values.get("hang_after") is None else _count("hang_after", values["hang_after"])
-    )
+    cut_after = _optional(values, "cut_after", _count)
+    hang_after = _optional(values, "hang_after", _count)
     marker = values.get("marker")
     if marker is not None:
         if not isinstance(marker, str) or not marker:
@@ -356,12 +344,8 @@ def fault_from_fields(values: Mapping[str, Any], base_dir: str | None = None) ->
             import os
 
             marker = os.path.join(base_dir, marker)
-    delay = None if values.get("delay") is None else _seconds("delay", values["delay"])
-    event_delay = (
-        None
-        if values.get("event_delay") is None
-        else _seconds("event_delay", values["event_delay"])
-    )
+    delay = _optional(values, "delay", _seconds)
+    event_delay = _optional(values, "event_delay", _seconds)
     headers = _text_pairs("headers", values.get("headers") or {})
     replace = _text_pairs("replace", values.get("replace") or {})
     for old, _ in replace:

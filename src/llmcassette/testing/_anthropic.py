@@ -14,6 +14,8 @@ from llmcassette.testing._wire import (
     count_tokens,
     example_arguments,
     filler,
+    has_bearer_token,
+    last_user_text,
     split_answer,
     split_json,
     sse,
@@ -59,9 +61,7 @@ def error(req: Incoming, status: int, message: str | None = None) -> JsonReply:
 def check_auth(req: Incoming) -> JsonReply | None:
     """401 unless an `x-api-key` or `Authorization: Bearer` header is present."""
     # anthropic-python 2.x sends its api_key as a bearer token, older SDKs as x-api-key.
-    auth = req.headers.get("authorization", "")
-    bearer = auth.lower().startswith("bearer ") and auth[7:].strip()
-    if req.headers.get("x-api-key", "").strip() or bearer:
+    if req.headers.get("x-api-key", "").strip() or has_bearer_token(req):
         return None
     return error(req, 401, "x-api-key header is required")
 
@@ -94,9 +94,7 @@ def _answer(messages: list[Any]) -> tuple[str, str, bool]:
     )
     if results:
         return f"The tool returned: {text_of(results[-1])}", "", False
-    prompt = next(
-        (text_of(m.get("content")) for m in reversed(messages) if m.get("role") == "user"), ""
-    )
+    prompt = last_user_text(messages)
     return f"You said: {prompt}", prompt, last.get("role") == "user"
 
 

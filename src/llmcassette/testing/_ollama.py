@@ -11,6 +11,7 @@ from llmcassette.testing._wire import (
     StreamReply,
     count_tokens,
     filler,
+    last_user_text,
     ndjson,
     split_answer,
     text_of,
@@ -71,9 +72,7 @@ def _reply(req: Incoming, answer: str, prompt_tokens: int, key: str) -> Reply:
 def chat(req: Incoming) -> Reply:
     """`POST /api/chat`."""
     messages = [m for m in req.payload.get("messages") or [] if isinstance(m, dict)]
-    prompt = next(
-        (text_of(m.get("content")) for m in reversed(messages) if m.get("role") == "user"), ""
-    )
+    prompt = last_user_text(messages)
     tokens = count_tokens(text_of(m.get("content")) for m in messages)
     return _reply(req, f"You said: {prompt}", tokens, "message")
 

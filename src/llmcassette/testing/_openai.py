@@ -16,6 +16,8 @@ from llmcassette.testing._wire import (
     count_tokens,
     example_arguments,
     filler,
+    has_bearer_token,
+    last_user_text,
     split_answer,
     split_json,
     sse,
@@ -64,8 +66,7 @@ def error(req: Incoming, status: int, message: str | None = None) -> JsonReply:
 
 def check_auth(req: Incoming) -> JsonReply | None:
     """401 unless an `Authorization: Bearer ...` header is present."""
-    auth = req.headers.get("authorization", "")
-    if auth.lower().startswith("bearer ") and auth[7:].strip():
+    if has_bearer_token(req):
         return None
     return error(
         req,
@@ -111,10 +112,7 @@ def _chat_answer(messages: list[Any]) -> tuple[str, str, bool]:
     last = messages[-1] if messages and isinstance(messages[-1], dict) else {}
     if last.get("role") == "tool":
         return f"The tool returned: {text_of(last.get('content'))}", "", False
-    prompt = next(
-        (text_of(m.get("content")) for m in reversed(messages) if m.get("role") == "user"),
-        "",
-    )
+    prompt = last_user_text(messages)
     return f"You said: {prompt}", prompt, last.get("role") == "user"
 
 
@@ -165,20 +163,24 @@ def chat_completions(req: Incoming) -> Reply:
     options = req.payload.get("stream_options")
     include_usage = isinstance(options, dict) and options.get("include_usage") is True
 
+    def chunk_event(choices: list[JsonObject], **usage: object) -> bytes:
+        return sse(
+            {
+                "id": completion_id,
+                "object": "chat.completion.chunk",
+                "created": CREATED,
+                "model": req.model,
+                "service_tier": "default",
+                "system_fingerprint": _FINGERPRINT,
+                "choices": choices,
+                **usage,
+            }
+        )
+
     def chunk(delta: JsonObject, finish: str | None = None) -> bytes:
-        body: JsonObject = {
-            "id": completion_id,
-            "object": "chat.completion.chunk",
-            "created": CREATED,
-            "model": req.model,
-            "service_tier": "default",
-            "system_fingerprint": _FINGERPRINT,
-            "choices": [{"index": 0, "delta": delta, "logprobs": None, "finish_reason": finish}],
-        }
-        if include_usage:
-            # With include_usage, OpenAI adds `"usage": null` to every chunk but the last.
-            body["usage"] = None
-        return sse(body)
+        choice = {"index": 0, "delta": delta, "logprobs": None, "finish_reason": finish}
+        # With include_usage, OpenAI adds `"usage": null` to every chunk but the last.
+        return chunk_event([choice], **({"usage": None} if include_usage else {}))
 
     if tool is None:
         pieces = split_answer(answer, req.events)
@@ -215,17 +217,7 @@ def chat_completions(req: Incoming) -> Reply:
 
     tail = [chunk({}, finish)]
     if include_usage:
-        usage_chunk = {
-            "id": completion_id,
-            "object": "chat.completion.chunk",
-            "created": CREATED,
-            "model": req.model,
-            "service_tier": "default",
-            "system_fingerprint": _FINGERPRINT,
-            "choices": [],
-            "usage": _chat_usage(prompt_tokens, len(pieces)),
-        }
-        tail.append(sse(usage_chunk))
+        tail.append(chunk_event([], usage=_chat_usage(prompt_tokens, len(pieces))))
     tail.append(sse("[DONE]"))
     return StreamReply(_SSE, head, content, tail, more, headers(req))
 

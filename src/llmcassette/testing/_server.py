@@ -20,12 +20,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from llmcassette.testing import _anthropic, _ollama, _openai
-from llmcassette.testing._state import (
-    ProviderState,
-    QueuedError,
-    ReceivedRequest,
-    StreamBehaviour,
-)
+from llmcassette.testing._state import ProviderState, QueuedError, ReceivedRequest, StreamBehaviour
 from llmcassette.testing._wire import (
     HTTP_DATE,
     Incoming,
@@ -130,26 +125,6 @@ class _Handler(BaseHTTPRequestHandler):
         """A fixed Date header, so re-recording produces identical headers."""
         return HTTP_DATE
 
-    def do_GET(self) -> None:
-        """Dispatch a GET."""
-        self._dispatch()
-
-    def do_POST(self) -> None:
-        """Dispatch a POST."""
-        self._dispatch()
-
-    def do_PUT(self) -> None:
-        """Dispatch a PUT."""
-        self._dispatch()
-
-    def do_PATCH(self) -> None:
-        """Dispatch a PATCH."""
-        self._dispatch()
-
-    def do_DELETE(self) -> None:
-        """Dispatch a DELETE."""
-        self._dispatch()
-
     def _read_body(self) -> bytes:
         if "chunked" in self.headers.get("Transfer-Encoding", "").lower():
             parts: list[bytes] = []
@@ -199,6 +174,9 @@ class _Handler(BaseHTTPRequestHandler):
             self._send_stream(reply, behaviour)
         else:
             self._send_json(reply, accept_gzip=_accepts_gzip(headers.get("accept-encoding", "")))
+
+    # BaseHTTPRequestHandler looks up do_<METHOD>; every method goes through _dispatch.
+    do_GET = do_POST = do_PUT = do_PATCH = do_DELETE = _dispatch
 
     def _answer(self, req: Incoming, queued: QueuedError | None, payload: object) -> Reply:
         route = _ROUTES.get((req.method, req.path))

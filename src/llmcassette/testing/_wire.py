@@ -136,15 +136,8 @@ def split_json(text: str, events: int | None) -> list[str]:
     if len(text) < events:
         # Trailing whitespace keeps the JSON valid while giving every event a character.
         text += " " * (events - len(text))
-    if len(pieces) >= events:
-        return _merge(pieces, events)
-    size, extra = divmod(len(text), events)
-    out, start = [], 0
-    for i in range(events):
-        end = start + size + (1 if i < extra else 0)
-        out.append(text[start:end])
-        start = end
-    return out
+    # Too few word/non-word runs: cut the text itself into equal runs of characters.
+    return _merge(pieces if len(pieces) >= events else list(text), events)
 
 
 def _merge(pieces: list[str], groups: int) -> list[str]:
@@ -178,6 +171,19 @@ def text_of(content: object) -> str:
             if key in content:
                 return text_of(content[key])
     return ""
+
+
+def last_user_text(messages: list[JsonObject]) -> str:
+    """The content of the latest user turn as text, or "" when there is none."""
+    return next(
+        (text_of(m.get("content")) for m in reversed(messages) if m.get("role") == "user"), ""
+    )
+
+
+def has_bearer_token(req: Incoming) -> bool:
+    """Whether the request carries a non-empty ``Authorization: Bearer ...`` header."""
+    auth = req.headers.get("authorization", "")
+    return auth.lower().startswith("bearer ") and bool(auth[7:].strip())
 
 
 def example_arguments(schema: object, prompt: str) -> JsonObject:

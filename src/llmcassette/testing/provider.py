@@ -3,16 +3,10 @@
 from __future__ import annotations
 
 import threading
-from types import TracebackType
 from typing import Any
 
 from llmcassette.testing._server import _Server
-from llmcassette.testing._state import (
-    ProviderState,
-    QueuedError,
-    ReceivedRequest,
-    StreamBehaviour,
-)
+from llmcassette.testing._state import ProviderState, QueuedError, ReceivedRequest, StreamBehaviour
 
 __all__ = ["LocalProvider", "ReceivedRequest", "StreamBehaviour"]
 
@@ -69,12 +63,7 @@ class LocalProvider:
     def __enter__(self) -> LocalProvider:
         return self.start()
 
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
+    def __exit__(self, *exc_info: object) -> None:
         self.stop()
 
     # --- addresses --------------------------------------------------------------------------
