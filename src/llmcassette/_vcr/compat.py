@@ -121,12 +121,10 @@ def missing() -> list[str]:
 @functools.cache
 def check() -> None:
     """Raise ``IncompatibleVcrpyError`` naming the vcrpy version when it does not fit (once)."""
-    version = ".".join(map(str, _version()))
-    lowest = ".".join(map(str, LOWEST_SUPPORTED))
-    if _version() < LOWEST_SUPPORTED:
-        raise IncompatibleVcrpyError(version, [], lowest)
-    absent = missing()
-    if absent:
+    installed = _version()
+    absent = [] if installed < LOWEST_SUPPORTED else missing()
+    if installed < LOWEST_SUPPORTED or absent:
+        version, lowest = (".".join(map(str, v)) for v in (installed, LOWEST_SUPPORTED))
         raise IncompatibleVcrpyError(version, absent, lowest)
 
 

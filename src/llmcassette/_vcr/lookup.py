@@ -38,14 +38,8 @@ class Record:
 def _url_matchers() -> tuple[Any, ...]:
     from vcr import matchers as vcr_matchers
 
-    return (
-        vcr_matchers.method,
-        vcr_matchers.scheme,
-        vcr_matchers.host,
-        vcr_matchers.port,
-        vcr_matchers.path,
-        vcr_matchers.query,
-    )
+    names = ("method", "scheme", "host", "port", "path", "query")  # vcrpy's default match_on
+    return tuple(getattr(vcr_matchers, name) for name in names)
 
 
 def body_matcher(cassette: Any) -> LlmBody | None:

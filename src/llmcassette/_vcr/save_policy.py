@@ -42,8 +42,7 @@ def drop_error_responses(cassette: Any) -> list[tuple[str, str, int]]:
     persister = getattr(cassette, "_persister", None)
     if not isinstance(persister, Persister) or persister.record_errors:
         return []
-    loaded = getattr(cassette, "_loaded_count", 0)
-    fresh = cassette.data[loaded:]
+    fresh = new_interactions(cassette)
     kept = [pair for pair in fresh if _status(pair[1]) < ERROR_STATUS]
     if len(kept) == len(fresh):
         return []
@@ -52,7 +51,7 @@ def drop_error_responses(cassette: Any) -> list[tuple[str, str, int]]:
         for request, response in fresh
         if _status(response) >= ERROR_STATUS
     ]
-    cassette.data[loaded:] = kept
+    cassette.data[getattr(cassette, "_loaded_count", 0) :] = kept
     if not kept:
         cassette.dirty = False
     _warn(cassette, dropped)

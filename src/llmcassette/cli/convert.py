@@ -8,7 +8,6 @@ fail-closed check as recording does; and writes vcrpy JSON for users who leave.
 
 from __future__ import annotations
 
-import gzip
 import json
 from pathlib import Path
 from typing import Any
@@ -17,36 +16,10 @@ from llmcassette._vcr import bridge as vcr_bridge
 from llmcassette._vcr import serializer
 from llmcassette._vcr.files import vcrpy_json
 from llmcassette.cassette import jsonl as cassette_file
-from llmcassette.cassette import vcrpy_files
 from llmcassette.cassette.jsonl import Cassette, Interaction
+from llmcassette.cli.paths import Opened
 from llmcassette.errors import CassetteFormatError
 from llmcassette.faults.placeholders import escape_body
-
-
-def _load_text(path: Path) -> str:
-    data = path.read_bytes()
-    if data[:2] == b"\x1f\x8b":  # gzip-compressed cassettes (pydantic-ai, large suites)
-        data = gzip.decompress(data)
-    try:
-        return data.decode("utf-8")
-    except UnicodeDecodeError as error:
-        raise CassetteFormatError(path, None, f"not UTF-8 text ({error})") from None
-
-
-def _load(path: Path) -> dict[str, Any]:
-    text = _load_text(path)
-    name = path.name[:-3] if path.name.endswith(".gz") else path.name
-    try:
-        loaded = vcrpy_files.parse(text, json_file=name.endswith(".json"))
-    except Exception as error:
-        raise CassetteFormatError(
-            path,
-            vcrpy_files.error_line(error),
-            f"cannot read this vcrpy cassette: {type(error).__name__}: {error}",
-        ) from None
-    if not isinstance(loaded, dict) or not isinstance(loaded.get("interactions"), list):
-        raise CassetteFormatError(path, None, "not a vcrpy cassette (no 'interactions' list)")
-    return loaded
 
 
 def _headers(raw: Any) -> dict[str, list[str]]:
@@ -73,10 +46,11 @@ def _body(part: dict[str, Any], response: bool) -> bytes | None:
     return str(body).encode("utf-8")
 
 
-def read_vcrpy(path: Path) -> list[Interaction]:
-    """The interactions of a vcrpy cassette file (YAML, JSON, gzip-compressed YAML)."""
+def read_vcrpy(path: Path, loaded: dict[str, Any]) -> list[Interaction]:
+    """The interactions of vcrpy cassette ``path`` (YAML, JSON, gzip-compressed YAML), as
+    ``cli.paths`` read and parsed it (``loaded``)."""
     items: list[Interaction] = []
-    for index, entry in enumerate(_load(path)["interactions"]):
+    for index, entry in enumerate(loaded["interactions"]):
         request = entry.get("request") or {}
         response = entry.get("response") or {}
         status = response.get("status") or {}
@@ -111,13 +85,15 @@ def read_vcrpy(path: Path) -> list[Interaction]:
     return items
 
 
-def to_jsonl(source: Path, redaction: Any = None) -> str:
-    """The llmcassette JSONL text of a vcrpy cassette, redacted and checked."""
+def to_jsonl(opened: Opened, redaction: Any = None) -> str:
+    """The llmcassette JSONL text of a vcrpy cassette ``cli.paths`` opened, redacted and checked."""
     from llmcassette.config import resolve_redaction
     from llmcassette.redact import Redactor
     from llmcassette.redact.scan import check_text
 
-    items = serializer.stamp(read_vcrpy(source))
+    assert opened.vcrpy is not None
+    source = opened.path
+    items = serializer.stamp(read_vcrpy(source, opened.vcrpy))
     header = cassette_file.new_header(serializer.RECORDED_BY)
     config = resolve_redaction(redaction)
     if not config.enabled:
@@ -130,9 +106,11 @@ def to_jsonl(source: Path, redaction: Any = None) -> str:
     return text
 
 
-def to_vcrpy_json(source: Path) -> str:
-    """The vcrpy JSON-serializer text of an llmcassette cassette (for users who leave)."""
-    cassette = cassette_file.read(source.read_bytes(), source)
+def to_vcrpy_json(opened: Opened) -> str:
+    """The vcrpy JSON-serializer text of an llmcassette cassette ``cli.paths`` opened (for
+    users who leave)."""
+    cassette = opened.cassette
+    assert cassette is not None
     requests = []
     responses = []
     for item in cassette.interactions:

@@ -23,9 +23,8 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlsplit
 
-from llmcassette.cassette import events
 from llmcassette.cassette.jsonl import Cassette, Interaction
-from llmcassette.cli.show import assemble
+from llmcassette.cli.show import assemble, event_payloads
 from llmcassette.matching.jsondiff import (
     MISSING,
     Difference,
@@ -121,9 +120,7 @@ def view(item: Interaction, *, everything: bool = False) -> dict[str, Any]:
         },
         "response": response,
     }
-    payloads = []
-    if item.stream is not None:
-        payloads = events.payloads(item.stream, item.response_body.decode("utf-8", "replace"))
+    payloads = event_payloads(item)
     if answer.kind in _LLM_ANSWERS:
         result["answer"] = {
             "kind": answer.kind,
@@ -134,7 +131,7 @@ def view(item: Interaction, *, everything: bool = False) -> dict[str, Any]:
     elif item.stream is None:  # not an LLM answer: the body itself is what the test saw
         response["body"] = _parse_body(item.response_body)
     # The end line's fields other than its time: cut_short, error, incomplete.
-    ending = {k: v for k, v in item.end_extra.items() if k not in _TIMING_FIELDS}
+    ending = {k: v for k, v in item.end_extra.items() if k != "recorded_at"}
     if item.stream is not None:
         result["stream"] = {"kind": item.stream, "events": len(payloads), **ending}
         if answer.kind not in _LLM_ANSWERS:  # a stream of another API: compare its events
@@ -154,9 +151,6 @@ def view(item: Interaction, *, everything: bool = False) -> dict[str, Any]:
             "recorded_at": item.end_extra.get("recorded_at"),
         }
     return result
-
-
-_TIMING_FIELDS = ("recorded_at",)
 
 
 def header_view(header: dict[str, Any], *, everything: bool = False) -> dict[str, Any]:

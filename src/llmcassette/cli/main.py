@@ -329,7 +329,7 @@ def _convert(args: argparse.Namespace) -> int:
             status = max(status, 1)
             continue
         try:
-            text = to_vcrpy_json(source) if to_json else to_jsonl(source)
+            text = to_vcrpy_json(opened) if to_json else to_jsonl(opened)
             atomic_write(target, text.encode("utf-8"))
         except CassetteFormatError as error:
             report(error)

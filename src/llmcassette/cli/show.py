@@ -50,7 +50,8 @@ def _json(data: bytes | None) -> Any:
         return None
 
 
-def _event_payloads(item: Interaction) -> list[tuple[str | None, Any]]:
+def event_payloads(item: Interaction) -> list[tuple[str | None, Any]]:
+    """The events of a streamed response as ``(event name, parsed data)``; [] for a body."""
     if item.stream is None:
         return []
     return events.payloads(item.stream, item.response_body.decode("utf-8", "replace"))
@@ -68,7 +69,7 @@ def _content_text(content: Any) -> str:
 
 def assemble(item: Interaction) -> Answer:
     """The answer of one interaction, as the provider's SDK would assemble it."""
-    payloads = _event_payloads(item)
+    payloads = event_payloads(item)
     if payloads:
         first = next((data for _, data in payloads if isinstance(data, dict)), {})
         if first.get("object") == "chat.completion.chunk":
@@ -223,7 +224,7 @@ def summarize(number: int, item: Interaction) -> Shown:
         prompt=prompt,
         tools=tools,
         answer=assemble(item),
-        events=len(_event_payloads(item)),
+        events=len(event_payloads(item)),
         first_event=times[0] if times else None,
         duration=times[-1] if times else None,
         cut_short=bool(item.end_extra.get("cut_short")),

@@ -38,6 +38,9 @@ _ANTHROPIC_TYPES = {
     500: "api_error",
     529: "overloaded_error",
 }
+_BODY_HEADERS = frozenset(
+    {"content-type", "content-length", "content-encoding", "transfer-encoding"}
+)
 
 
 def failure_for(library: Any, fault: Fault, request: Any) -> BaseException:
@@ -58,12 +61,7 @@ def error_response(fault: Fault, recorded: Mapping[str, Any] | None, path: str) 
     headers: dict[str, list[str]] = {}
     if recorded is not None:
         for name, values in recorded["headers"].items():
-            if name.lower() not in (
-                "content-type",
-                "content-length",
-                "content-encoding",
-                "transfer-encoding",
-            ):
+            if name.lower() not in _BODY_HEADERS:  # they described the recorded body
                 headers[name] = list(values)
     body = fault.body if fault.body is not None else _provider_error(status, path)
     if isinstance(body, str):
@@ -79,23 +77,24 @@ def error_response(fault: Fault, recorded: Mapping[str, Any] | None, path: str) 
     for name, value in fault.headers:
         headers.setdefault(name, []).append(value)
     headers["content-length"] = [str(len(data))]
-    try:
-        phrase = http.HTTPStatus(status).phrase
-    except ValueError:
-        phrase = ""
     return {
-        "status": {"code": status, "message": phrase},
+        "status": {"code": status, "message": _phrase(status)},
         "headers": headers,
         "body": {"string": data},
         META_KEY: {"stream": None},
     }
 
 
-def _provider_error(status: int, path: str) -> Any:
+def _phrase(status: int) -> str:
+    """The reason phrase of ``status`` ("" for a code without one)."""
     try:
-        message = f"{http.HTTPStatus(status).phrase} (llmcassette fault)"
+        return http.HTTPStatus(status).phrase
     except ValueError:
-        message = f"Error {status} (llmcassette fault)"
+        return ""
+
+
+def _provider_error(status: int, path: str) -> Any:
+    message = f"{_phrase(status) or f'Error {status}'} (llmcassette fault)"
     if path.rstrip("/").endswith("/messages"):
         kind = _ANTHROPIC_TYPES.get(
             status, "api_error" if status >= 500 else "invalid_request_error"
@@ -150,7 +149,7 @@ def shape(
             pieces = pieces[
                 : _events_kept(fault.cut_after, "cut_stream", pieces, kind, cassette, where)
             ]
-            times = times[: len(pieces)] if times else times
+            times = times and times[: len(pieces)]
             name, message = CUT_ENDINGS[fault.cut]
             failure = None
             if name is not None:
@@ -160,7 +159,7 @@ def shape(
                 )
         if fault.hang_after is not None:
             pieces = pieces[: _events_kept(fault.hang_after, "hang", pieces, kind, cassette, where)]
-            times = times[: len(pieces)] if times else times
+            times = times and times[: len(pieces)]
             failure = None
             timeout = (request.extensions.get("timeout") or {}).get("read")
             hang = Hang(
