@@ -12,7 +12,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
 from llmcassette._version import __version__
-from llmcassette.errors import LlmCassetteError
+from llmcassette.cli.paths import JSONL, VCRPY, EmptyFileError, cassettes, read_text, report
+from llmcassette.errors import CassetteFormatError, LlmCassetteError
 
 if TYPE_CHECKING:
     from llmcassette.cassette.jsonl import Cassette
@@ -52,9 +53,7 @@ def _add_color(parser: argparse.ArgumentParser) -> None:
 
 def _scan(args: argparse.Namespace) -> int:
     from llmcassette.cli.opened import scan_opened
-    from llmcassette.cli.paths import JSONL, VCRPY, cassettes, report
     from llmcassette.config import project_redaction
-    from llmcassette.errors import CassetteFormatError
     from llmcassette.redact import Redactor
 
     redactor = Redactor(project_redaction())
@@ -91,9 +90,7 @@ def _scan(args: argparse.Namespace) -> int:
 
 def _redact(args: argparse.Namespace) -> int:
     from llmcassette.cli.opened import redact_opened
-    from llmcassette.cli.paths import JSONL, VCRPY, cassettes, report
     from llmcassette.config import project_redaction
-    from llmcassette.errors import CassetteFormatError
     from llmcassette.redact import Redactor
 
     config = project_redaction()
@@ -177,7 +174,6 @@ def _open_jsonl(raw: str, command: str, *, empty_ok: bool = False) -> Cassette |
     stderr saying why it cannot be; ``empty_ok`` lets an empty file (git's /dev/null for an
     added or deleted file) stand for a cassette without interactions."""
     from llmcassette.cassette import jsonl as cassette_file
-    from llmcassette.cli.paths import JSONL, EmptyFileError, cassettes, report
 
     opened = next(iter(cassettes([raw], command, (JSONL,))), None)
     if opened is None:  # a folder without cassettes: said so already
@@ -197,9 +193,6 @@ def _show(args: argparse.Namespace) -> int:
     if args.textconv:
         return _textconv(path)
     if args.raw:
-        from llmcassette.cli.paths import read_text, report
-        from llmcassette.errors import CassetteFormatError
-
         try:
             sys.stdout.write(read_text(path))
         except CassetteFormatError as error:
@@ -272,7 +265,6 @@ def _diff(args: argparse.Namespace) -> int:
 def _migrate(args: argparse.Namespace) -> int:
     from llmcassette.cassette.migrations import FORMAT_VERSION
     from llmcassette.cli.migrate import migrate_file
-    from llmcassette.cli.paths import JSONL, cassettes, report
 
     status = 0
     pending = files = 0
@@ -309,8 +301,6 @@ def _migrate(args: argparse.Namespace) -> int:
 def _convert(args: argparse.Namespace) -> int:
     from llmcassette._vcr.tempfiles import atomic_write
     from llmcassette.cli.convert import to_jsonl, to_vcrpy_json
-    from llmcassette.cli.paths import JSONL, VCRPY, cassettes, report
-    from llmcassette.errors import CassetteFormatError
 
     to_json = args.to == "vcrpy-json"
     status = 0

@@ -186,8 +186,7 @@ class Overrides:
             result = []
             for position, (_, recorded, fault, match) in enumerate(self._validated):
                 self._needs_an_answer(position, recorded, fault, "a scripted entry")
-                origin = f"entries[{position}] of {self.source}"
-                result.append(Entry(position, recorded, fault, match, origin))
+                result.append(Entry(position, recorded, fault, match, self._origin(position)))
             return result
         result = [Entry(i, i, None, (), f"recorded interaction {i}") for i in range(recorded_count)]
         appended = sorted(
@@ -209,15 +208,15 @@ class Overrides:
             if at < recorded_count:
                 base = recorded if recorded is not None else None if match else at
                 self._needs_an_answer(position, base, fault, "an entry with 'match'")
-                origin = f"entries[{position}] of {self.source}"
-                result[at] = Entry(at, base, fault, match, origin)
+                result[at] = Entry(at, base, fault, match, self._origin(position))
         for at, position in appended:
             _, recorded, fault, match = self._validated[position]
             self._needs_an_answer(position, recorded, fault, "an appended entry")
-            result.append(
-                Entry(at, recorded, fault, match, f"entries[{position}] of {self.source}")
-            )
+            result.append(Entry(at, recorded, fault, match, self._origin(position)))
         return result
+
+    def _origin(self, position: int) -> str:
+        return f"entries[{position}] of {self.source}"
 
     def _needs_an_answer(
         self, position: int, recorded: int | None, fault: Fault | None, what: str

@@ -53,9 +53,7 @@ def load(path: Path) -> Overrides | None:
         raise OverridesError(
             str(path), None, None, f"cannot be read: {what}", "fix the file or delete it"
         ) from None
-    from llmcassette.faults.model import (
-        Overrides,  # here: a cassette without a sidecar never needs it
-    )
+    from llmcassette.faults.model import Overrides  # a cassette without a sidecar never needs it
 
     overrides = Overrides.parse(data, str(path), base_dir=str(path.parent))
     if str(path) not in _CACHE and len(_CACHE) >= _CACHE_LIMIT:
