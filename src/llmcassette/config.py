@@ -116,6 +116,8 @@ class RedactionConfig:
     environment variables whose values are redacted. ``env``: redact the values of
     credential-looking environment variables. ``disable``: built-in rule names to turn off.
     ``fail_closed``: refuse to write a cassette in which a rule still matches.
+    ``allow_unscanned_bodies``: store a body in a content-encoding llmcassette cannot
+    decode (so no rule can look inside it) instead of refusing the cassette.
     """
 
     enabled: bool = True
@@ -131,6 +133,7 @@ class RedactionConfig:
     env: bool = True
     disable: tuple[str, ...] = ()
     fail_closed: bool = True
+    allow_unscanned_bodies: bool = False
 
     def is_custom(self) -> bool:
         """Whether anything differs from the built-in rule set."""
@@ -191,7 +194,7 @@ def from_mapping(data: Mapping[str, object], *, strict: bool = True) -> Redactio
                 known = ", ".join(sorted(fields))
                 raise ConfigError(f"unknown redaction setting {key!r} (known: {known})")
             continue
-        if name in ("enabled", "env", "fail_closed"):
+        if name in ("enabled", "env", "fail_closed", "allow_unscanned_bodies"):
             if not isinstance(value, bool):
                 raise ConfigError(f"redaction setting {key!r} must be true or false")
             values[name] = value

@@ -30,8 +30,8 @@ def _importable(name: str) -> bool:
     return True
 
 
-HAS_BROTLI = _importable("brotli")
-HAS_ZSTD = _importable("zstandard")
+HAS_BROTLI = _importable("brotli") or _importable("brotlicffi")
+HAS_ZSTD = _importable("zstandard") or _importable("compression.zstd")
 
 
 def _raw_deflate(data: bytes) -> bytes:

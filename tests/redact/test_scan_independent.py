@@ -71,6 +71,12 @@ class NothingRedacted(Redactor):
     def vcr_request(self, request: Any) -> Any:
         return request
 
+    def vcr_response(self, response: dict[str, Any]) -> dict[str, Any]:
+        return response
+
+    def known(self, text: str) -> str:
+        return text
+
 
 JSON = {"content-type": ["application/json"]}
 SSE = {"content-type": ["text/event-stream"]}
@@ -144,6 +150,23 @@ def test_a_key_is_refused_by_the_scan_when_redaction_does_nothing(
         persister.save_cassette(path, cassette_dict, serializer=jsonl)
     assert not path.exists()
     assert (line, json_path) in [(f[0], f[1]) for f in caught.value.findings]
+    for secret in (OPENAI, ANTHROPIC, GOOGLE, "plain-key-0123", "org-Planted42"):
+        assert secret not in str(caught.value)
+
+
+@pytest.mark.parametrize("location", list(LOCATIONS))
+def test_a_yaml_cassette_is_refused_by_the_same_scan(
+    location: str, tmp_path: Path, nothing_redacted: None
+) -> None:
+    from vcr.serializers import yamlserializer
+
+    cassette_dict, _ = LOCATIONS[location]
+    path = tmp_path / "leak.yaml"
+    persister = Persister(redactor=NothingRedacted(environ={}))
+    with pytest.raises(SecretLeakError) as caught:
+        persister.save_cassette(path, cassette_dict, serializer=yamlserializer)
+    assert not path.exists()
+    assert str(path) in str(caught.value)
     for secret in (OPENAI, ANTHROPIC, GOOGLE, "plain-key-0123", "org-Planted42"):
         assert secret not in str(caught.value)
 

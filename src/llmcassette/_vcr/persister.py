@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Any
 from filelock import FileLock, Timeout
 from vcr.persisters.filesystem import CassetteNotFoundError, FilesystemPersister
 from vcr.serialize import deserialize as vcr_deserialize
+from vcr.serialize import serialize as vcr_serialize
 from vcr.serializers import jsonserializer, yamlserializer
 
 from llmcassette._vcr import bridge as vcr_bridge
@@ -312,10 +313,34 @@ class Persister:
         self, cassette_path: str | os.PathLike[str], cassette_dict: dict[str, Any], serializer: Any
     ) -> None:
         """Write the cassette atomically; refuse to replace a file that cannot be read."""
-        if serializer is not jsonl:
+        if serializer is jsonl:
+            self._save(self.resolve(cassette_path), cassette_dict)
+        elif self.redactor is not None and self.redactor.config.enabled:
+            self._save_vcrpy(Path(cassette_path), cassette_dict, serializer)
+        else:
             self.fallback.save_cassette(cassette_path, cassette_dict, serializer=serializer)
+
+    def _save_vcrpy(self, path: Path, cassette_dict: dict[str, Any], serializer: Any) -> None:
+        """Save a cassette in a vcrpy serializer (YAML) with the same promise as JSONL: the
+        responses redacted (requests were, as they were recorded), the text scanned."""
+        redactor = self.redactor
+        responses = [redactor.vcr_response(response) for response in cassette_dict["responses"]]
+        text = vcr_serialize({**cassette_dict, "responses": responses}, serializer)
+        if redactor.config.fail_closed:
+            from llmcassette.redact.scan import check_vcrpy_text
+
+            check_vcrpy_text(redactor.rules, text, path)
+        fallback = self.fallback
+        if not (
+            isinstance(fallback, FilesystemPersister)
+            or (isinstance(fallback, type) and issubclass(fallback, FilesystemPersister))
+        ):  # a persister of the user's own (a bucket, a database): it writes the text
+            redacted = {**cassette_dict, "responses": responses}
+            fallback.save_cassette(path, redacted, serializer=serializer)
             return
-        self._save(self.resolve(cassette_path), cassette_dict)
+        with locked(path, self.lock_timeout):
+            tempfiles.remove_stale(path)
+            tempfiles.atomic_write(path, text.encode("utf-8"))
 
     def _save(self, path: Path, cassette_dict: dict[str, Any]) -> None:
         """Under the cassette's lock: clean up after killed saves, merge, write."""

@@ -1,12 +1,15 @@
 """Undo the content-encodings a server applied, so cassettes store readable bodies.
 
 gzip and deflate always work; brotli and zstd work when their optional packages
-(``llmcassette[brotli]``, ``llmcassette[zstd]``) are installed. An encoding that
-cannot be undone leaves the body and its headers untouched.
+(``llmcassette[brotli]``, ``llmcassette[zstd]``, or brotlicffi, or Python 3.14's zstd) are
+installed. An encoding that cannot be undone leaves the body and its headers untouched
+(and the fail-closed scan refuses the cassette: ``allow_unscanned_bodies``).
 """
 
 from __future__ import annotations
 
+import contextlib
+import importlib
 import zlib
 from collections.abc import Callable
 
@@ -36,12 +39,11 @@ def _inflate(data: bytes) -> bytes:
 
 def _decoders() -> dict[str, Decoder]:
     decoders: dict[str, Decoder] = {"gzip": _gunzip, "x-gzip": _gunzip, "deflate": _inflate}
-    try:
-        import brotli
-
-        decoders["br"] = brotli.decompress
-    except ImportError:
-        pass
+    # Each decoder a client may have asked for: httpx, urllib3 and aiohttp offer br when
+    # brotli or brotlicffi is importable, zstd when zstandard is (or Python 3.14's own).
+    for module in ("brotli", "brotlicffi"):
+        with contextlib.suppress(ImportError):
+            decoders.setdefault("br", importlib.import_module(module).decompress)
     try:
         import zstandard
 
@@ -59,7 +61,8 @@ def _decoders() -> dict[str, Decoder]:
 
         decoders["zstd"] = _unzstd
     except ImportError:
-        pass
+        with contextlib.suppress(ImportError):  # Python 3.14+: whole frames or an error
+            decoders["zstd"] = importlib.import_module("compression.zstd").decompress
     return decoders
 
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Any
 
 from llmcassette.cassette import jsonl as cassette_file
 from llmcassette.cli.paths import JSONL, VCRPY, Opened
@@ -52,38 +51,13 @@ def _redact_vcrpy(redactor: Redactor, path: Path, text: str) -> str:
         if isinstance(request.get("uri"), str):
             request["uri"] = redactor.uri(request["uri"])
         request["headers"] = redactor.headers(request.get("headers") or {})
-        request["body"] = _body(redactor, request.get("body"), request["headers"])
-        response = entry.get("response") or {}
-        response["headers"] = redactor.headers(response.get("headers") or {})
-        body = response.get("body")
-        if isinstance(body, dict):
-            new = _response_body(redactor, body.get("string"), response["headers"])
-            if new is not None:
-                body["string"], response["headers"] = new
+        content_type = _content_type(request["headers"])
+        body = request.get("body")
+        if isinstance(body, str):
+            request["body"] = redactor.body_text(body, content_type)
+        elif isinstance(body, bytes):
+            request["body"] = redactor.body_bytes(body, content_type)
+        entry["request"] = redactor.known_in(request)
+        if isinstance(entry.get("response"), dict):
+            entry["response"] = redactor.vcr_response(entry["response"])
     return vcrpy_text(loaded, json_file=path.suffix == ".json")
-
-
-def _body(redactor: Redactor, body: Any, headers: dict[str, Any]) -> Any:
-    content_type = _content_type(headers)
-    if isinstance(body, str):
-        return redactor.body_text(body, content_type)
-    if isinstance(body, bytes):
-        return redactor.body_bytes(body, content_type)
-    return body
-
-
-def _response_body(
-    redactor: Redactor, body: Any, headers: dict[str, Any]
-) -> tuple[Any, dict[str, Any]] | None:
-    if isinstance(body, str):
-        return redactor.body_text(body, _content_type(headers)), headers
-    if not isinstance(body, bytes):
-        return None
-    from llmcassette.cassette.compression import decode_content
-
-    listed = {k: v if isinstance(v, list) else [v] for k, v in headers.items()}
-    decoded, new_headers = decode_content(body, listed)
-    redacted = redactor.body_bytes(decoded, _content_type(headers))
-    if redacted == decoded:
-        return None
-    return redacted, dict(new_headers)  # stored decoded: the compressed copy held a secret

@@ -14,15 +14,21 @@ import base64
 import binascii
 import hashlib
 import json
+import re
 from collections.abc import Mapping
 from typing import Any
-from urllib.parse import unquote, unquote_plus
+from urllib.parse import quote, quote_plus, unquote, unquote_plus
 
+from llmcassette.cassette import events as stream_events
 from llmcassette.cassette import jsontext
+from llmcassette.cassette.compression import decode_content
 from llmcassette.config import RedactionConfig
 from llmcassette.redact import rules
 
 _FORM_TYPE = "application/x-www-form-urlencoded"
+# A credential value shorter than this is not searched for elsewhere: too likely to be
+# found by chance in other text ("1234", "enabled").
+KNOWN_MIN_LENGTH = 8
 
 Headers = Mapping[str, Any]
 # Where a string sits in the records of a stream: its container and its key (or index).
@@ -51,6 +57,11 @@ class Redactor:
         self.rules = rules.Rules(config, environ)
         self.config = self.rules.config
         self._placeholders: dict[str, str] = {}
+        # Every credential value replaced so far, as it may be written (also URL-encoded or
+        # JSON-escaped) -> its placeholder; searched for in every other part (``known``).
+        self._known_forms: dict[str, str] = {}
+        self._known_search: re.Pattern[str] | None = None
+        self._known_of = 0  # how many placeholders ``_known_search`` was built from
         self.counts: dict[str, int] = {}
         #: Number of values replaced and headers dropped (for ``llmcassette redact``).
         self.changes = 0
@@ -118,6 +129,83 @@ class Redactor:
                 result = new
         return result
 
+    def known(self, text: str) -> str:
+        """``text`` with every credential value this redactor replaced anywhere in the
+        cassette replaced too, whatever its shape: an unshaped key redacted in a request
+        header is also taken out of the 401 body and the response header that echo it."""
+        spans = self._known_spans(text)
+        return _apply_spans(text, [text], spans)[0] if spans else text
+
+    def _known_spans(self, text: str) -> list[tuple[int, int, str]]:
+        """Where ``text`` holds a known credential value, and its placeholder, in text
+        order; placeholders already in ``text`` are kept whole."""
+        search = self._known_values()
+        matches = list(search.finditer(text)) if search is not None else []
+        if not matches:
+            return []
+        kept = (
+            [m.span() for m in rules.PLACEHOLDER_RE.finditer(text)] if "<REDACTED:" in text else []
+        )
+        spans = []
+        for match in matches:
+            if not any(match.start() < end and start < match.end() for start, end in kept):
+                self.changes += 1
+                spans.append((match.start(), match.end(), self._known_forms[match.group()]))
+        return spans
+
+    def _known_values(self) -> re.Pattern[str] | None:
+        """A search for every known credential value; rebuilt when one was added."""
+        if self._known_of != len(self._placeholders):
+            self._known_of = len(self._placeholders)
+            forms: dict[str, str] = {}
+            for secret, placeholder in self._placeholders.items():
+                if len(secret) >= KNOWN_MIN_LENGTH:
+                    escaped = json.dumps(secret)[1:-1]
+                    for form in (secret, quote(secret, safe=""), quote_plus(secret), escaped):
+                        forms.setdefault(form, placeholder)
+            self._known_forms = forms
+            longest_first = sorted(forms, key=len, reverse=True)
+            self._known_search = (
+                re.compile("|".join(map(re.escape, longest_first))) if forms else None
+            )
+        return self._known_search
+
+    def known_in(self, value: Any) -> Any:
+        """A copy of a JSON-like value (headers, a parsed body) with known values replaced
+        (see ``known``)."""
+        if isinstance(value, str):
+            return self.known(value)
+        if isinstance(value, dict):
+            return {key: self.known_in(item) for key, item in value.items()}
+        if isinstance(value, list):
+            return [self.known_in(item) for item in value]
+        return value
+
+    def _known_in_bytes(self, body: bytes) -> bytes:
+        try:
+            return self.known(body.decode("utf-8")).encode("utf-8")
+        except UnicodeDecodeError:
+            return self.known(body.decode("latin-1")).encode("latin-1")
+
+    def _known_in_record(self, record: dict[str, Any]) -> None:
+        """Replace known values in a request or response record, in place."""
+        for field in ("uri", "reason", "headers"):
+            if record.get(field):
+                record[field] = self.known_in(record[field])
+        body = record.get("body")
+        if not body:
+            return
+        if "base64" in body:
+            try:
+                raw = base64.b64decode(body["base64"], validate=True)
+            except (binascii.Error, ValueError):
+                return
+            new = self._known_in_bytes(raw)
+            if new != raw:
+                record["body"] = {**body, "base64": base64.b64encode(new).decode()}
+        else:
+            record["body"] = self.known_in(body)
+
     def secret(self, value: str, kind: str) -> str:
         """Replace the whole of ``value`` (a known credential) by a placeholder."""
         known = self._placeholders.get(value)
@@ -144,6 +232,8 @@ class Redactor:
             return self.secret(value, name)
         if action == "credential":
             return self._credential(name, value)
+        if "?" in value:  # a URL (location, link): its secret parameters too
+            return self.uri(value)
         return self.text(value)
 
     def _credential(self, name: str, value: str) -> str:
@@ -216,7 +306,7 @@ class Redactor:
         if isinstance(value, dict):
             out: dict[str, Any] = {}
             for key, item in value.items():
-                if isinstance(item, str) and self.rules.is_secret_key(key, path):
+                if isinstance(item, str) and self.rules.is_secret_entry(key, item, path):
                     out[key] = self.secret(item, key)
                 else:
                     out[key] = self.json(item, (*path, rules.norm_key(key)))
@@ -308,12 +398,17 @@ class Redactor:
             if self._is_secret_path(path):  # the values of a secret key, each replaced whole
                 for container, key in refs:
                     container[key] = self.secret(container[key], key)
-            else:
-                searched.append(refs)
+                continue
+            if isinstance(path[-1], str) and rules.norm_key(path[-1]) in rules.TOKEN_KEYS:
+                for container, key in refs:
+                    if rules.looks_like_token(container[key]):
+                        container[key] = self.secret(container[key], key)
+            searched.append(refs)
         for refs in searched:
             pieces = [container[key] for container, key in refs]
             joined = pieces[0] if len(pieces) == 1 else "".join(pieces)
-            if not self.rules.might_match(joined):
+            known = self._known_spans(joined)  # a known value, maybe split across events
+            if not known and not self.rules.might_match(joined):
                 continue  # most paths of most streams: one search tells
             # A secret key's whole value first; the shapes inside it go with it.
             embedded = self._embedded_spans(joined)
@@ -321,10 +416,7 @@ class Redactor:
                 (start, end, self.placeholder(kind, joined[start:end]))
                 for start, end, kind in self.rules.shapes(joined)
             ]
-            spans = sorted(
-                embedded
-                + [s for s in shaped if not any(s[0] < e[1] and e[0] < s[1] for e in embedded)]
-            )
+            spans = _disjoint(embedded, shaped, known)
             if spans:
                 for (container, key), new in zip(
                     refs, _apply_spans(joined, pieces, spans), strict=True
@@ -333,7 +425,7 @@ class Redactor:
             # Each piece on its own: its escaped forms, and a secret whole in one piece that
             # the joined text hides (``Hello`` then ``sk-...``: a key starts at no letter).
             for container, key in refs:
-                container[key] = self.text(container[key])
+                container[key] = self.known(self.text(container[key]))
 
     def _is_secret_path(self, path: tuple[Any, ...]) -> bool:
         """Whether the strings at ``path`` in a stream's events (a field, then the keys and
@@ -372,6 +464,10 @@ class Redactor:
             response["body"] = self.body_record(body, _content_type(response["headers"]))
         if response.get("reason"):
             response["reason"] = self.text(response["reason"])
+        # Whatever its shape, a credential replaced anywhere is replaced everywhere.
+        if request is not None:
+            self._known_in_record(request)
+        self._known_in_record(response)
         if not events:
             return False
         before = self.changes
@@ -410,7 +506,68 @@ class Redactor:
                 new = self.body_bytes(body, content_type)
             if new != body:
                 request.body = new
+        self._known_in_vcr_request(request)
         return request
+
+    def _known_in_vcr_request(self, request: Any) -> None:
+        """Replace known credential values in a vcrpy request (all its parts redacted)."""
+        if self._known_values() is None:
+            return
+        uri = self.known(request.uri)
+        if uri != request.uri:
+            request.uri = uri
+        for name, value in list(request.headers.items()):
+            new = self.known_in(value)
+            if new != value:
+                request.headers[name] = new
+        body = request.body
+        if isinstance(body, str) and body:
+            request.body = self.known(body)
+        elif isinstance(body, bytes) and body:
+            new_body = self._known_in_bytes(body)
+            if new_body != body:
+                request.body = new_body
+
+    def _body_of_vcr_response(self, body: bytes, content_type: str) -> bytes:
+        """A whole response body, redacted; a stream event by event, as in a JSONL cassette
+        (a key split across two events is found)."""
+        kind = stream_events.stream_kind(content_type)
+        try:
+            text = body.decode("utf-8") if kind else None
+        except UnicodeDecodeError:
+            text = None
+        if kind is None or text is None:
+            return self._known_in_bytes(self.body_bytes(body, content_type))
+        records = stream_events.encode_events(kind, text)
+        before = self.changes
+        self.events(records)
+        if self.changes == before:
+            return body
+        return "".join(stream_events.render_event(kind, r) for r in records).encode("utf-8")
+
+    def vcr_response(self, response: dict[str, Any]) -> dict[str, Any]:
+        """A redacted copy of a vcrpy response dict (``{"status", "headers", "body":
+        {"string": ...}}``), for cassettes vcrpy serializes (YAML). A body in a
+        content-encoding is decoded first and stored decoded when redaction changed it."""
+        if not self.config.enabled:
+            return response
+        headers = {
+            name: list(value) if isinstance(value, (list, tuple)) else [str(value)]
+            for name, value in (response.get("headers") or {}).items()
+        }
+        out = {**response, "headers": self.known_in(self.headers(headers))}
+        body = response.get("body")
+        raw = body.get("string") if isinstance(body, dict) else None
+        as_text = isinstance(raw, str)  # a vcrpy file read back holds text bodies as str
+        if isinstance(raw, str):
+            raw = raw.encode("utf-8")
+        if isinstance(body, dict) and isinstance(raw, bytes) and raw:
+            decoded, decoded_headers = decode_content(raw, out["headers"])
+            new = self._body_of_vcr_response(decoded, _content_type(decoded_headers))
+            if new != decoded:
+                out["headers"] = decoded_headers
+                out["body"] = {**body, "string": new.decode("utf-8") if as_text else new}
+        return out
 
 
 def _add_ref(groups: dict[tuple[Any, ...], list[Ref]], path: tuple[Any, ...], ref: Ref) -> None:
@@ -443,6 +600,14 @@ def _collect(
                 refs.append((value, key))
         elif kind is dict or kind is list:
             _collect(item, (*path, key), groups)
+
+
+def _disjoint(*groups: list[tuple[int, int, str]]) -> list[tuple[int, int, str]]:
+    """The spans of ``groups`` in text order; where two overlap, the earlier group's wins."""
+    chosen: list[tuple[int, int, str]] = []
+    for group in groups:
+        chosen += [s for s in group if not any(s[0] < c[1] and c[0] < s[1] for c in chosen)]
+    return sorted(chosen)
 
 
 def _apply_spans(joined: str, pieces: list[str], spans: list[tuple[int, int, str]]) -> list[str]:

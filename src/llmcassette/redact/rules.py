@@ -194,6 +194,11 @@ SECRET_KEYS = frozenset(
         "authorization",
     }
 )
+# JSON keys too common to always hold a credential (``{"key": "colour"}``): their string
+# value is one when it looks like a token (``looks_like_token``), as a tool call's
+# ``{"key": "<the API key>"}`` does.
+TOKEN_KEYS = frozenset({"key"})
+_TOKEN_RE = re.compile(r"[A-Za-z0-9_\-.+/=:]{16,}")
 # Query and form parameter names (lower case) whose value is a credential.
 SECRET_PARAMS = frozenset(
     {
@@ -293,6 +298,16 @@ def kind_of(name: str) -> str:
 def unescape_json(text: str) -> str:
     """``text`` with its ``\\uXXXX`` escapes decoded (the rest of it left as it is)."""
     return _JSON_ESCAPE.sub(lambda match: chr(int(match.group(1), 16)), text)
+
+
+def looks_like_token(value: str) -> bool:
+    """Whether ``value`` could be a credential: 16 or more token characters, no spaces,
+    letters and digits mixed (``tok_9f8a...``, not ``description`` or ``user_profile``)."""
+    return (
+        _TOKEN_RE.fullmatch(value) is not None
+        and any(c.isdigit() for c in value)
+        and any(c.isalpha() for c in value)
+    )
 
 
 def norm_key(key: str) -> str:
@@ -410,7 +425,7 @@ class Rules:
         self._triggers: re.Pattern[str] | None = None
         if all(rule.triggers for rule in shape_rules):
             self._triggers = re.compile(trigger_search(triggers))
-        names = names_of_keys(self._secret_keys, self._secret_paths)
+        names = names_of_keys(self._secret_keys | TOKEN_KEYS, self._secret_paths)
         self._keys = (
             re.compile('"' + _key_alternatives(names) + r'\\*"\s*:') if self.keys_on else None
         )
@@ -542,6 +557,13 @@ class Rules:
         dotted = ".".join((*path, norm))
         return any(dotted == p or dotted.endswith("." + p) for p in self._secret_paths)
 
+    def is_secret_entry(self, key: str, value: str, path: tuple[str, ...] = ()) -> bool:
+        """Whether ``value``, the string value of JSON key ``key``, is a credential: the
+        key is a secret key, or one of ``TOKEN_KEYS`` and the value looks like a token."""
+        if self.is_secret_key(key, path):
+            return True
+        return self.keys_on and norm_key(key) in TOKEN_KEYS and looks_like_token(value)
+
     def has_secret_paths(self) -> bool:
         """Whether some ``json_keys`` are dotted paths (then a key's path matters)."""
         return bool(self._secret_paths)
@@ -562,11 +584,13 @@ class Rules:
         out = []
         for match in self._embedded_key.finditer(text):
             name, spelled = match.group(1), match.group(2)
-            if not spelled or not self.is_secret_key(name):
+            if not spelled:
                 continue
             try:
                 value = json.loads('"' + spelled + '"')
             except ValueError:
+                continue
+            if not isinstance(value, str) or not self.is_secret_entry(name, value):
                 continue
             out.append((match.start(2), match.end(2), name, value))
         return out

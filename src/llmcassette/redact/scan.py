@@ -11,6 +11,8 @@ missed something (or redacted nothing at all) cannot make it miss it too.
 
 from __future__ import annotations
 
+import base64
+import binascii
 import json
 import os
 from collections.abc import Iterator
@@ -20,7 +22,8 @@ from typing import Any
 from urllib.parse import unquote_plus
 
 from llmcassette.cassette import vcrpy_files
-from llmcassette.errors import SecretLeakError
+from llmcassette.cassette.compression import decode_content
+from llmcassette.errors import UNSCANNABLE_BODY, SecretLeakError
 from llmcassette.redact.rules import (
     JSON_OPENINGS,
     PLACEHOLDER_RE,
@@ -82,7 +85,7 @@ def _walk(rules: Rules, value: Any, where: Where, found: Found) -> None:
             at = (*where, key)
             if isinstance(item, str):
                 name = key if isinstance(key, str) else str(key)
-                if rules.is_secret_key(name):
+                if rules.is_secret_entry(name, item):
                     _add(found, at, rules.secret_kind(item, name))
                 elif key == "uri":
                     _in_url(rules, item, at, found)
@@ -130,6 +133,11 @@ def _in_string(rules: Rules, value: str, where: Where, found: Found) -> None:
 
 def _in_url(rules: Rules, uri: str, where: Where, found: Found) -> None:
     """A URL: userinfo and shapes anywhere in it, and the values of secret parameters."""
+    for kind in _url_kinds(rules, uri)[:1]:
+        found.append((where, kind))
+
+
+def _url_kinds(rules: Rules, uri: str) -> list[str]:
     base, _, fragment = uri.partition("#")
     path, question, query = base.partition("?")
     kinds = rules.kinds_in(path) + rules.kinds_in(fragment)
@@ -140,8 +148,7 @@ def _in_url(rules: Rules, uri: str, where: Where, found: Found) -> None:
             kinds += [kind] if kind is not None else []
         else:
             kinds += rules.kinds_in(piece)
-    for kind in kinds[:1]:
-        found.append((where, kind))
+    return kinds
 
 
 def _in_headers(rules: Rules, headers: dict[Any, Any], where: Where, found: Found) -> None:
@@ -177,8 +184,51 @@ def _header_kind(rules: Rules, name: str, value: str, action: str) -> str | None
         if kinds:
             return kinds[0]
         return None if PLACEHOLDER_RE.search(rest) else rules.secret_kind(rest, name)
-    kinds = rules.kinds_in(value)
+    kinds = _url_kinds(rules, value) if "?" in value else rules.kinds_in(value)
     return kinds[0] if kinds else None
+
+
+def _decoded(rules: Rules, headers: Any, raw: bytes) -> bytes | None:
+    """``raw``, a body sent with ``headers``, with its content-encodings undone; None when
+    they cannot be undone (nothing can look inside it) and such bodies are not allowed."""
+    if not isinstance(headers, dict) or not raw:
+        return raw
+    listed = {str(k): v if isinstance(v, list) else [str(v)] for k, v in headers.items()}
+    decoded, left = decode_content(raw, listed)
+    codings = [
+        coding.strip().lower()
+        for name, values in left.items()
+        if name.lower() == "content-encoding"
+        for value in values
+        for coding in str(value).split(",")
+    ]
+    if any(coding not in ("", "identity") for coding in codings):
+        return raw if rules.config.allow_unscanned_bodies else None
+    return decoded
+
+
+def _in_encoded_body(rules: Rules, record: dict[str, Any]) -> Found:
+    """Findings in a JSONL record's body stored with a content-encoding (llmcassette decodes
+    the responses it can; a request body is stored as sent): decoded and read, or refused."""
+    headers, body = record.get("headers"), record.get("body")
+    if not isinstance(body, dict) or not any(
+        str(name).lower() == "content-encoding" for name in headers or ()
+    ):
+        return []
+    try:
+        raw = base64.b64decode(body["base64"], validate=True) if "base64" in body else None
+    except (binascii.Error, TypeError, ValueError):
+        raw = None
+    if raw is None:
+        text = body.get("text")
+        raw = text.encode("utf-8") if isinstance(text, str) else b""
+    decoded = _decoded(rules, headers, raw)
+    found: Found = []
+    if decoded is None:
+        found.append((("body",), UNSCANNABLE_BODY))
+    elif decoded is not raw:
+        _walk(rules, decoded, ("body",), found)
+    return found
 
 
 def find_in_jsonl(rules: Rules, text: str, path: str) -> list[Finding]:
@@ -199,13 +249,26 @@ def find_in_jsonl(rules: Rules, text: str, path: str) -> list[Finding]:
             continue
         for json_path, rule in find_in_value(rules, record):
             findings.append(Finding(path, number, json_path, rule))
+        if isinstance(record, dict) and "headers" in record:
+            for where, rule in _in_encoded_body(rules, record):
+                findings.append(Finding(path, number, _spelled("", where), rule))
     return findings
 
 
 def check_text(rules: Rules, text: str, path: str | os.PathLike[str]) -> None:
     """Fail closed: raise ``SecretLeakError`` if a rule still matches ``text``, the whole
     text of a cassette about to be written."""
-    findings = find_in_jsonl(rules, text, os.fspath(path))
+    _refuse(find_in_jsonl(rules, text, os.fspath(path)), path)
+
+
+def check_vcrpy_text(rules: Rules, text: str, path: str | os.PathLike[str]) -> None:
+    """Fail closed for a vcrpy cassette (YAML, or JSON for ``.json``) about to be written:
+    the text is parsed back and every value of every interaction is read."""
+    data = load_vcrpy(Path(path), text)
+    _refuse(find_in_vcrpy(rules, data, text, os.fspath(path)), path)
+
+
+def _refuse(findings: list[Finding], path: str | os.PathLike[str]) -> None:
     if findings:
         first = findings[0]
         raise SecretLeakError(
@@ -236,7 +299,11 @@ def find_in_vcrpy(rules: Rules, data: dict[str, Any], text: str, path: str) -> l
         if not isinstance(entry, dict):
             continue
         line = _line_of(text, index)
-        response = decoded_response(entry.get("response") or {})
+        response = decoded_response(entry.get("response") or {}, rules)
+        if response is None:
+            at = f"interactions[{index}].response.body"
+            findings.append(Finding(path, line, at, UNSCANNABLE_BODY))
+            continue
         for json_path, rule in find_in_value(
             rules, {"request": entry.get("request"), "response": response}
         ):
@@ -250,17 +317,14 @@ def load_vcrpy(path: Path, text: str) -> dict[str, Any]:
     return loaded if isinstance(loaded, dict) else {}
 
 
-def decoded_response(response: dict[str, Any]) -> dict[str, Any]:
+def decoded_response(response: dict[str, Any], rules: Rules) -> dict[str, Any] | None:
+    """A vcrpy response with its body's content-encodings undone, for reading; None when
+    they cannot be undone and ``rules`` do not allow unscanned bodies."""
     body = response.get("body")
     raw = body.get("string") if isinstance(body, dict) else None
-    headers = response.get("headers")
-    if isinstance(raw, bytes) and isinstance(headers, dict) and isinstance(body, dict):
-        from llmcassette.cassette.compression import decode_content
-
-        listed = {k: v if isinstance(v, list) else [v] for k, v in headers.items()}
-        try:
-            decoded, _ = decode_content(raw, listed)
-        except Exception:
-            return response
+    if isinstance(raw, bytes) and isinstance(body, dict):
+        decoded = _decoded(rules, response.get("headers"), raw)
+        if decoded is None:
+            return None
         return {**response, "body": {**body, "string": decoded}}
     return response
