@@ -228,14 +228,15 @@ class OverridesError(LlmCassetteError, ValueError):
         self.field = field
         self.problem = problem
         self.hint = hint
-        where = source
-        if entry is not None:
-            where += f": entries[{entry}]"
-            if field:
-                where += f".{field}"
-        elif field:
-            where += f": {field}"
+        where = f"{source}: {self.location}" if self.location else source
         super().__init__(located(where, problem, hint))
+
+    @property
+    def location(self) -> str:
+        """Where in the overrides: ``entries[2].status``, ``entries[2]``, ``mode``, or ""."""
+        if self.entry is None:
+            return self.field or ""
+        return f"entries[{self.entry}]" + (f".{self.field}" if self.field else "")
 
 
 class FaultError(LlmCassetteError):

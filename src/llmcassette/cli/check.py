@@ -196,9 +196,7 @@ def _overrides(path: Path) -> Iterator[Problem]:
     try:
         sidecar.load(path)
     except OverridesError as error:
-        where = "" if error.entry is None else f"entries[{error.entry}]"
-        if error.field:
-            where += f".{error.field}" if where else error.field
+        where = error.location
         message = f"{where}: {error.problem}" if where else error.problem
         yield Problem(os.fspath(path), None, OVERRIDES, message, error.hint or None)
 

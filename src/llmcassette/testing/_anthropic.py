@@ -145,11 +145,7 @@ def messages(req: Incoming) -> Reply:
     if tool is None:
         pieces = split_answer(answer, req.events)
         start: JsonObject = {"type": "text", "text": ""}
-
-        def delta(piece: str) -> bytes:
-            body = {"index": 0, "delta": {"type": "text_delta", "text": piece}}
-            return event("content_block_delta", body)
-
+        delta_type, delta_field = "text_delta", "text"
         endless_piece = filler
     else:
         pieces = split_json(json.dumps(arguments), req.events)
@@ -157,13 +153,14 @@ def messages(req: Incoming) -> Reply:
             # Anthropic opens a tool_use input stream with an empty partial_json.
             pieces.insert(0, "")
         start = {"type": "tool_use", "id": tool_id, "name": tool["name"], "input": {}}
-
-        def delta(piece: str) -> bytes:
-            body = {"index": 0, "delta": {"type": "input_json_delta", "partial_json": piece}}
-            return event("content_block_delta", body)
+        delta_type, delta_field = "input_json_delta", "partial_json"
 
         def endless_piece(i: int) -> str:
             return " "
+
+    def delta(piece: str) -> bytes:
+        body = {"index": 0, "delta": {"type": delta_type, delta_field: piece}}
+        return event("content_block_delta", body)
 
     head = [
         event("message_start", {"message": message([], None, 1)}),

@@ -120,10 +120,7 @@ def split_answer(text: str, events: int | None) -> list[str]:
     if events is None:
         return pieces
     events = max(1, events)
-    pad = 0
-    while len(pieces) < events:
-        pieces.append(filler(pad))
-        pad += 1
+    pieces += [filler(pad) for pad in range(events - len(pieces))]
     return _merge(pieces, events)
 
 
