@@ -19,6 +19,16 @@ from llmcassette.matching.normalize import MatchConfig
 
 def _canonical(value: Any) -> Hashable:
     # Tags keep True apart from 1 (Python treats them as equal), as the body matcher does.
+    # Parsed JSON holds exact str, dict and list: tested first, the same keys come out faster
+    # (the index keys every recorded request before the first replay). A str stands for
+    # itself: every other value becomes a tuple, which never equals a str.
+    kind = type(value)
+    if kind is str:
+        return str(value)  # the same object: str() of a str is the str itself
+    if kind is dict:
+        return ("object", tuple(sorted([(str(k), _canonical(v)) for k, v in value.items()])))
+    if kind is list:
+        return ("array", tuple([_canonical(item) for item in value]))
     if isinstance(value, bool):
         return ("bool", value)
     if isinstance(value, (int, float)):
