@@ -185,11 +185,11 @@ def chat_completions(req: Incoming) -> Reply:
     if tool is None:
         pieces = split_answer(answer, req.events)
         head = [chunk({"role": "assistant", "content": "", "refusal": None})]
+        content = [chunk({"content": piece}) for piece in pieces]
 
-        def delta(piece: str) -> JsonObject:
-            return {"content": piece}
+        def more(i: int) -> bytes:
+            return chunk({"content": filler(i)})
 
-        endless_piece = filler
         finish = "stop"
     else:
         pieces = split_json(arguments, req.events)
@@ -204,19 +204,16 @@ def chat_completions(req: Incoming) -> Reply:
                 {"role": "assistant", "content": None, "tool_calls": [first_call], "refusal": None}
             )
         ]
+        content = [
+            chunk({"tool_calls": [{"index": 0, "function": {"arguments": piece}}]})
+            for piece in pieces
+        ]
 
-        def delta(piece: str) -> JsonObject:
-            return {"tool_calls": [{"index": 0, "function": {"arguments": piece}}]}
-
-        def endless_piece(i: int) -> str:
-            return " "  # whitespace keeps the endless argument string valid JSON
+        def more(i: int) -> bytes:
+            # Whitespace keeps the endless argument string valid JSON.
+            return chunk({"tool_calls": [{"index": 0, "function": {"arguments": " "}}]})
 
         finish = "tool_calls"
-
-    content = [chunk(delta(piece)) for piece in pieces]
-
-    def more(i: int) -> bytes:
-        return chunk(delta(endless_piece(i)))
 
     tail = [chunk({}, finish)]
     if include_usage:
