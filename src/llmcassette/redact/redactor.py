@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import contextlib
 import hashlib
 import json
 import re
@@ -140,9 +141,10 @@ class Redactor:
         """Where ``text`` holds a known credential value, and its placeholder, in text
         order; placeholders already in ``text`` are kept whole."""
         search = self._known_values()
-        matches = list(search.finditer(text)) if search is not None else []
-        if not matches:
+        # A few substring tests (usually one form per value) are far cheaper than the regex.
+        if search is None or not any(form in text for form in self._known_forms):
             return []
+        matches = list(search.finditer(text))
         kept = (
             [m.span() for m in rules.PLACEHOLDER_RE.finditer(text)] if "<REDACTED:" in text else []
         )
@@ -187,19 +189,36 @@ class Redactor:
         except UnicodeDecodeError:
             return self.known(body.decode("latin-1")).encode("latin-1")
 
+    def _mentions_known(self, *texts: str | bytes) -> bool:
+        """Whether a known value (in any of its forms) occurs in one of ``texts``: a few
+        substring tests, to spare walking the parts of most requests and responses."""
+        if self._known_values() is None:
+            return False
+        forms = self._known_forms
+        for text in texts:
+            if isinstance(text, bytes):
+                text = text.decode("latin-1")  # the forms are ASCII in practice; any byte maps
+            if any(form in text for form in forms):
+                return True
+        return False
+
     def _known_in_record(self, record: dict[str, Any]) -> None:
         """Replace known values in a request or response record, in place."""
+        body = record.get("body") or {}
+        raw = b""
+        if "base64" in body:
+            with contextlib.suppress(binascii.Error, ValueError):
+                raw = base64.b64decode(body["base64"], validate=True)
+        # JSON text holds every value of the record as written or JSON-escaped: both forms
+        # are searched for.
+        if not self._mentions_known(json.dumps(record, ensure_ascii=False), raw):
+            return
         for field in ("uri", "reason", "headers"):
             if record.get(field):
                 record[field] = self.known_in(record[field])
-        body = record.get("body")
         if not body:
             return
         if "base64" in body:
-            try:
-                raw = base64.b64decode(body["base64"], validate=True)
-            except (binascii.Error, ValueError):
-                return
             new = self._known_in_bytes(raw)
             if new != raw:
                 record["body"] = {**body, "base64": base64.b64encode(new).decode()}
@@ -511,7 +530,11 @@ class Redactor:
 
     def _known_in_vcr_request(self, request: Any) -> None:
         """Replace known credential values in a vcrpy request (all its parts redacted)."""
-        if self._known_values() is None:
+        body = request.body
+        headers = [str(value) for value in request.headers.values()]
+        if not self._mentions_known(
+            request.uri, *headers, body if isinstance(body, (str, bytes)) else ""
+        ):
             return
         uri = self.known(request.uri)
         if uri != request.uri:
@@ -520,7 +543,6 @@ class Redactor:
             new = self.known_in(value)
             if new != value:
                 request.headers[name] = new
-        body = request.body
         if isinstance(body, str) and body:
             request.body = self.known(body)
         elif isinstance(body, bytes) and body:
