@@ -78,8 +78,7 @@ class EventLines:
     Each entry is ``(line number, line text, record)``. The text alone is kept where it
     exists: a string is one object the garbage collector never visits, where a parsed event
     is a tree of dicts. Lines kept as text were checked at load (``_check_event``) and are
-    parsed again here, so building the body does not fail; lines in the writer's own layout
-    are not parsed: ``lines.stored_event`` takes their payload as it stands.
+    parsed again here, so building the body does not fail.
     """
 
     def __init__(self, path: str, kind: str, entries: list[EventEntry]) -> None:
@@ -96,17 +95,12 @@ class EventLines:
         pieces: list[bytes] = []
         times: list[float] = []
         for number, text, record in entries:
-            stored = lines.stored_event(self._kind, text) if text is not None else None
-            if stored is not None:  # the line as llmcassette writes it: its payload as is
-                piece, t = stored
-            else:
-                fields = record if record is not None else self._parse(number, text or "")
-                try:
-                    piece = bodies.decode_event(self._kind, fields)
-                except (TypeError, ValueError) as error:
-                    raise _fail(self._path, number, f"event line is invalid: {error}") from None
-                t = fields.get("t")
-            pieces.append(piece)
+            fields = record if record is not None else self._parse(number, text or "")
+            try:
+                pieces.append(bodies.decode_event(self._kind, fields))
+            except (TypeError, ValueError) as error:
+                raise _fail(self._path, number, f"event line is invalid: {error}") from None
+            t = fields.get("t")
             if isinstance(t, (int, float)) and not isinstance(t, bool):
                 times.append(float(t))
         self._body = b"".join(pieces)
