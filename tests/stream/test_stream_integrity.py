@@ -105,6 +105,26 @@ def test_error_policy_refuses_to_record_the_stream(
     assert not (tmp_path / "c.jsonl").exists()
 
 
+def test_the_report_of_a_cut_stream_shows_no_key(
+    tmp_path: Path, truncating: TruncatingServer
+) -> None:
+    key = "AIza" + "Sy" + "Q" * 33
+    url = f"{truncating.url}?key={key}"
+    with (
+        llmcassette.use_cassette(tmp_path / "c", record_mode="once", incomplete_streams="error"),
+        pytest.raises(llmcassette.IncompleteStreamError) as caught,
+    ):
+        read_stream(url)
+    assert key not in str(caught.value)
+    assert caught.value.uri == f"{truncating.url}?key=<REDACTED:google-api-key>"
+    with (
+        pytest.warns(llmcassette.IncompleteStreamWarning) as warned,
+        llmcassette.use_cassette(tmp_path / "w", record_mode="once"),
+    ):
+        read_stream(url)
+    assert key not in str(warned[0].message)
+
+
 def test_ignore_policy_records_silently(tmp_path: Path, truncating: TruncatingServer) -> None:
     with warnings.catch_warnings():
         warnings.simplefilter("error")

@@ -12,6 +12,7 @@ them bind to the transport like a method does.
 
 from __future__ import annotations
 
+import copy
 import functools
 import time
 import warnings
@@ -165,9 +166,8 @@ class InterceptedMethod(metaclass=_BindsLikeAFunction):
                 end_extra["cut_short"] = True
             if problem is not None:
                 end_extra["incomplete"] = problem
-                if not _report_incomplete(
-                    cls.incomplete_streams, str(vcr_request.uri), problem, ending, cassette
-                ):
+                uri = _shown_uri(cassette, vcr_request)
+                if not _report_incomplete(cls.incomplete_streams, uri, problem, ending, cassette):
                     return
             stored_headers = headers
             if body:
@@ -217,7 +217,8 @@ class InterceptedMethod(metaclass=_BindsLikeAFunction):
                 answer = fault_plan.Answer(recorded, answer.fault, answer.where)
         fault = None if answer is None else answer.fault
         if recorded is not None and not (fault is not None and fault.status is not None):
-            check_integrity(recorded, vcr_request.uri, cls.incomplete_streams)
+            uri = functools.partial(_shown_uri, cls.cassette, vcr_request)
+            check_integrity(recorded, uri, cls.incomplete_streams)
         if fault is not None and fault.delay is not None:
             return vcr_request, recorded, None, fault.delay, answer
         delay = 0.0 if recorded is None else headers_delay(recorded, cls.pace)
@@ -334,6 +335,17 @@ class _ShownInReport:
 
 
 _SHOWN_IN_REPORT = _ShownInReport()
+
+
+def _shown_uri(cassette: Any, request: Any) -> str:
+    """The URI of a live request as a message may show it: through the cassette's
+    ``before_record_request`` (llmcassette's redaction: a ``?key=`` is not printed)."""
+    try:
+        shown = cassette._before_record_request(copy.deepcopy(request))
+    except Exception:
+        shown = None
+    # None: the user's hook drops this request; an error: redaction failed. Neither shows it.
+    return str(shown.uri) if shown is not None else "<request URI not shown>"
 
 
 def _report_incomplete(policy: str, uri: str, problem: str, ending: Ending, cassette: Any) -> bool:

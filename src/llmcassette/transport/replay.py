@@ -9,7 +9,7 @@ from __future__ import annotations
 import threading
 import time
 import warnings
-from collections.abc import AsyncIterator, Iterator, Mapping
+from collections.abc import AsyncIterator, Callable, Iterator, Mapping
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
@@ -180,11 +180,12 @@ def recorded_failure(
     return failure
 
 
-def check_integrity(response: Mapping[str, Any], uri: str, policy: str) -> None:
+def check_integrity(response: Mapping[str, Any], uri: Callable[[], str], policy: str) -> None:
     """Warn about (or refuse) replaying a stream that was cut short without being marked so.
 
     Streams llmcassette recorded carry ``incomplete`` on their end line and were reported
     when recorded; this catches cassettes from elsewhere (converted, edited by hand).
+    ``uri`` gives the request's URI as a message may show it (redacted), when one is needed.
     """
     meta = response.get(META_KEY) or {}
     kind = meta.get("stream")
@@ -199,8 +200,8 @@ def check_integrity(response: Mapping[str, Any], uri: str, policy: str) -> None:
     if problem is None:
         return
     if policy == "error":
-        raise IncompleteStreamError(uri, f"the cassette holds {problem}")
-    warnings.warn(IncompleteStreamWarning(f"{uri}: replaying {problem}"), stacklevel=3)
+        raise IncompleteStreamError(uri(), f"the cassette holds {problem}")
+    warnings.warn(IncompleteStreamWarning(f"{uri()}: replaying {problem}"), stacklevel=3)
 
 
 def replay_response(
