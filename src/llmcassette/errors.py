@@ -1,8 +1,33 @@
-"""The exceptions llmcassette raises: one base class, structured fields, one renderer each."""
+"""The exceptions llmcassette raises: one base class, structured fields, one renderer each.
+
+Every error has a stable ``code`` (``"LC101 cassette-format"``, catalogued in
+docs/errors.md, never reused) and ``to_dict()``, the fields a program acts on; the CLI's
+``--json`` findings have the same shape (``record``).
+"""
 
 from __future__ import annotations
 
 import os
+from typing import Any, ClassVar
+
+#: The fields of an error or finding besides ``code``, ``message`` and ``docs``; None where
+#: they do not apply. ``path`` is a JSON path or field name; ``line`` counts from 1.
+FIELDS = ("file", "line", "path", "expected", "received", "how_to_fix")
+
+
+def docs_anchor(code: str) -> str:
+    """Where a code is explained: ``docs/errors.md#lc101-cassette-format``."""
+    return "docs/errors.md#" + code.lower().replace(" ", "-")
+
+
+def record(code: str, message: str, **fields: Any) -> dict[str, Any]:
+    """One error or finding as ``to_dict`` and every ``--json`` output give it: ``code``,
+    ``message``, the ``FIELDS`` (None unless given), ``docs``, then any other ``fields``."""
+    out: dict[str, Any] = {"code": code, "message": message}
+    out.update({name: fields.pop(name, None) for name in FIELDS})
+    out["docs"] = docs_anchor(code)
+    out.update(fields)
+    return out
 
 
 def located(where: str, problem: str, hint: str | None = None) -> str:
@@ -11,8 +36,27 @@ def located(where: str, problem: str, hint: str | None = None) -> str:
     return f"{message}\n  how to fix: {hint}" if hint else message
 
 
+# Errors defined in modules this one cannot import (they import vcrpy): their codes.
+_CODES_OF_CLASSES_ELSEWHERE = {"CassetteMismatch": "LC301 cassette-mismatch"}
+
+
 class LlmCassetteError(Exception):
     """Base class of every error llmcassette raises on purpose."""
+
+    code: ClassVar[str] = "LC000 llmcassette-error"
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        if "code" not in cls.__dict__ and cls.__name__ in _CODES_OF_CLASSES_ELSEWHERE:
+            cls.code = _CODES_OF_CLASSES_ELSEWHERE[cls.__name__]
+
+    def to_dict(self) -> dict[str, Any]:
+        """The error as a program reads it (``record``): ``message`` is ``str(error)``."""
+        return record(self.code, str(self), **self.details())
+
+    def details(self) -> dict[str, Any]:
+        """The ``FIELDS`` that apply to this error."""
+        return {}
 
 
 class LlmCassetteWarning(UserWarning):
@@ -26,6 +70,8 @@ class ConfigError(LlmCassetteError, ValueError):
     accepts; nothing was recorded or replayed.
     """
 
+    code = "LC401 config"
+
 
 class IncompatibleVcrpyError(LlmCassetteError, ImportError):
     """The installed vcrpy lacks an internal llmcassette relies on, or is too old.
@@ -34,23 +80,32 @@ class IncompatibleVcrpyError(LlmCassetteError, ImportError):
     only too old); raised by ``configure``/``use_cassette`` before anything is patched.
     """
 
+    code = "LC402 incompatible-vcrpy"
+
     def __init__(self, vcrpy_version: str, missing: list[str], lowest: str) -> None:
         self.vcrpy_version = vcrpy_version
         self.missing = missing
         self.lowest = lowest
         if missing:
-            message = (
-                f"llmcassette does not work with vcrpy {vcrpy_version}: it lacks "
-                f"{', '.join(missing)}\n  how to fix: install a vcrpy release llmcassette is "
-                f"tested with (vcrpy {lowest} to the newest at llmcassette's release), or "
-                "report the new vcrpy release as an llmcassette issue"
+            problem = f"llmcassette does not work with vcrpy {vcrpy_version}: it lacks " + (
+                ", ".join(missing)
+            )
+            self.hint = (
+                f"install a vcrpy release llmcassette is tested with (vcrpy {lowest} to the "
+                "newest at llmcassette's release), or report the new vcrpy release as an "
+                "llmcassette issue"
             )
         else:
-            message = (
-                f"llmcassette needs vcrpy >= {lowest}, but vcrpy {vcrpy_version} is installed"
-                f"\n  how to fix: pip install 'vcrpy>={lowest}'"
-            )
-        super().__init__(message)
+            problem = f"llmcassette needs vcrpy >= {lowest}, but vcrpy {vcrpy_version} is installed"
+            self.hint = f"pip install 'vcrpy>={lowest}'"
+        super().__init__(f"{problem}\n  how to fix: {self.hint}")
+
+    def details(self) -> dict[str, Any]:
+        return {
+            "expected": f"vcrpy >= {self.lowest}",
+            "received": f"vcrpy {self.vcrpy_version}",
+            "how_to_fix": self.hint,
+        }
 
 
 class CassetteFormatError(LlmCassetteError, ValueError):
@@ -58,6 +113,8 @@ class CassetteFormatError(LlmCassetteError, ValueError):
 
     The file is never modified when this is raised.
     """
+
+    code = "LC101 cassette-format"
 
     def __init__(
         self, path: str | os.PathLike[str], line: int | None, problem: str, hint: str | None = None
@@ -69,9 +126,14 @@ class CassetteFormatError(LlmCassetteError, ValueError):
         where = f"{self.path}:{line}" if line is not None else self.path
         super().__init__(located(where, problem, hint))
 
+    def details(self) -> dict[str, Any]:
+        return {"file": self.path, "line": self.line, "how_to_fix": self.hint}
+
 
 class CassetteVersionError(CassetteFormatError):
     """A cassette was written by a newer llmcassette than the one installed."""
+
+    code = "LC102 cassette-version"
 
     def __init__(
         self,
@@ -97,6 +159,14 @@ class CassetteVersionError(CassetteFormatError):
             f"upgrade: {upgrade}",
         )
 
+    def details(self) -> dict[str, Any]:
+        return {
+            **super().details(),
+            "path": "format_version",
+            "expected": f"<= {self.supported_version}",
+            "received": self.found_version,
+        }
+
 
 #: The rule of a finding in a body no rule can look inside (a content-encoding that
 #: cannot be decoded): it may hold anything, so it is refused like a match.
@@ -111,6 +181,8 @@ class SecretLeakError(LlmCassetteError):
     ``rule`` is ``"unscannable-body"`` for a body in a content-encoding that could not be
     decoded, so could not be checked.
     """
+
+    code = "LC201 secret-leak"
 
     def __init__(
         self,
@@ -129,26 +201,40 @@ class SecretLeakError(LlmCassetteError):
         more = len(self.findings) - 1
         also = f" ({more} more finding(s))" if more > 0 else ""
         if rule == UNSCANNABLE_BODY:
-            message = (
-                f"{where}: refusing to write the cassette: {json_path} is in a "
-                f"content-encoding llmcassette cannot decode, so no redaction rule could "
-                f"look inside it{also}\n  how to fix: the file was not written; install "
-                "its decoder (llmcassette[brotli], llmcassette[zstd]), have the client not "
-                "ask for that encoding (accept-encoding), or set allow_unscanned_bodies = "
-                "true in [tool.llmcassette.redaction] to store such bodies as they are"
+            problem = (
+                f"{json_path} is in a content-encoding llmcassette cannot decode, so no "
+                "redaction rule could look inside it"
+            )
+            self.hint = (
+                "the file was not written; install its decoder (llmcassette[brotli], "
+                "llmcassette[zstd]), have the client not ask for that encoding "
+                "(accept-encoding), or set allow_unscanned_bodies = true in "
+                "[tool.llmcassette.redaction] to store such bodies as they are"
             )
         else:
-            message = (
-                f"{where}: refusing to write the cassette: {json_path} still matches "
-                f"redaction rule {rule!r}{also}\n  how to fix: the file was not written; "
-                "add a redaction rule for this value (see docs/redaction.md), or report "
-                "the missed secret as a bug"
+            problem = f"{json_path} still matches redaction rule {rule!r}"
+            self.hint = (
+                "the file was not written; add a redaction rule for this value (see "
+                "docs/redaction.md), or report the missed secret as a bug"
             )
-        super().__init__(message)
+        super().__init__(
+            f"{where}: refusing to write the cassette: {problem}{also}\n  how to fix: {self.hint}"
+        )
+
+    def details(self) -> dict[str, Any]:
+        return {
+            "file": self.path,
+            "line": self.line,
+            "path": self.json_path,
+            "how_to_fix": self.hint,
+            "rule": self.rule,
+        }
 
 
 class IncompleteStreamError(LlmCassetteError):
     """A streamed response ended without its terminator, or its connection broke."""
+
+    code = "LC202 incomplete-stream"
 
     def __init__(self, uri: str, problem: str, path: str | None = None) -> None:
         self.uri = uri
@@ -161,6 +247,14 @@ class IncompleteStreamError(LlmCassetteError):
             "incomplete_streams='warn' (or 'ignore') to keep such streams on purpose."
         )
 
+    def details(self) -> dict[str, Any]:
+        return {
+            "file": self.path,
+            "received": self.problem,
+            "how_to_fix": "record it again, or set incomplete_streams='warn' (or 'ignore') "
+            "to keep such streams on purpose",
+        }
+
 
 class IncompleteStreamWarning(LlmCassetteWarning):
     """The warning form of ``IncompleteStreamError`` (``incomplete_streams="warn"``)."""
@@ -172,6 +266,13 @@ class UnusedInteractionsError(LlmCassetteError):
     ``unused`` lists them as ``(position, method, uri)``, positions 1-based as in reports;
     ``unused_faults`` describes scheduled faults no call used.
     """
+
+    code = "LC302 unused-interactions"
+    hint = (
+        "record the cassette again (pytest --record-mode=rewrite) if the code makes fewer "
+        "requests now, drop the scripted entries or faults it no longer needs, or allow it "
+        "with @pytest.mark.vcr(allow_unused=True)"
+    )
 
     def __init__(
         self,
@@ -205,12 +306,16 @@ class UnusedInteractionsError(LlmCassetteError):
                 f"{len(self.unused_faults)} scheduled fault(s) were never used "
                 f"(the test made fewer calls than scripted):\n{shown}"
             )
-        super().__init__(
-            "\n".join(parts) + "\n  to fix: record the cassette again "
-            "(pytest --record-mode=rewrite) if the code makes fewer requests now, drop the "
-            "scripted entries or faults it no longer needs, or allow it with "
-            "@pytest.mark.vcr(allow_unused=True)"
-        )
+        super().__init__("\n".join(parts) + f"\n  to fix: {self.hint}")
+
+    def details(self) -> dict[str, Any]:
+        return {
+            "file": self.path,
+            "expected": f"{self.total} interaction(s) played",
+            "received": [f"#{position} {method} {uri}" for position, method, uri in self.unused]
+            + self.unused_faults,
+            "how_to_fix": self.hint,
+        }
 
 
 class OverridesError(LlmCassetteError, ValueError):
@@ -219,6 +324,8 @@ class OverridesError(LlmCassetteError, ValueError):
     ``source`` is the file (or option) it came from, ``entry`` the 0-based index in its
     ``entries`` list (None for the top level), ``field`` the key at fault.
     """
+
+    code = "LC501 overrides"
 
     def __init__(
         self, source: str, entry: int | None, field: str | None, problem: str, hint: str = ""
@@ -238,6 +345,9 @@ class OverridesError(LlmCassetteError, ValueError):
             return self.field or ""
         return f"entries[{self.entry}]" + (f".{self.field}" if self.field else "")
 
+    def details(self) -> dict[str, Any]:
+        return {"file": self.source, "path": self.location or None, "how_to_fix": self.hint or None}
+
 
 class FaultError(LlmCassetteError):
     """A fault or placeholder cannot be carried out for the request it applies to.
@@ -245,6 +355,8 @@ class FaultError(LlmCassetteError):
     ``cassette`` is the cassette file, ``location`` where in it (``interaction 2, event
     5``), ``problem`` what is wrong.
     """
+
+    code = "LC502 fault"
 
     def __init__(self, cassette: str | None, location: str, problem: str, hint: str = "") -> None:
         self.cassette = cassette
@@ -254,9 +366,14 @@ class FaultError(LlmCassetteError):
         where = f"{cassette}: {location}" if cassette else location
         super().__init__(located(where, problem, hint))
 
+    def details(self) -> dict[str, Any]:
+        return {"file": self.cassette, "path": self.location, "how_to_fix": self.hint or None}
+
 
 class PlaceholderError(FaultError):
     """A ``{{fromRequest:...}}`` placeholder is malformed or matches nothing in the request."""
+
+    code = "LC503 placeholder"
 
 
 class CassetteExpiredError(LlmCassetteError):
@@ -265,6 +382,12 @@ class CassetteExpiredError(LlmCassetteError):
     ``path`` is the cassette, ``created_at`` its header's recording time, ``age`` and
     ``max_age`` are in seconds.
     """
+
+    code = "LC303 cassette-expired"
+    hint = (
+        "record it again (pytest --record-mode=rewrite on this test, or "
+        "python -m llmcassette.workflow --only expired), or raise max_age"
+    )
 
     def __init__(
         self, path: str | os.PathLike[str], created_at: str, age: float, max_age: float
@@ -275,10 +398,17 @@ class CassetteExpiredError(LlmCassetteError):
         self.max_age = max_age
         super().__init__(
             f"{self.path}: cassette expired: recorded {created_at}, {format_age(age)} ago, "
-            f"max_age is {format_age(max_age)}\n"
-            "  how to fix: record it again (pytest --record-mode=rewrite on this test, or "
-            "python -m llmcassette.workflow --only expired), or raise max_age"
+            f"max_age is {format_age(max_age)}\n  how to fix: {self.hint}"
         )
+
+    def details(self) -> dict[str, Any]:
+        return {
+            "file": self.path,
+            "path": "created_at",
+            "expected": f"at most {format_age(self.max_age)} old",
+            "received": f"{format_age(self.age)} old",
+            "how_to_fix": self.hint,
+        }
 
 
 class CassetteLockError(LlmCassetteError):
@@ -288,6 +418,13 @@ class CassetteLockError(LlmCassetteError):
     ``path`` is the cassette, ``lock_path`` the lock file beside it, ``pid`` the process
     that holds (or last held) the lock when known, ``problem`` what happened.
     """
+
+    code = "LC203 cassette-lock"
+    hint = (
+        "record this cassette from one process at a time, or give each process (CI shard, "
+        "pytest-xdist worker) cassettes of its own; see docs/recording.md, 'Running tests "
+        "in parallel'"
+    )
 
     def __init__(
         self,
@@ -303,10 +440,11 @@ class CassetteLockError(LlmCassetteError):
         who = f"process {pid}" if pid is not None else "another process"
         super().__init__(
             f"{self.path}: {problem} ({who}, lock file {self.lock_path}); nothing was written\n"
-            "  how to fix: record this cassette from one process at a time, or give each "
-            "process (CI shard, pytest-xdist worker) cassettes of its own; see "
-            "docs/recording.md, 'Running tests in parallel'"
+            f"  how to fix: {self.hint}"
         )
+
+    def details(self) -> dict[str, Any]:
+        return {"file": self.path, "received": self.problem, "how_to_fix": self.hint}
 
 
 class CassetteExpiredWarning(LlmCassetteWarning):
@@ -318,6 +456,33 @@ class ErrorResponseNotRecordedWarning(LlmCassetteWarning):
 
     Pass ``record_errors=True`` to keep them in the cassette.
     """
+
+
+class ConcurrentIdenticalRequestsWarning(LlmCassetteWarning):
+    """While recording, identical requests (the same request key, in the same session or
+    outside any) were in flight at the same time and got different answers.
+
+    Replay hands such answers out in the order the requests arrive, so which caller gets
+    which depends on scheduling. ``prompt`` is the start of the request's last message.
+    """
+
+    def __init__(self, method: str, path: str, prompt: str, session: str | None = None) -> None:
+        self.method = method
+        self.path = path
+        self.prompt = prompt
+        self.session = session
+        where = "outside any session" if session is None else f"all in session {session!r}"
+        hint = (
+            "run each caller in its own llmcassette.session(name)"
+            if session is None
+            else "give each caller a nested llmcassette.session(name)"
+        )
+        super().__init__(
+            f"{method} {path} (prompt {prompt!r}): identical requests {where} were "
+            "in flight at the same time and got different answers; replay cannot tell their "
+            "callers apart and gives the answers by arrival order\n"
+            f"  how to fix: {hint}, then record again (see docs/concurrency.md)"
+        )
 
 
 def format_age(seconds: float) -> str:

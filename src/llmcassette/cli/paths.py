@@ -49,9 +49,13 @@ ALL_KINDS = (JSONL, VCRPY, SIDECAR)
 class UnreadableError(CassetteFormatError):
     """A file or folder that cannot be opened at all (permissions, missing, a device)."""
 
+    code = "LC103 unreadable"
+
 
 class EmptyFileError(CassetteFormatError):
     """A file with nothing (or only white space) in it."""
+
+    code = "LC104 empty-file"
 
 
 @dataclass

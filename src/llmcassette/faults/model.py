@@ -283,11 +283,16 @@ class FieldError(LlmCassetteError):
     caller adds where the field came from (a sidecar entry, the ``faults`` functions).
     """
 
+    code = "LC504 fault-field"
+
     def __init__(self, field_name: str, problem: str, hint: str = "") -> None:
         self.field = field_name
         self.problem = problem
         self.hint = hint
         super().__init__(f"{field_name}: {problem}" + (f" ({hint})" if hint else ""))
+
+    def details(self) -> dict[str, Any]:
+        return {"path": self.field, "how_to_fix": self.hint or None}
 
 
 def _seconds(name: str, value: Any) -> float:
