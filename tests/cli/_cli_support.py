@@ -34,6 +34,12 @@ def write_records(path: Path, records: list[dict[str, Any]]) -> None:
     path.write_text("".join(json.dumps(record) + "\n" for record in records))
 
 
+def findings(stdout: str) -> list[dict[str, Any]]:
+    """The findings of a ``--json`` document (docs/cli.md, "JSON output")."""
+    found: list[dict[str, Any]] = json.loads(stdout)["findings"]
+    return found
+
+
 def cli(
     *args: str | os.PathLike[str], env: dict[str, str] | None = None, cwd: Path | None = None
 ) -> subprocess.CompletedProcess[str]:

@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import datetime
-import json
 from pathlib import Path
 
 import pytest
-from _cli_support import Record, cli, read_records, write_records
+from _cli_support import Record, cli, findings, read_records, write_records
 
 from llmcassette.cli.main import main
+from llmcassette.errors import FIELDS
 from llmcassette.testing import LocalProvider
 
 SECRET = "sk-proj-" + "A1b2C3d4E5" * 3 + "T3BlbkFJ" + "z9Y8x7W6v5" * 3
@@ -20,7 +20,7 @@ def test_a_clean_folder_passes_and_each_problem_is_one_json_record(
 ) -> None:
     good = record(tmp_path / "good.jsonl")
     assert main(["check", "--json", str(tmp_path)]) == 0
-    assert json.loads(capsys.readouterr().out) == []
+    assert findings(capsys.readouterr().out) == []
 
     # A damaged copy, one from a newer llmcassette, one holding a secret.
     lines = good.read_text().splitlines()
@@ -35,7 +35,7 @@ def test_a_clean_folder_passes_and_each_problem_is_one_json_record(
     assert main(["check", "--json", str(tmp_path)]) == 1
     captured = capsys.readouterr()
     assert SECRET not in captured.out + captured.err
-    problems = {(Path(p["path"]).name, p["kind"]): p for p in json.loads(captured.out)}
+    problems = {(Path(p["file"]).name, p["kind"]): p for p in findings(captured.out)}
     assert set(problems) == {
         ("damaged.jsonl", "format"),
         ("newer.jsonl", "version"),
@@ -44,15 +44,18 @@ def test_a_clean_folder_passes_and_each_problem_is_one_json_record(
     damaged = problems["damaged.jsonl", "format"]
     assert damaged["line"] == 4
     assert damaged["message"].startswith("line is not valid JSON")
-    assert set(damaged) == {"path", "line", "kind", "message", "hint"}
+    assert damaged["code"] == "LC101 cassette-format"
+    assert set(damaged) == {"code", "message", "kind", "docs", *FIELDS}
     newer = problems["newer.jsonl", "version"]
     assert newer["line"] == 1
     assert "format_version 99 is newer" in newer["message"]
-    assert "pip install" in newer["hint"]
+    assert newer["code"] == "LC102 cassette-version"
+    assert "pip install" in newer["how_to_fix"]
     leaky = problems["leaky.jsonl", "secret"]
     assert leaky["line"] == 2
     assert "body.json.messages[0].content" in leaky["message"]
     assert "openai" in leaky["message"]
+    assert (leaky["code"], leaky["path"]) == ("LC602 secret", "body.json.messages[0].content")
 
     assert main(["check", "--no-secrets", str(tmp_path / "leaky.jsonl")]) == 0
     assert main(["check", str(tmp_path / "leaky.jsonl")]) == 1
@@ -74,12 +77,12 @@ def test_max_age_reports_cassettes_recorded_too_long_ago(
     out = capsys.readouterr().out
     assert f"{cassette}:1: recorded {records[0]['created_at']}, 60d ago; max_age is 30d" in out
     assert main(["check", "--max-age", "4w", "--json", str(cassette)]) == 1
-    (problem,) = json.loads(capsys.readouterr().out)
+    (problem,) = findings(capsys.readouterr().out)
     assert problem["kind"] == "expired"
     del records[0]["created_at"]
     write_records(cassette, records)
     assert main(["check", "--max-age", "30d", "--json", str(cassette)]) == 1
-    (problem,) = json.loads(capsys.readouterr().out)
+    (problem,) = findings(capsys.readouterr().out)
     assert problem["kind"] == "age-unknown"
 
 
@@ -92,7 +95,7 @@ def test_max_age_defaults_to_the_projects_setting(tmp_path: Path, record: Record
     (tmp_path / "pyproject.toml").write_text('[tool.llmcassette]\nmax_age = "30d"\n')
     expired = cli("check", "--json", cassette, cwd=tmp_path)
     assert expired.returncode == 1
-    assert [p["kind"] for p in json.loads(expired.stdout)] == ["expired"]
+    assert [p["kind"] for p in findings(expired.stdout)] == ["expired"]
     assert cli("check", "--max-age", "100000d", cassette, cwd=tmp_path).returncode == 0
     (tmp_path / "pyproject.toml").write_text('[tool.llmcassette]\nmax_age = "a month"\n')
     wrong = cli("check", cassette, cwd=tmp_path)
@@ -162,7 +165,7 @@ def test_orphans_are_cassettes_no_test_uses_any_more(
     result = cli("check", "--orphans", "--json", pytester.path)
     assert result.returncode == 1
     orphans = {
-        Path(p["path"]).relative_to(pytester.path).as_posix(): p for p in json.loads(result.stdout)
+        Path(p["file"]).relative_to(pytester.path).as_posix(): p for p in findings(result.stdout)
     }
     assert {p["kind"] for p in orphans.values()} == {"orphan"}
     gone = [name for name in orphans if name.startswith("cassettes/test_gone/")]
@@ -212,21 +215,23 @@ def test_scan_json_lists_findings_without_values(
 ) -> None:
     cassette = record(tmp_path / "c.jsonl")
     assert main(["scan", "--json", str(cassette)]) == 0
-    assert json.loads(capsys.readouterr().out) == []
+    assert findings(capsys.readouterr().out) == []
     records = read_records(cassette)
     records[1]["headers"]["x-api-key"] = SECRET
     write_records(cassette, records)
     result = cli("scan", "--json", cassette)
     assert result.returncode == 1
     assert SECRET not in result.stdout + result.stderr
-    assert json.loads(result.stdout) == [
-        {
-            "path": str(cassette),
-            "line": 2,
-            "json_path": "headers.x-api-key",
-            "rule": "openai-api-key",
-        }
+    ((code, file, line, path, rule),) = [
+        (f["code"], f["file"], f["line"], f["path"], f["rule"]) for f in findings(result.stdout)
     ]
+    assert (code, file, line, path, rule) == (
+        "LC602 secret",
+        str(cassette),
+        2,
+        "headers.x-api-key",
+        "openai-api-key",
+    )
 
 
 def test_overrides_sidecars_are_validated_and_follow_their_cassette(
@@ -245,7 +250,7 @@ def test_overrides_sidecars_are_validated_and_follow_their_cassette(
     (folder / "test_b.overrides.json").write_text(valid)  # its cassette is gone
     result = cli("check", "--orphans", "--json", tmp_path)
     assert result.returncode == 1
-    problems = {Path(p["path"]).name: p for p in json.loads(result.stdout)}
+    problems = {Path(p["file"]).name: p for p in findings(result.stdout)}
     assert set(problems) == {"test_a.overrides.json", "test_b.overrides.json"}
     invalid = problems["test_a.overrides.json"]
     assert invalid["kind"] == "overrides"
@@ -268,6 +273,6 @@ def test_orphans_with_cassettes_kept_away_from_their_module(tmp_path: Path, reco
     module.write_text("def test_b():\n    pass\n")
     result = cli("check", "--orphans", "--json", tmp_path / "cassettes")
     assert result.returncode == 1
-    (problem,) = json.loads(result.stdout)
+    (problem,) = findings(result.stdout)
     assert problem["kind"] == "orphan"
     assert problem["message"] == f"{module} has no test function test_a"

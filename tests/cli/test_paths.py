@@ -7,15 +7,18 @@ from __future__ import annotations
 import errno
 import json
 import os
+import re
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 import yaml
 from _cli_support import cli
 
-from llmcassette.cli import paths
+from llmcassette.cli import migrate, paths
 from llmcassette.cli.main import main
+from llmcassette.errors import FIELDS, docs_anchor
 
 COMMANDS = ("check", "scan", "redact", "migrate", "show", "diff", "convert")
 
@@ -152,11 +155,28 @@ def unreadable(monkeypatch: pytest.MonkeyPatch) -> set[Path]:
     return locked
 
 
+def json_document(stdout: str, exit_code: int) -> dict[str, Any]:
+    """The one JSON document a ``--json`` run prints, checked against docs/cli.md: its keys,
+    its exit code, and every finding and error with a code and the documented fields."""
+    document: dict[str, Any] = json.loads(stdout)
+    assert set(document) >= {"command", "exit_code", "findings", "errors", "results"}
+    assert document["exit_code"] == exit_code
+    assert exit_code == (2 if document["errors"] else 1 if document["findings"] else 0)
+    for item in document["findings"] + document["errors"]:
+        assert re.fullmatch(r"LC\d{3} [a-z-]+", item["code"]), item
+        assert set(item) >= {"code", "message", "docs", *FIELDS}, item
+        assert item["docs"] == docs_anchor(item["code"])
+        assert item["message"]
+    return document
+
+
+@pytest.mark.parametrize("as_json", [False, True], ids=["text", "json"])
 @pytest.mark.parametrize("case", sorted(BAD))
 @pytest.mark.parametrize("command", COMMANDS)
 def test_bad_input_is_one_line_and_exit_code(
     command: str,
     case: str,
+    as_json: bool,
     tmp_path: Path,
     capsys: pytest.CaptureFixture[str],
     unreadable: set[Path],
@@ -166,8 +186,15 @@ def test_bad_input_is_one_line_and_exit_code(
         unreadable.add(given)
     if command in ("show", "diff") and given.is_dir():
         bad = given  # they take one file: a folder is the problem
-    code = main(_argv(command, given, tmp_path))
+    argv = _argv(command, given, tmp_path)
+    code = main([*argv, "--json"] if as_json else argv)
     captured = capsys.readouterr()
+    if as_json:  # the same outcome as one JSON document: the file named once, with a code
+        assert code == _expected_code(command, case), captured
+        document = json_document(captured.out, code)
+        naming = [r for r in document["findings"] + document["errors"] if r["file"] == str(bad)]
+        assert len(naming) == (0 if command == "diff" and case == "empty" else 1), document
+        return
     out = captured.out + captured.err
     assert "Traceback" not in out
     assert code == _expected_code(command, case), out
@@ -285,3 +312,90 @@ def test_smoke_in_a_child_process(command: str, tmp_path: Path) -> None:
     assert [line for line in output if str(garbage) in line] == [
         f"{garbage}:1: binary data, not a cassette (byte 0x00 at column 1 is not text)"
     ]
+
+
+# A key the redaction rules know (tests/cli/test_check.py), never printed by any command.
+SECRET = "sk-proj-" + "A1b2C3d4E5" * 3 + "T3BlbkFJ" + "z9Y8x7W6v5" * 3
+
+
+def _outcome_argv(
+    command: str, outcome: str, tmp: Path, monkeypatch: pytest.MonkeyPatch
+) -> tuple[list[str], int, str | None]:
+    """``(argv, exit code, the code of the first finding or error)`` of one outcome."""
+    good = _good_jsonl(tmp / "good.jsonl")
+    if outcome == "usage":
+        return [command, "--no-such-option", str(good)], 2, "LC001 usage"
+    if outcome == "unreadable":
+        given, _ = BAD["unreadable-file"](tmp)
+        return _argv(command, given, tmp), 2, "LC103 unreadable"
+    if command == "convert":
+        given = _good_yaml(tmp / "y.yaml")
+        if outcome == "finding":  # the target is there already
+            _good_jsonl(tmp / "y.jsonl")
+            return ["convert", str(given)], 1, "LC609 target-exists"
+        return ["convert", str(given)], 0, None
+    if outcome == "success":
+        return _argv(command, good, tmp), 0, None
+    if command == "diff":
+        records = [json.loads(line) for line in good.read_text().splitlines()]
+        records[1]["uri"] = "http://h/other"
+        other = tmp / "other.jsonl"
+        other.write_text("".join(json.dumps(r) + "\n" for r in records))
+        return ["diff", str(good), str(other)], 1, "LC607 cassettes-differ"
+    if command == "migrate":  # as if the file were of an older format version
+        older = migrate.Outcome(str(good), 0, good.read_text())
+        monkeypatch.setattr(migrate, "migrate_file", lambda *args, **kwargs: older)
+        return ["migrate", "--check", str(good)], 1, "LC608 needs-migration"
+    if command == "scan":
+        leaky = tmp / "leaky.jsonl"
+        leaky.write_text(good.read_text().replace('"ok"', f'"my key is {SECRET}"'))
+        return ["scan", str(leaky)], 1, "LC602 secret"
+    assert command == "check"  # a damaged cassette is a finding of check
+    return ["check", str(BAD["truncated-jsonl"](tmp)[0])], 1, "LC101 cassette-format"
+
+
+# show and redact find nothing: show prints, redact replaces what scan would find.
+OUTCOMES = [
+    (command, outcome)
+    for command in COMMANDS
+    for outcome in ("success", "finding", "unreadable", "usage")
+    if not (outcome == "finding" and command in ("show", "redact"))
+]
+
+
+@pytest.mark.parametrize(("command", "outcome"), OUTCOMES)
+def test_json_on_every_command_and_outcome(
+    command: str,
+    outcome: str,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    unreadable: set[Path],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    argv, expected, first_code = _outcome_argv(command, outcome, tmp_path, monkeypatch)
+    if outcome == "unreadable":
+        unreadable.add(Path(argv[1]))
+    code = main([*argv, "--json"])
+    captured = capsys.readouterr()
+    assert code == expected, captured
+    document = json_document(captured.out, code)
+    assert document["command"] == command
+    found = document["errors"] + document["findings"]
+    assert [item["code"] for item in found[:1]] == ([first_code] if first_code else [])
+    assert SECRET not in captured.out + captured.err
+
+
+def test_json_usage_errors_of_the_command_line_itself(capsys: pytest.CaptureFixture[str]) -> None:
+    for argv in (
+        ["check", "--json"],
+        ["--json"],
+        ["nonsense", "--json"],
+        ["show", "--raw", "--json", "x"],
+    ):
+        assert main(argv) == 2
+        document = json_document(capsys.readouterr().out, 2)
+        (error,) = document["errors"]
+        assert error["code"] == "LC001 usage"
+        assert "usage: llmcassette" in error["expected"]
+    assert main(["check", "--no-such-option", "x"]) == 2  # without --json: argparse's text
+    assert "error: unrecognized arguments: --no-such-option" in capsys.readouterr().err

@@ -115,7 +115,7 @@ def test_show_command(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> Non
     assert "  answer: You said: Hi" in out
     assert "  stream: " in out
     assert main(["show", "--json", str(tmp_path / "c.jsonl")]) == 0
-    (shown,) = json.loads(capsys.readouterr().out)
+    (shown,) = json.loads(capsys.readouterr().out)["interactions"]
     assert shown["answer"]["text"] == "You said: Hi"
     assert shown["model"] == "gpt-4o-mini"
     assert main(["show", "--raw", str(tmp_path / "c.jsonl")]) == 0

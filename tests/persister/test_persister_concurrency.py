@@ -319,6 +319,6 @@ def test_the_check_command_reports_a_stale_temp_file(
     stale = tmp_path / f".c.jsonl{tempfiles.MARKER}{dead.pid}-abc123"
     stale.write_bytes(b"half a cassette")
     assert main(["check", "--no-secrets", "--json", os.fspath(tmp_path)]) == 1
-    records = json.loads(capsys.readouterr().out)
-    assert [(r["path"], r["kind"]) for r in records] == [(os.fspath(stale), STALE_TEMP)]
+    records = json.loads(capsys.readouterr().out)["findings"]
+    assert [(r["file"], r["kind"]) for r in records] == [(os.fspath(stale), STALE_TEMP)]
     assert f"process {dead.pid}" in records[0]["message"]

@@ -12,12 +12,19 @@ import functools
 import os
 import re
 from collections.abc import Iterable, Iterator
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from llmcassette.cli import output
 from llmcassette.cli.paths import SUFFIXES
-from llmcassette.errors import CassetteFormatError, CassetteVersionError, OverridesError, located
+from llmcassette.errors import (
+    CassetteFormatError,
+    CassetteVersionError,
+    OverridesError,
+    located,
+    record,
+)
 from llmcassette.faults.sidecar import SUFFIX as SIDECAR_SUFFIX
 
 if TYPE_CHECKING:
@@ -36,6 +43,17 @@ SECRET = "secret"
 OVERRIDES = "overrides"  # an overrides sidecar (llmcassette.faults) that does not validate
 STALE_TEMP = "stale-temp"  # a killed save's temporary file (llmcassette._vcr.tempfiles)
 
+# The code of each kind the check finds itself; the other kinds (unreadable, format,
+# version, overrides) carry the code of the exception they come from.
+CODES = {
+    TRUNCATED: output.TRUNCATED_STREAM,
+    EXPIRED: output.EXPIRED,
+    AGE_UNKNOWN: output.AGE_UNKNOWN,
+    ORPHAN: output.ORPHAN,
+    SECRET: output.SECRET,
+    STALE_TEMP: output.STALE_TEMP,
+}
+
 CASSETTE_DIR = "cassettes"  # pytest-recording's <test dir>/cassettes/<module>/<test>.<ext>
 
 
@@ -48,6 +66,8 @@ class Problem:
     kind: str
     message: str
     hint: str | None = None
+    code: str | None = None  # None: the code of ``kind`` (``CODES``)
+    json_path: str | None = None  # where in the file, when one value is at fault
 
     def render(self) -> str:
         """``path:line: message`` and, on a second line, how to fix it."""
@@ -55,8 +75,16 @@ class Problem:
         return located(where, self.message, self.hint)
 
     def as_json(self) -> dict[str, Any]:
-        """The ``--json`` record."""
-        return asdict(self)
+        """The ``--json`` record (``errors.record``), with the ``kind``."""
+        return record(
+            self.code or CODES[self.kind],
+            self.message,
+            file=self.path,
+            line=self.line,
+            path=self.json_path,
+            how_to_fix=self.hint,
+            kind=self.kind,
+        )
 
 
 @dataclass(frozen=True)
@@ -198,7 +226,9 @@ def _overrides(path: Path) -> Iterator[Problem]:
     except OverridesError as error:
         where = error.location
         message = f"{where}: {error.problem}" if where else error.problem
-        yield Problem(os.fspath(path), None, OVERRIDES, message, error.hint or None)
+        yield Problem(
+            os.fspath(path), None, OVERRIDES, message, error.hint or None, error.code, where or None
+        )
 
 
 def _strings(source: str) -> set[str]:
@@ -216,7 +246,10 @@ def _opening_problem(error: CassetteFormatError) -> Problem:
         kind = VERSION
     else:
         kind = FORMAT
-    return Problem(error.path, error.line, kind, error.problem, error.hint)
+    fields = error.details()
+    return Problem(
+        error.path, error.line, kind, error.problem, error.hint, error.code, fields.get("path")
+    )
 
 
 def stale_temp_problem(temp: Path) -> Problem:
@@ -271,6 +304,7 @@ def check_opened(opened: Opened, options: Options, redactor: Any = None) -> list
                     SECRET,
                     f"{finding.json_path}: a value matches redaction rule {finding.rule!r}",
                     "run `llmcassette redact PATH` (the value is never printed)",
+                    json_path=finding.json_path,
                 )
             )
     return problems

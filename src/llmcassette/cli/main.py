@@ -4,16 +4,17 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-import json
 import os
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, TextIO
+from typing import TYPE_CHECKING, NoReturn, TextIO
 
 from llmcassette._version import __version__
+from llmcassette.cli import output
+from llmcassette.cli.output import Output, UsageError
 from llmcassette.cli.paths import JSONL, VCRPY, EmptyFileError, cassettes, read_text, report
-from llmcassette.errors import CassetteFormatError, LlmCassetteError
+from llmcassette.errors import CassetteFormatError, LlmCassetteError, record
 
 if TYPE_CHECKING:
     from llmcassette.cassette.jsonl import Cassette
@@ -56,36 +57,33 @@ def _scan(args: argparse.Namespace) -> int:
     from llmcassette.config import project_redaction
     from llmcassette.redact import Redactor
 
+    out = Output("scan", args.json)
     redactor = Redactor(project_redaction())
-    total = files = 0
-    unreadable = False
-    records: list[dict[str, object]] = []
+    files = 0
     for opened in cassettes(args.paths, "scan", (JSONL, VCRPY)):
         if isinstance(opened, CassetteFormatError):
-            report(opened)
-            unreadable = True
+            out.failed(opened)
             continue
-        findings = scan_opened(redactor, opened)
         files += 1
-        for finding in findings:
-            if args.json:  # the same fields as the text line: never the value
-                records.append(dataclasses.asdict(finding))
-            else:
-                print(finding.render())  # file:line: json path: rule -- never the value
-        total += len(findings)
-    if args.json:
-        print(json.dumps(records, indent=2))
-    if total:
-        print(
-            f"llmcassette scan: {total} secret-looking value(s) in {files} file(s); "
-            "run `llmcassette redact PATH...` to replace them",
-            file=sys.stderr,
+        for finding in scan_opened(redactor, opened):  # never the value
+            found = record(
+                output.SECRET,
+                f"a value matches redaction rule {finding.rule!r}",
+                file=finding.path,
+                line=finding.line,
+                path=finding.json_path,
+                how_to_fix="run `llmcassette redact PATH` (the value is never printed)",
+                rule=finding.rule,
+            )
+            out.finding(found, finding.render())  # file:line: json path: rule
+    if out.findings:
+        out.say(
+            f"llmcassette scan: {len(out.findings)} secret-looking value(s) in {files} file(s); "
+            "run `llmcassette redact PATH...` to replace them"
         )
     elif not args.quiet:
-        print(f"llmcassette scan: no secrets found in {files} file(s)", file=sys.stderr)
-    if unreadable:
-        return 2
-    return 1 if total else 0
+        out.say(f"llmcassette scan: no secrets found in {files} file(s)")
+    return out.done()
 
 
 def _redact(args: argparse.Namespace) -> int:
@@ -93,16 +91,15 @@ def _redact(args: argparse.Namespace) -> int:
     from llmcassette.config import project_redaction
     from llmcassette.redact import Redactor
 
+    out = Output("redact", args.json)
     config = project_redaction()
-    status = 0
     for opened in cassettes(args.paths, "redact", (JSONL, VCRPY)):
         if isinstance(opened, CassetteFormatError):
-            report(opened)
-            status = 2
+            out.failed(opened)
             continue
         path = opened.path
         if opened.compressed:
-            report(
+            out.failed(
                 CassetteFormatError(
                     path,
                     None,
@@ -110,7 +107,6 @@ def _redact(args: argparse.Namespace) -> int:
                     f"llmcassette convert {path} writes it as redacted JSONL",
                 )
             )
-            status = 2
             continue
         redactor = Redactor(config)  # placeholders are numbered per cassette
         try:
@@ -120,68 +116,72 @@ def _redact(args: argparse.Namespace) -> int:
 
                 atomic_write(path, text.encode("utf-8"))
         except OSError as error:
-            print(f"{path}: cannot write: {error.strerror or error}; not changed", file=sys.stderr)
-            status = 2
+            out.cannot_write(path, error)
             continue
         except LlmCassetteError as error:
-            print(f"{path}: cannot redact: {error}; not changed", file=sys.stderr)
-            status = 2
+            out.failed(error, f"{path}: cannot redact: {error}; not changed")
             continue
+        done = {
+            "file": str(path),
+            "changed": changed,
+            "written": text is not None and not args.dry_run,
+        }
         if text is None:
-            print(f"{path}: unchanged")
+            out.result(done, f"{path}: unchanged")
             continue
+        done["kinds"] = dict(sorted(redactor.counts.items()))
         kinds = ", ".join(f"{kind} x{count}" for kind, count in sorted(redactor.counts.items()))
         verb = "would redact" if args.dry_run else "redacted"
-        print(f"{path}: {verb} {changed} value(s)" + (f" ({kinds})" if kinds else ""))
-    return status
+        out.result(done, f"{path}: {verb} {changed} value(s)" + (f" ({kinds})" if kinds else ""))
+    return out.done()
 
 
 def _check(args: argparse.Namespace) -> int:
     from llmcassette.cli.check import UNREADABLE, Options, check_paths
     from llmcassette.config import ConfigError, parse_age, project_expiry
 
+    out = Output("check", args.json)
     try:  # the same max_age the tests use, from [tool.llmcassette], unless given here
         max_age_setting = args.max_age or project_expiry().get("max_age")
         max_age = None if max_age_setting is None else parse_age(max_age_setting)
     except ConfigError as error:
-        print(f"llmcassette check: {error}", file=sys.stderr)
-        return 2
+        out.failed(error, f"llmcassette check: {error}")
+        return out.done()
     options = Options(max_age=max_age, orphans=args.orphans, secrets=not args.no_secrets)
-    records: list[dict[str, object]] = []
-    problems = files = 0
-    unreadable = False
+    files = 0
     for _, found in check_paths(args.paths, options):
         files += 1
-        problems += len(found)
         for problem in found:
-            unreadable = unreadable or problem.kind == UNREADABLE
-            if args.json:
-                records.append(problem.as_json())
+            if problem.kind == UNREADABLE:
+                out.error(problem.as_json(), problem.render())
             else:
-                print(problem.render(), file=sys.stderr if problem.kind == UNREADABLE else None)
-    if args.json:
-        print(json.dumps(records, indent=2))
+                out.finding(problem.as_json(), problem.render())
     if not args.quiet:
+        problems = len(out.findings) + len(out.errors)
         verdict = f"{problems} problem(s)" if problems else "no problems"
-        print(f"llmcassette check: {verdict} in {files} file(s)", file=sys.stderr)
-    if unreadable:
-        return 2
-    return 1 if problems else 0
+        out.say(f"llmcassette check: {verdict} in {files} file(s)")
+    return out.done()
 
 
-def _open_jsonl(raw: str, command: str, *, empty_ok: bool = False) -> Cassette | None:
-    """One llmcassette JSONL cassette opened by ``cli.paths``, or None after one line on
-    stderr saying why it cannot be; ``empty_ok`` lets an empty file (git's /dev/null for an
-    added or deleted file) stand for a cassette without interactions."""
+def _open_jsonl(raw: str, command: str, out: Output, *, empty_ok: bool = False) -> Cassette | None:
+    """One llmcassette JSONL cassette opened by ``cli.paths``, or None after reporting why it
+    cannot be (a folder, a file that is no readable cassette); ``empty_ok`` lets an empty
+    file (git's /dev/null for an added or deleted file) stand for a cassette without
+    interactions."""
     from llmcassette.cassette import jsonl as cassette_file
 
+    if os.path.isdir(raw):
+        takes = "compares two cassette files" if command == "diff" else "takes one cassette file"
+        problem = f"a folder; llmcassette {command} {takes}"
+        out.error(record(UsageError.code, problem, file=raw), f"{raw}: {problem}")
+        return None
     opened = next(iter(cassettes([raw], command, (JSONL,))), None)
-    if opened is None:  # a folder without cassettes: said so already
+    if opened is None:  # pragma: no cover - a file is always opened or refused
         return None
     if empty_ok and isinstance(opened, EmptyFileError):
         return cassette_file.Cassette({}, [])
     if isinstance(opened, LlmCassetteError):
-        report(opened)
+        out.failed(opened)
         return None
     return opened.cassette
 
@@ -199,16 +199,13 @@ def _show(args: argparse.Namespace) -> int:
             report(error)
             return 2
         return 0
-    if path.is_dir():
-        print(f"{path}: a folder; llmcassette show takes one cassette file", file=sys.stderr)
-        return 2
-    cassette = _open_jsonl(args.cassette, "show")
+    out = Output("show", args.json)
+    cassette = _open_jsonl(args.cassette, "show", out)
     if cassette is None:
-        return 2
+        return out.done()
     shown = [summarize(n, item) for n, item in enumerate(cassette.interactions, start=1)]
     if args.json:
-        print(json.dumps([dataclasses.asdict(item) for item in shown], indent=2))
-        return 0
+        return out.done(interactions=[dataclasses.asdict(item) for item in shown])
     paint = _painter(args)
     blocks = []
     for item in shown:
@@ -245,69 +242,80 @@ def _textconv(path: Path) -> int:
 def _diff(args: argparse.Namespace) -> int:
     from llmcassette.cli.diff import diff_cassettes, render, to_json
 
-    cassettes = []
+    out = Output("diff", args.json)
+    opened = []
     for raw in (args.a, args.b):
-        if os.path.isdir(raw):
-            print(f"{raw}: a folder; llmcassette diff compares two cassette files", file=sys.stderr)
-            return 2
-        cassette = _open_jsonl(raw, "diff", empty_ok=True)
+        cassette = _open_jsonl(raw, "diff", out, empty_ok=True)
         if cassette is None:
-            return 2
-        cassettes.append(cassette)
-    result = diff_cassettes(*cassettes, a_name=args.a, b_name=args.b, everything=args.all)
+            return out.done()
+        opened.append(cassette)
+    result = diff_cassettes(*opened, a_name=args.a, b_name=args.b, everything=args.all)
+    if not result.equivalent:
+        totals = result.counts()
+        summary = ", ".join(f"{totals[k]} {k}" for k in ("changed", "removed", "added"))
+        problem = f"{args.a} and {args.b} differ: {summary} interaction(s)"
+        how = "look at the interactions listed; record again if the change is not wanted"
+        out.finding(record(output.CASSETTES_DIFFER, problem, file=args.b, how_to_fix=how), None)
     if args.json:
-        print(json.dumps(to_json(result), indent=2, default=repr))
-    else:
-        print(render(result, _painter(args)))
-    return 0 if result.equivalent else 1
+        return out.done(**to_json(result))
+    print(render(result, _painter(args)))
+    return out.done()
 
 
 def _migrate(args: argparse.Namespace) -> int:
     from llmcassette.cassette.migrations import FORMAT_VERSION
     from llmcassette.cli.migrate import migrate_file
 
-    status = 0
+    out = Output("migrate", args.json)
     pending = files = 0
     for opened in cassettes(args.paths, "migrate", (JSONL,)):
         if isinstance(opened, LlmCassetteError):
-            report(opened)
-            print("  the file was not changed", file=sys.stderr)
-            status = 2
+            out.failed(opened, f"{opened}\n  the file was not changed")
             continue
         path = opened.path
         files += 1
         try:
             outcome = migrate_file(path, write=not args.check, opened=opened)
         except OSError as error:
-            print(f"{path}: cannot write: {error.strerror or error}; not changed", file=sys.stderr)
-            status = 2
+            out.cannot_write(path, error)
             continue
         except LlmCassetteError as error:
-            print(f"{error}\n  the file was not changed", file=sys.stderr)
-            status = 2
+            out.failed(error, f"{error}\n  the file was not changed")
             continue
-        if outcome.changes:
-            pending += 1
-            verb = "would migrate" if args.check else "migrated"
-            print(f"{path}: {verb} from format_version {outcome.version} to {FORMAT_VERSION}")
+        if not outcome.changes:
+            out.result({"file": str(path), "from_version": outcome.version, "written": False}, None)
+            continue
+        pending += 1
+        verb = "would migrate" if args.check else "migrated"
+        text = f"{path}: {verb} from format_version {outcome.version} to {FORMAT_VERSION}"
+        if args.check:
+            found = record(
+                output.NEEDS_MIGRATION,
+                f"format_version {outcome.version}, older than {FORMAT_VERSION}",
+                file=str(path),
+                path="format_version",
+                expected=FORMAT_VERSION,
+                received=outcome.version,
+                how_to_fix=f"llmcassette migrate {path}",
+            )
+            out.finding(found, text)
+        else:
+            out.result({"file": str(path), "from_version": outcome.version, "written": True}, text)
     if not args.quiet:
         verb = "need migrating" if args.check else "migrated"
-        print(f"llmcassette migrate: {pending} of {files} cassette(s) {verb}", file=sys.stderr)
-    if status:
-        return status
-    return 1 if args.check and pending else 0
+        out.say(f"llmcassette migrate: {pending} of {files} cassette(s) {verb}")
+    return out.done()
 
 
 def _convert(args: argparse.Namespace) -> int:
     from llmcassette._vcr.tempfiles import atomic_write
     from llmcassette.cli.convert import to_jsonl, to_vcrpy_json
 
+    out = Output("convert", args.json)
     to_json = args.to == "vcrpy-json"
-    status = 0
     for opened in cassettes(args.paths, "convert", (JSONL,) if to_json else (VCRPY,)):
         if isinstance(opened, CassetteFormatError):
-            report(opened)
-            status = 2
+            out.failed(opened)
             continue
         source = opened.path
         stem = source.name[:-3] if source.name.endswith(".gz") else source.name
@@ -315,27 +323,58 @@ def _convert(args: argparse.Namespace) -> int:
         suffix = ".json" if to_json else ".jsonl"
         target = (Path(args.out) if args.out else source.parent) / (stem + suffix)
         if target.exists() and not args.force:
-            print(f"{source}: {target} exists; use --force to replace it", file=sys.stderr)
-            status = max(status, 1)
+            problem = f"{target} exists; use --force to replace it"
+            found = record(
+                output.TARGET_EXISTS,
+                problem,
+                file=str(source),
+                received=str(target),
+                how_to_fix="add --force to replace it, or --out DIR to write elsewhere",
+            )
+            out.finding(found, f"{source}: {problem}", stderr=True)
             continue
         try:
             text = to_vcrpy_json(opened) if to_json else to_jsonl(opened)
             atomic_write(target, text.encode("utf-8"))
         except CassetteFormatError as error:
-            report(error)
-            status = 2
+            out.failed(error)
             continue
-        except (OSError, LlmCassetteError) as error:
-            print(f"{source}: cannot convert: {error}", file=sys.stderr)
-            status = 2
+        except OSError as error:
+            out.error(
+                record(output.CANNOT_WRITE, f"cannot convert: {error}", file=str(source)),
+                f"{source}: cannot convert: {error}",
+            )
             continue
-        print(f"{source} -> {target}")
-    return status
+        except LlmCassetteError as error:
+            out.failed(error, f"{source}: cannot convert: {error}")
+            continue
+        out.result({"file": str(source), "target": str(target)}, f"{source} -> {target}")
+    return out.done()
+
+
+class _Parser(argparse.ArgumentParser):
+    """An argparse parser whose usage errors are ``UsageError``s, so that ``main`` can print
+    them as text or, with ``--json``, as a JSON document."""
+
+    def error(self, message: str) -> NoReturn:
+        raise UsageError(self.prog, message, self.format_usage())
+
+
+def _add_json(parser: argparse._ActionsContainer, what: str) -> None:
+    parser.add_argument(
+        "--json", action="store_true", help=f"print {what} as one JSON document (docs/cli.md)"
+    )
+
+
+DESCRIPTION = (
+    "Read, check, compare and convert llmcassette cassettes. Exit codes: 0 nothing found, "
+    "1 findings, 2 the command could not run; --json prints one JSON document."
+)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the ``llmcassette`` command line; returns the exit code."""
-    parser = argparse.ArgumentParser(prog="llmcassette", description=__doc__)
+    parser = _Parser(prog="llmcassette", description=DESCRIPTION)
     parser.add_argument("--version", action="version", version=f"llmcassette {__version__}")
     commands = parser.add_subparsers(dest="command")
     scan = commands.add_parser(
@@ -343,15 +382,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     scan.add_argument("paths", nargs="+", metavar="PATH", help="cassette files or folders")
     scan.add_argument("-q", "--quiet", action="store_true", help="print findings only")
-    scan.add_argument(
-        "--json", action="store_true", help="print the findings as a JSON list (never the values)"
-    )
+    _add_json(scan, "the findings (never the values)")
     scan.set_defaults(run=_scan)
     redact = commands.add_parser(
         "redact", help="rewrite cassettes in place with the current redaction rules"
     )
     redact.add_argument("paths", nargs="+", metavar="PATH", help="cassette files or folders")
     redact.add_argument("-n", "--dry-run", action="store_true", help="only say what would change")
+    _add_json(redact, "what was (or would be) redacted")
     redact.set_defaults(run=_redact)
     check = commands.add_parser(
         "check",
@@ -362,7 +400,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     check.add_argument("paths", nargs="+", metavar="PATH", help="cassette files or folders")
     check.add_argument("-q", "--quiet", action="store_true", help="print problems only")
-    check.add_argument("--json", action="store_true", help="print the problems as a JSON list")
+    _add_json(check, "the problems")
     check.add_argument(
         "--max-age",
         metavar="AGE",
@@ -385,7 +423,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     show.add_argument("cassette", metavar="CASSETTE", help="an llmcassette .jsonl file")
     mode = show.add_mutually_exclusive_group()
     mode.add_argument("--raw", action="store_true", help="print the cassette's lines as they are")
-    mode.add_argument("--json", action="store_true", help="machine-readable output")
+    _add_json(mode, "the interactions")
     mode.add_argument(
         "--textconv",
         action="store_true",
@@ -401,7 +439,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     diff.add_argument("a", metavar="A", help="the old cassette")
     diff.add_argument("b", metavar="B", help="the new cassette")
-    diff.add_argument("--json", action="store_true", help="machine-readable output")
+    _add_json(diff, "the differences")
     diff.add_argument(
         "--all",
         action="store_true",
@@ -421,6 +459,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "--check", action="store_true", help="change nothing; exit 1 if a file would change"
     )
     migrate.add_argument("-q", "--quiet", action="store_true", help="no summary line")
+    _add_json(migrate, "what was (or would be) migrated")
     migrate.set_defaults(run=_migrate)
     convert = commands.add_parser(
         "convert",
@@ -433,8 +472,20 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     convert.add_argument("--out", metavar="DIR", help="write beside the source unless given")
     convert.add_argument("--force", action="store_true", help="replace an existing target")
+    _add_json(convert, "what was converted")
     convert.set_defaults(run=_convert)
-    args = parser.parse_args(argv)
+    argv = sys.argv[1:] if argv is None else list(argv)
+    try:
+        args = parser.parse_args(argv)
+    except UsageError as error:
+        if "--json" not in argv:  # as argparse prints it
+            print(f"{error.usage.rstrip()}\n{error}", file=sys.stderr)
+            return 2
+        command = error.prog.removeprefix("llmcassette").strip()
+        named = [arg for arg in argv if arg in commands.choices]  # an unknown flag's command
+        out = Output(command or (named[0] if named else None), as_json=True)
+        out.failed(error)
+        return out.done()
     if getattr(args, "run", None) is None:
         parser.print_help()
         return 0
