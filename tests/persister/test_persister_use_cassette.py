@@ -205,7 +205,7 @@ def test_yaml_named_cassette_records_and_replays(tmp_path: Path, local_server: A
 
 
 def _load_fully(persister: Any, path: Path) -> None:
-    """Load through the persister and build every body (streamed ones may be built lazily)."""
+    """Load through the persister; every body is there, bytes."""
     from llmcassette._vcr import serializer
 
     for response in persister.load_cassette(path, serializer=serializer)[1]:

@@ -9,11 +9,11 @@ metadata) under the response dict's ``"llmcassette"`` key, which vcrpy carries a
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Iterable, Mapping
 from functools import cache
 from typing import TYPE_CHECKING, Any
 
-from llmcassette.cassette.jsonl import Headers, Interaction, LoadedInteraction
+from llmcassette.cassette.jsonl import Headers, Interaction
 from llmcassette.transport.recorded import META_KEY, event_times_of
 
 if TYPE_CHECKING:
@@ -70,40 +70,6 @@ def from_vcr(request: Any, response: Mapping[str, Any]) -> Interaction:
     )
 
 
-class LazyBody(dict[str, Any]):
-    """vcrpy's ``{"string": ...}`` body dict, whose bytes are built on first access.
-
-    A streamed body is rebuilt from its event lines only when a request replays it (or the
-    cassette is saved again), so loading a cassette does not pay for bodies never played.
-    """
-
-    def __init__(self, source: Callable[[], bytes]) -> None:
-        super().__init__()
-        self._source = source
-
-    def __missing__(self, key: str) -> Any:
-        if key != "string":
-            raise KeyError(key)
-        value = self["string"] = self._source()
-        return value
-
-    def get(self, key: str, default: Any = None) -> Any:
-        """Like ``dict.get``, building the body when ``"string"`` is asked for."""
-        try:
-            return self[key]
-        except KeyError:
-            return default
-
-    def __contains__(self, key: object) -> bool:
-        return key == "string" or super().__contains__(key)
-
-    def copy(self) -> LazyBody:
-        """A copy that is still lazy if the body was not built yet."""
-        duplicate = LazyBody(self._source)
-        duplicate.update(self)
-        return duplicate
-
-
 class StoredResponse(dict[str, Any]):
     """A recorded response dict that vcrpy can deep-copy cheaply.
 
@@ -116,8 +82,7 @@ class StoredResponse(dict[str, Any]):
         copy = StoredResponse(self)
         copy["status"] = dict(self["status"])
         copy["headers"] = {name: list(values) for name, values in self["headers"].items()}
-        body = self["body"]
-        copy["body"] = body.copy() if isinstance(body, LazyBody) else dict(body)
+        copy["body"] = dict(self["body"])
         return copy
 
 
@@ -156,18 +121,6 @@ def _request_class() -> type:
             return duplicate
 
     return StoredRequest
-
-
-def _body_of(item: Interaction) -> dict[str, Any]:
-    events = item.deferred if isinstance(item, LoadedInteraction) else None
-    if events is not None:
-        return LazyBody(events.body)
-    return {"string": item.response_body}
-
-
-def _times_of(item: Interaction) -> Any:
-    events = item.deferred if isinstance(item, LoadedInteraction) else None
-    return events.times if events is not None else item.event_times
 
 
 def to_vcr(item: Interaction) -> tuple[Request, dict[str, Any]]:

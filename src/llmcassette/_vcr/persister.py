@@ -250,7 +250,7 @@ class Persister:
             return self._load_legacy_sibling(path, main)
         if not data.strip():
             return None  # an empty file is recorded again, as vcrpy does
-        cassette = cassette_file.read(data, path, defer_events=True)
+        cassette = cassette_file.read(data, path)
         if main and not self._note_use(path, cassette.header, _written_version(data)):
             return None  # expired, and recorded again from scratch
         return self._to_vcr(path, cassette)
@@ -460,9 +460,6 @@ class Persister:
             return None, None
         try:
             previous = cassette_file.read(data, path)
-            for item in previous.interactions:
-                # Streamed bodies may be rebuilt lazily: find a bad event line here, not in write.
-                _ = item.response_body
             return previous, data.decode("utf-8")
         except CassetteFormatError as error:
             if self.rewrite:

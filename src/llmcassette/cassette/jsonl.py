@@ -356,8 +356,6 @@ LIMITS_HINT = (
 # (two patterns: each alone is several times faster to search than the two as one).
 _LONG_DIGITS = re.compile(r"[0-9]{300}")
 _BIG_EXPONENT = re.compile(r"[0-9][eE][+-]?[0-9]{3}")
-# A lone UTF-16 surrogate can only be written as an escape; its string may not encode.
-_SURROGATE = re.compile(r"\\u[dD][89abcdefABCDEF]")
 
 
 def _decode_line(path: str, number: int, raw: str, *, first: bool = False) -> Any:
@@ -440,38 +438,21 @@ def _check_seconds(path: str, number: int, kind: str, record: dict[str, Any]) ->
         )
 
 
-def _check_event(
-    path: str, number: int, kind: str, record: dict[str, Any], text: str | None
-) -> None:
-    """Everything that building the event's bytes later (``EventLines``) would find wrong."""
+def _event_bytes(path: str, number: int, kind: str, record: dict[str, Any]) -> bytes:
+    """The exact bytes of one stored event, or ``CassetteFormatError`` naming its line."""
     raw = record.get("raw")
     if raw is not None and not isinstance(raw, str):
         raise _fail(path, number, "event line: field 'raw' must be a string")
     _check_seconds(path, number, "event", record)
     try:
         events.check_fields(kind, record)
-        if text is None or ("\\u" in text and _SURROGATE.search(text)):  # not UTF-8 text
-            bodies.decode_event(kind, record)
+        return bodies.decode_event(kind, record)
     except bodies.DecodeErrors as error:
         raise _fail(path, number, f"event line is invalid: {error}") from None
 
 
-# Stands for an event line left unparsed at load (``parse_lines(..., defer_events=True)``).
-DEFERRED_EVENT: dict[str, Any] = {"type": "event"}
-# How llmcassette itself writes an event line; lines written otherwise are parsed at load.
-_EVENT_PREFIX = '{"type": "event"'
-
-
-def parse_lines(
-    data: bytes, path: str | os.PathLike[str], *, defer_events: bool = False
-) -> tuple[dict[str, Any], list[Line]]:
-    """Check the header and parse every line; older format versions are migrated.
-
-    ``defer_events`` leaves the event lines llmcassette wrote unparsed here (their record
-    is ``DEFERRED_EVENT``, their text in ``Line.raw``): ``interactions_from_lines`` checks
-    them and keeps only their text, so no tree of parsed events outlives the load, and each
-    stream's body is built when it is first replayed.
-    """
+def parse_lines(data: bytes, path: str | os.PathLike[str]) -> tuple[dict[str, Any], list[Line]]:
+    """Check the header and parse every line; older format versions are migrated."""
     path = os.fspath(path)
     text = _decode_text(data, path).removeprefix("\ufeff")  # a BOM some editors add on save
     raw_lines = text.split("\n")
@@ -481,16 +462,12 @@ def parse_lines(
     for number, raw in enumerate(raw_lines, start=1):
         if not raw.strip():
             continue  # blank lines are allowed, e.g. left by a hand edit
-        if defer_events and parsed and raw.startswith(_EVENT_PREFIX):
-            # checked by interactions_from_lines, which keeps only the text
-            parsed.append(Line(number, DEFERRED_EVENT, raw))
-            continue
         record = _decode_line(path, number, raw, first=not parsed)
         if not isinstance(record, dict):
             raise _fail(
                 path, number, f"each line must be a JSON object, found {type(record).__name__}"
             )
-        parsed.append(Line(number, record, raw))
+        parsed.append(Line(number, record))
     if not parsed:
         raise _fail(path, None, "the cassette has no lines", "delete the file to record it again")
     header = parsed[0].record
@@ -522,10 +499,6 @@ def parse_lines(
             line=parsed[0].number,
         )
     if version < FORMAT_VERSION:
-        for line in lines:
-            if line.record is DEFERRED_EVENT:  # migrations need every record
-                line.record = _decode_line(path, line.number, line.raw or "")
-            line.raw = None  # the text describes the old version's record, not the migrated one
         try:
             lines = migrate(lines, version)
         except MissingMigrationError as missing:
@@ -617,7 +590,8 @@ def interactions_from_lines(path: str | os.PathLike[str], lines: list[Line]) -> 
             raise _unexpected(path, response, "a response line")
         item = _start_interaction(path, request, response)
         index += 2
-        entries: list[EventEntry] = []
+        pieces: list[bytes] = []
+        times: list[float] = []
         while index < count and lines[index].record.get("type") == "event":
             event = lines[index]
             index += 1
@@ -625,16 +599,10 @@ def interactions_from_lines(path: str | os.PathLike[str], lines: list[Line]) -> 
                 raise _fail(
                     path, event.number, "event line after a response whose body is not a stream"
                 )
-            if event.record is DEFERRED_EVENT:
-                # Checked now; the text alone is kept, and parsed again when first played.
-                record = _decode_line(path, event.number, event.raw or "")
-                if not isinstance(record, dict):
-                    raise _fail(path, event.number, "expected an event line")
-                _check_event(path, event.number, item.stream, record, event.raw)
-                entries.append((event.number, event.raw, None))
-                continue
-            _check_event(path, event.number, item.stream, event.record, event.raw)
-            entries.append((event.number, None, event.record))
+            pieces.append(_event_bytes(path, event.number, item.stream, event.record))
+            t = event.record.get("t")
+            if t is not None:
+                times.append(float(t))
         if index >= count:
             raise _fail(
                 path,
@@ -657,16 +625,17 @@ def interactions_from_lines(path: str | os.PathLike[str], lines: list[Line]) -> 
             "end",
             {"recorded_at": str, "cut_short": bool, "error": str, "incomplete": str},
         )
-        if declared != len(entries):
+        if declared != len(pieces):
             raise _fail(
                 path,
                 end.number,
                 f"the end line says {declared} events, but the interaction that starts on line "
-                f"{request.number} has {len(entries)}: lines are missing or were added",
+                f"{request.number} has {len(pieces)}: lines are missing or were added",
             )
         index += 1
         if item.stream is not None:
-            item.defer_stream(EventLines(path, item.stream, entries))
+            item.response_body = b"".join(pieces)
+            item.event_times = times if len(times) == len(pieces) else None
         item.end_extra = {k: v for k, v in end.record.items() if k not in ("type", "events")}
         result.append(item)
     return result
@@ -685,7 +654,7 @@ def _unexpected(path: str, line: Line, wanted: str) -> CassetteFormatError:
     return _fail(path, line.number, f"expected {wanted}, found {article} {kind} line")
 
 
-def _start_interaction(path: str, request: Line, response: Line) -> LoadedInteraction:
+def _start_interaction(path: str, request: Line, response: Line) -> Interaction:
     body = response.record.get("body")
     stream = body.get("stream") if isinstance(body, dict) else None
     if stream is not None and stream not in (events.SSE, events.NDJSON):
@@ -723,7 +692,7 @@ def _start_interaction(path: str, request: Line, response: Line) -> LoadedIntera
     )
 
 
-def read(data: bytes, path: str | os.PathLike[str], *, defer_events: bool = False) -> Cassette:
-    """Parse and validate a whole cassette file (see ``parse_lines`` for ``defer_events``)."""
-    header, lines = parse_lines(data, path, defer_events=defer_events)
+def read(data: bytes, path: str | os.PathLike[str]) -> Cassette:
+    """Parse and validate a whole cassette file."""
+    header, lines = parse_lines(data, path)
     return Cassette(header, interactions_from_lines(path, lines))

@@ -23,8 +23,6 @@ class Line:
 
     number: int
     record: dict[str, Any]
-    # The line's text as read, when it still describes ``record`` (no migration changed it).
-    raw: str | None = None
 
 
 Migration = Callable[[list[Line]], list[Line]]
