@@ -131,10 +131,10 @@ def to_vcr(item: Interaction) -> tuple[Request, dict[str, Any]]:
         {
             "status": {"code": item.status, "message": item.reason},
             "headers": item.response_headers,
-            "body": _body_of(item),
+            "body": {"string": item.response_body},
             META_KEY: {
                 "stream": item.stream,
-                "event_times": _times_of(item),
+                "event_times": item.event_times,
                 "response_extra": item.response_extra,
                 "end_extra": item.end_extra,
             },
