@@ -304,6 +304,7 @@ def pytest_recording_configure(config: pytest.Config, vcr: Any) -> None:
         max_age=options.get("max_age", project.get("max_age")),
         expired=options.get("expired", project.get("expired")),
         record_mode=cast("RecordModeName | Literal['rewrite']", record_mode),  # configure checks it
+        context="pytest",
     )
     if _current_item is not None:
         _current_item.stash[_PERSISTER] = vcr.persister

@@ -19,6 +19,7 @@ if TYPE_CHECKING:
     from llmcassette.config import ExpiredAction, RedactionConfig
     from llmcassette.faults import Overrides
     from llmcassette.matching.normalize import MatchConfig, MatchOptions
+    from llmcassette.matching.report import Context
     from llmcassette.redact import Redactor
     from llmcassette.transport.pace import Pace
 
@@ -67,6 +68,7 @@ def configure(
     max_age: str | float | datetime.timedelta | None = None,
     expired: ExpiredAction | None = None,
     record_mode: RecordModeName | Literal["rewrite"] | None = None,
+    context: Context = "vcr",
 ) -> vcrpy.VCR:
     """Make ``my_vcr`` read and write llmcassette cassettes; returns it.
 
@@ -88,6 +90,8 @@ def configure(
     ``expired`` (``"warn"``, ``"fail"``, ``"rerecord"``) set cassette expiry, defaulting to
     ``[tool.llmcassette]`` in pyproject.toml; ``record_mode`` is the mode cassettes will be
     used in (default: the VCR's), which ``"rerecord"`` needs to know (see docs/recording.md).
+    ``context`` says who uses the VCR, so that a mismatch's hints give the right commands:
+    ``"vcr"`` (your own, the default), ``"use_cassette"`` or ``"pytest"`` (the plugin).
 
     Every option is checked before the VCR is changed: a value it cannot use raises
     ``ConfigError`` (``OverridesError`` for ``overrides``).
@@ -139,7 +143,9 @@ def configure(
         skipped = (*my_vcr.skip_patchers, *stream.REPLACED_PATCHERS)
         my_vcr.skip_patchers = tuple(dict.fromkeys(skipped))
     others = tuple(p for p in my_vcr._custom_patches if not stream.is_ours(p))
-    my_vcr._custom_patches = others + tuple(stream.patches(replay_pace, incomplete_streams, plan))
+    my_vcr._custom_patches = others + tuple(
+        stream.patches(replay_pace, incomplete_streams, plan, context)
+    )
     return my_vcr
 
 
@@ -277,8 +283,9 @@ def use_cassette(
         max_age=max_age,
         expired=expired,
         record_mode=record_mode,
+        context="use_cassette",
     )
-    context: CassetteContext | _Function = my_vcr.use_cassette(
+    cassette: CassetteContext | _Function = my_vcr.use_cassette(
         path, record_mode=record_mode, **options
     )
-    return context
+    return cassette

@@ -36,7 +36,8 @@ class CassetteMismatch(LlmCassetteError, CannotOverwriteExistingCassetteExceptio
     (1-based), ``path`` the cassette file, ``method``/``uri`` the request as redaction left
     it, ``candidates`` the recorded interactions closest first, each with its
     ``differences`` (``path``, ``recorded``, ``incoming``); ``differences`` are the closest
-    candidate's.
+    candidate's. ``context`` is where the cassette is in use (``"pytest"``,
+    ``"use_cassette"`` or ``"vcr"``); the message's hints give the commands for it.
     """
 
     def __init__(
@@ -47,6 +48,7 @@ class CassetteMismatch(LlmCassetteError, CannotOverwriteExistingCassetteExceptio
         reason: str,
         call: int,
         candidates: list[report.Candidate],
+        context: report.Context,
     ) -> None:
         self.cassette = cassette
         self.failed_request = failed_request
@@ -57,6 +59,7 @@ class CassetteMismatch(LlmCassetteError, CannotOverwriteExistingCassetteExceptio
         self.uri = str(failed_request.uri)
         self.path = display_path(cassette)
         self.candidates = candidates
+        self.context = context
         self.differences: tuple[Difference, ...] = candidates[0].differences if candidates else ()
         record_mode = getattr(cassette.record_mode, "value", cassette.record_mode)
         Exception.__init__(
@@ -69,11 +72,14 @@ class CassetteMismatch(LlmCassetteError, CannotOverwriteExistingCassetteExceptio
                 path=self.path,
                 recorded=candidates,
                 record_mode=str(record_mode),
+                context=context,
             ),
         )
 
     @classmethod
-    def for_request(cls, cassette: Any, request: Any, call: int) -> CassetteMismatch:
+    def for_request(
+        cls, cassette: Any, request: Any, call: int, context: report.Context
+    ) -> CassetteMismatch:
         """Compare ``request`` with every recorded one and build the error (a miss only)."""
         filtered = cassette._before_record_request(request) or request
         ranked = candidates(cassette, filtered)
@@ -84,7 +90,12 @@ class CassetteMismatch(LlmCassetteError, CannotOverwriteExistingCassetteExceptio
         else:
             reason = "no_match"
         error = cls(
-            cassette=cassette, failed_request=filtered, reason=reason, call=call, candidates=ranked
+            cassette=cassette,
+            failed_request=filtered,
+            reason=reason,
+            call=call,
+            candidates=ranked,
+            context=context,
         )
         RAISED.append(error)
         return error

@@ -31,6 +31,7 @@ from llmcassette.errors import (
     OverridesError,
 )
 from llmcassette.faults import placeholders
+from llmcassette.matching.report import Context
 from llmcassette.transport import fault_responses, integrity
 from llmcassette.transport.pace import Pace
 from llmcassette.transport.recorded import META_KEY
@@ -85,6 +86,7 @@ class InterceptedMethod(metaclass=_BindsLikeAFunction):
     pace: ClassVar[Pace] = Pace()
     incomplete_streams: ClassVar[str] = "warn"
     overrides: ClassVar[Any] = None
+    context: ClassVar[Context] = "vcr"  # where the cassette is used, for mismatch hints
 
     @classmethod
     def _vcr_request(cls, request: Any, body: bytes) -> Any:
@@ -94,7 +96,7 @@ class InterceptedMethod(metaclass=_BindsLikeAFunction):
     @classmethod
     def _refuse(cls, vcr_request: Any) -> None:
         call = cls.cassette.__dict__.get(_CALLS, 0)
-        raise CassetteMismatch.for_request(cls.cassette, vcr_request, call)
+        raise CassetteMismatch.for_request(cls.cassette, vcr_request, call, cls.context)
 
     @classmethod
     def _recorded_response(cls, vcr_request: Any) -> tuple[Any, Any]:
@@ -365,10 +367,11 @@ INCOMPLETE_STREAM_POLICIES = ("warn", "error", "ignore")
 
 
 def patches(
-    pace: Pace, incomplete_streams: str = "warn", overrides: Any = None
+    pace: Pace, incomplete_streams: str = "warn", overrides: Any = None, context: Context = "vcr"
 ) -> Iterator[tuple[Any, str, type]]:
     """vcrpy ``custom_patches`` triples for every installed httpx flavour
-    (``configure`` has checked ``incomplete_streams``)."""
+    (``configure`` has checked ``incomplete_streams``); ``context`` is where the cassette
+    is used (``"pytest"``, ``"use_cassette"``, ``"vcr"``), for the hints of mismatches."""
     for library_name in REPLACED_PATCHERS:
         try:
             library = __import__(library_name)
@@ -389,6 +392,7 @@ def patches(
                     "pace": pace,
                     "incomplete_streams": incomplete_streams,
                     "overrides": overrides,
+                    "context": context,
                 },
             )
             yield target, method, replacement

@@ -8,7 +8,7 @@ with the first difference of the closest one.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
 from llmcassette.matching.jsondiff import Difference, differences
 from llmcassette.matching.matchers import comparable_body
@@ -16,6 +16,38 @@ from llmcassette.matching.normalize import MatchConfig
 
 MAX_DIFFERENCES = 6
 MAX_CANDIDATES = 3
+
+#: Where the cassette is in use, so that a hint gives the command for it: under the pytest
+#: plugin, in ``llmcassette.use_cassette``, or on a VCR the user gave to ``configure``.
+Context = Literal["pytest", "use_cassette", "vcr"]
+
+
+@dataclass(frozen=True)
+class _Hints:
+    record: str  # how to record a missing cassette
+    rerecord: str  # how to record a changed request again
+    options: str  # where match= goes, with "{}" for it
+
+
+_HINTS: dict[str, _Hints] = {
+    "pytest": _Hints(
+        "run with --record-mode=once",
+        "pytest --record-mode=rewrite, or record_mode='new_episodes'",
+        "{} in vcr_config or the vcr marker",
+    ),
+    "use_cassette": _Hints(
+        "use_cassette(..., record_mode='once')",
+        "use_cassette(..., record_mode='all') to record it afresh, "
+        "or record_mode='new_episodes' to add this request",
+        "use_cassette(..., {})",
+    ),
+    "vcr": _Hints(
+        "my_vcr.use_cassette(..., record_mode='once')",
+        "my_vcr.use_cassette(..., record_mode='all') to record it afresh, "
+        "or record_mode='new_episodes' to add this request",
+        "configure(my_vcr, {})",
+    ),
+}
 
 
 @dataclass(frozen=True)
@@ -92,8 +124,11 @@ def render(
     path: str | None,
     recorded: list[Candidate],
     record_mode: str,
+    context: Context,
 ) -> str:
-    """The message of a ``CassetteMismatch`` (see ``llmcassette.errors``)."""
+    """The message of a ``CassetteMismatch`` (see ``llmcassette.errors``); its hints give
+    the commands for ``context``."""
+    hints = _HINTS[context]
     where = call_label(call, method, uri)
     played = sum(1 for candidate in recorded if candidate.played)
     size = f"{len(recorded)} interaction" + ("" if len(recorded) == 1 else "s")
@@ -101,7 +136,7 @@ def render(
     lines: list[str] = []
     if reason == "cassette_not_found":
         lines.append(f"{where}, but the cassette does not exist: {path}")
-        lines.append(f"  record it: run with --record-mode=once (record_mode is {record_mode!r})")
+        lines.append(f"  record it: {hints.record} (record_mode is {record_mode!r})")
         return "\n".join(lines)
     exact = [candidate for candidate in recorded if not candidate.differences]
     if reason == "exhausted":
@@ -141,21 +176,21 @@ def render(
                 )
     lines.append(f"  cassette: {cassette}")
     lines.append(
-        "  to fix: if the request changed on purpose, record again (pytest --record-mode=rewrite, "
-        "or record_mode='new_episodes'); " + _leave_out_hint(closest)
+        f"  to fix: if the request changed on purpose, record again ({hints.rerecord}); "
+        + _leave_out_hint(closest, hints)
     )
     return "\n".join(lines)
 
 
-def _leave_out_hint(closest: Candidate | None) -> str:
+def _leave_out_hint(closest: Candidate | None, hints: _Hints) -> str:
     """How to stop matching on the field that differs, when it changes on every run."""
     first = closest.differences[0].path if closest is not None and closest.differences else ""
     if first.startswith("body.") or first.startswith("body["):
         json_path = "$" + first[len("body") :]
         return (
             f"if {first} changes on every run, leave it out: "
-            f"match={{'ignore': ['{json_path}']}} in vcr_config or the vcr marker "
-            "(or a volatile shape or normalizer: docs/matching.md)"
+            + hints.options.format(f"match={{'ignore': ['{json_path}']}}")
+            + " (or a volatile shape or normalizer: docs/matching.md)"
         )
     return (
         "if a field changes on every run, leave it out with the match option "
