@@ -101,7 +101,8 @@ def docs(session: nox.Session) -> None:
 
 @nox.session
 def demo(session: nox.Session) -> None:
-    """Record a streamed openai call from the bundled provider, replay it, show a mismatch."""
+    """Record a streamed openai call from the bundled provider, show the redacted cassette,
+    replay it offline, show a mismatch and a cut stream."""
     session.install("-e", ".", "openai>=3.50")
     session.run("python", "-m", "llmcassette.demo", *session.posargs)
 
