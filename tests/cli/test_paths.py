@@ -399,3 +399,23 @@ def test_json_usage_errors_of_the_command_line_itself(capsys: pytest.CaptureFixt
         assert "usage: llmcassette" in error["expected"]
     assert main(["check", "--no-such-option", "x"]) == 2  # without --json: argparse's text
     assert "error: unrecognized arguments: --no-such-option" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("as_json", [False, True], ids=["text", "json"])
+def test_a_project_setting_no_command_can_use_is_an_error_not_a_traceback(
+    as_json: bool,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    (tmp_path / "pyproject.toml").write_text("[tool.llmcassette.redaction]\nbogus = 1\n")
+    monkeypatch.chdir(tmp_path)
+    good = _good_jsonl(tmp_path / "good.jsonl")
+    assert main(["scan", str(good), *(["--json"] if as_json else [])]) == 2
+    captured = capsys.readouterr()
+    if as_json:
+        (error,) = json_document(captured.out, 2)["errors"]
+        assert error["code"] == "LC401 config"
+    else:
+        assert captured.err.startswith("llmcassette scan: ")
+        assert "unknown redaction setting 'bogus'" in captured.err

@@ -489,7 +489,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     if getattr(args, "run", None) is None:
         parser.print_help()
         return 0
-    code: int = args.run(args)
+    try:
+        code: int = args.run(args)
+    except LlmCassetteError as error:  # e.g. a [tool.llmcassette] setting it cannot use
+        out = Output(args.command, args.json)
+        out.failed(error, f"llmcassette {args.command}: {error}")
+        return out.done()
     return code
 
 
