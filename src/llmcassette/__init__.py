@@ -11,6 +11,7 @@ from llmcassette.errors import (
     CassetteFormatError,
     CassetteLockError,
     CassetteVersionError,
+    ConcurrentIdenticalRequestsWarning,
     ConfigError,
     ErrorResponseNotRecordedWarning,
     FaultError,
@@ -24,6 +25,7 @@ from llmcassette.errors import (
     SecretLeakError,
     UnusedInteractionsError,
 )
+from llmcassette.sessions import current_session, session
 
 if TYPE_CHECKING:
     from llmcassette._vcr.fault_plan import check_unused
@@ -52,6 +54,7 @@ __all__ = [
     "CassetteLockError",
     "CassetteMismatch",
     "CassetteVersionError",
+    "ConcurrentIdenticalRequestsWarning",
     "ConfigError",
     "ErrorResponseNotRecordedWarning",
     "FaultError",
@@ -67,5 +70,7 @@ __all__ = [
     "__version__",
     "check_unused",
     "configure",
+    "current_session",
+    "session",
     "use_cassette",
 ]

@@ -3,7 +3,8 @@
 vcrpy hands persisters and serializers a ``vcr.request.Request`` and a response dict
 (``{"status": {"code", "message"}, "headers": {name: [values]}, "body": {"string": ...}}``).
 llmcassette keeps what vcrpy has no field for (stream kind, event timing, end-line
-metadata) under the response dict's ``"llmcassette"`` key, which vcrpy carries along untouched.
+metadata, the request's session label) under the response dict's ``"llmcassette"`` key,
+which vcrpy carries along untouched.
 """
 
 from __future__ import annotations
@@ -67,6 +68,7 @@ def from_vcr(request: Any, response: Mapping[str, Any]) -> Interaction:
         event_times=event_times_of(meta),
         response_extra=dict(meta.get("response_extra") or {}),
         end_extra=dict(meta.get("end_extra") or {}),
+        session=meta.get("session"),
     )
 
 
@@ -137,6 +139,7 @@ def to_vcr(item: Interaction) -> tuple[Request, dict[str, Any]]:
                 "event_times": item.event_times,
                 "response_extra": item.response_extra,
                 "end_extra": item.end_extra,
+                "session": item.session,
             },
         }
     )

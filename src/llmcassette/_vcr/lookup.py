@@ -2,13 +2,17 @@
 
 This is vcrpy's ``can_play_response_for`` / ``play_response`` / ``write_protected`` logic
 with the linear scan replaced by ``RequestIndex``. It answers only when it can answer
-exactly as vcrpy would: with a customised ``match_on``, or when nothing can be replayed and
-recording is not allowed (vcrpy then raises its "no match" error), it returns ``None`` and
-the caller takes vcrpy's own path.
+exactly as vcrpy would: with a customised ``match_on`` it returns ``None`` and the caller
+takes vcrpy's own path.
+
+A request made in an ``llmcassette.session`` replays only interactions recorded in the same
+session, and one made outside any session only interactions recorded outside any: each
+session has its own order of identical requests.
 """
 
 from __future__ import annotations
 
+import threading
 from dataclasses import dataclass
 from typing import Any
 
@@ -16,9 +20,13 @@ from vcr.record_mode import RecordMode
 
 from llmcassette.matching.index import RequestIndex, request_key
 from llmcassette.matching.matchers import LlmBody
+from llmcassette.sessions import current_session
+from llmcassette.transport.recorded import session_of
 
 _INDEX_ATTRIBUTE = "_llmcassette_index"
 _MATCHER_ATTRIBUTE = "_llmcassette_body_matcher"
+# Requests from several threads: one at a time finds and counts its interaction.
+_LOCK = threading.Lock()
 
 
 @dataclass(frozen=True)
@@ -33,6 +41,11 @@ class Record:
     """Send the request and record it; ``request`` is it as the cassette will store it."""
 
     request: Any
+
+
+@dataclass(frozen=True)
+class Refuse:
+    """Nothing recorded answers the request, and it may not be recorded."""
 
 
 def _url_matchers() -> tuple[Any, ...]:
@@ -63,27 +76,31 @@ def _body_matcher(cassette: Any) -> LlmBody | None:
     return None
 
 
-def decide(cassette: Any, request: Any) -> Replay | Record | None:
-    """``Replay(response)``, ``Record(request)``, or ``None`` to let vcrpy decide."""
+def decide(cassette: Any, request: Any) -> Replay | Record | Refuse | None:
+    """``Replay(response)``, ``Record(request)``, ``Refuse()``, or ``None`` to let vcrpy decide."""
     matcher = body_matcher(cassette)
     if matcher is None:
         return None
     filtered = cassette._before_record_request(request)
     if filtered is None:
         return None  # an ignored host: vcrpy lets it through
-    index = cassette.__dict__.get(_INDEX_ATTRIBUTE)
-    if index is None:
-        index = cassette.__dict__[_INDEX_ATTRIBUTE] = RequestIndex(matcher.config)
     repeats = cassette.allow_playback_repeats
     if cassette.record_mode != RecordMode.ALL and (cassette.rewound or repeats):
-        for position in index.positions(cassette, request_key(filtered, matcher.config)):
-            count = cassette.play_counts[position]
-            if count == 0 or repeats:
+        key = request_key(filtered, matcher.config)
+        label = current_session()
+        with _LOCK:
+            index = cassette.__dict__.get(_INDEX_ATTRIBUTE)
+            if index is None:
+                index = cassette.__dict__[_INDEX_ATTRIBUTE] = RequestIndex(matcher.config)
+            for position in index.positions(cassette, key):
+                count = cassette.play_counts[position]
                 recorded_request, response = cassette.data[position]
-                if count == 0 and position < cassette._loaded_count:
-                    cassette._played_interactions.append((recorded_request, response))
-                cassette.play_counts[position] += 1
-                return Replay(response)
+                if (count == 0 or repeats) and session_of(response) == label:
+                    if count == 0 and position < cassette._loaded_count:
+                        cassette._played_interactions.append((recorded_request, response))
+                    cassette.play_counts[position] += 1
+                    return Replay(response)
     if cassette.write_protected:
-        return None  # vcrpy raises its error, with the closest recorded requests
+        # Not vcrpy's lookup: it would also play an interaction of another session.
+        return Refuse()
     return Record(filtered)

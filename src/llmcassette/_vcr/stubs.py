@@ -19,7 +19,7 @@ import warnings
 from collections.abc import Iterable, Iterator
 from typing import Any, ClassVar
 
-from llmcassette._vcr import compat, fault_plan, lookup
+from llmcassette._vcr import compat, fault_plan, lookup, overlap
 from llmcassette._vcr.bridge import incoming_request
 from llmcassette._vcr.mismatch import RAISED, CassetteMismatch
 from llmcassette._vcr.persister import display_path
@@ -32,6 +32,7 @@ from llmcassette.errors import (
 )
 from llmcassette.faults import placeholders
 from llmcassette.matching.report import Context
+from llmcassette.sessions import current_session
 from llmcassette.transport import fault_responses, integrity
 from llmcassette.transport.pace import Pace
 from llmcassette.transport.recorded import META_KEY
@@ -112,6 +113,8 @@ class InterceptedMethod(metaclass=_BindsLikeAFunction):
             return decision.response, None
         if isinstance(decision, lookup.Record):
             return None, decision.request
+        if isinstance(decision, lookup.Refuse):
+            cls._refuse(vcr_request)
         if cassette.can_play_response_for(vcr_request):
             return cassette.play_response(vcr_request), None
         if cassette.write_protected and cassette.filter_request(vcr_request):
@@ -119,8 +122,10 @@ class InterceptedMethod(metaclass=_BindsLikeAFunction):
         return None, None
 
     @classmethod
-    def _finisher(cls, vcr_request: Any, filtered: Any, response: Any, headers_time: float) -> Any:
+    def _finisher(cls, vcr_request: Any, filtered: Any, response: Any, started: float) -> Any:
         cassette = cls.cassette
+        headers_time = time.monotonic() - started
+        session = current_session()  # of the caller: the stream may be read elsewhere
         headers: dict[str, list[str]] = {}
         for name, value in _header_items(response.headers):
             headers.setdefault(name, []).append(value)
@@ -183,12 +188,14 @@ class InterceptedMethod(metaclass=_BindsLikeAFunction):
                     "event_times": times,
                     "response_extra": {"t": round(headers_time, 4)},
                     "end_extra": end_extra,
+                    "session": session,
                 },
             }
             if filtered is None:
                 cassette.append(vcr_request, recorded)
             else:
                 _append_filtered(cassette, filtered, recorded)
+                overlap.note(cassette, filtered, session, started, (status["code"], body))
 
         return finish
 
@@ -265,7 +272,7 @@ class InterceptedMethod(metaclass=_BindsLikeAFunction):
         cls, vcr_request: Any, filtered: Any, response: Any, started: float, *, is_async: bool
     ) -> Any:
         """Give the caller the live response, recording its stream as it is read."""
-        finish = cls._finisher(vcr_request, filtered, response, time.monotonic() - started)
+        finish = cls._finisher(vcr_request, filtered, response, started)
         response.stream = recording_stream(
             cls.library, response.stream, started, finish, is_async=is_async
         )

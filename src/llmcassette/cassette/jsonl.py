@@ -67,6 +67,8 @@ class Interaction:
     # The request is stored as the cassette's redaction already left it (redacted when it
     # was sent): writing it passes None for the request to the redact hook.
     request_redacted: bool = False
+    # The ``llmcassette.session`` label the request was made in (``"parent/child"``), if any.
+    session: str | None = None
 
 
 EventEntry = tuple[int, str | None, dict[str, Any] | None]
@@ -244,6 +246,8 @@ class _Records:
             "headers": _headers_out(item.request_headers),
             "body": bodies.encode(item.request_body, _content_type(item.request_headers)),
         }
+        if item.session is not None:
+            request["session"] = item.session
         body_bytes, response_headers = decode_content(item.response_body, item.response_headers)
         kind = events.stream_kind(_content_type(response_headers))
         response: dict[str, Any] = {
@@ -673,6 +677,14 @@ def _start_interaction(path: str, request: Line, response: Line) -> Interaction:
             f"response line: field 'status' must be an HTTP status from 100 to 599, it is {shown}",
         )
     _check_seconds(path, response.number, "response", response.record)
+    session = request.record.get("session")
+    if session is not None and (not isinstance(session, str) or not session):
+        shown = repr(session) if len(repr(session)) <= 40 else f"a {type(session).__name__}"
+        raise _fail(
+            path,
+            request.number,
+            f"request line: field 'session' must be a non-empty string, it is {shown}",
+        )
     return LoadedInteraction(
         method=_field(path, request, "method", str),
         uri=_field(path, request, "uri", str),
@@ -689,6 +701,7 @@ def _start_interaction(path: str, request: Line, response: Line) -> Interaction:
             if k not in ("type", "status", "reason", "headers", "body")
         },
         line=request.number,
+        session=session,
     )
 
 

@@ -18,3 +18,9 @@ def event_times_of(meta: Mapping[str, Any]) -> list[float] | None:
     """The event times kept in a response's llmcassette metadata (built on first use)."""
     times = meta.get("event_times")
     return times() if callable(times) else times
+
+
+def session_of(response: Mapping[str, Any]) -> str | None:
+    """The ``llmcassette.session`` label a recorded response's request was made in."""
+    meta = response.get(META_KEY)
+    return meta.get("session") if meta else None

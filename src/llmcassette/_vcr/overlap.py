@@ -1,0 +1,89 @@
+"""Warn while recording when replay will not be able to tell concurrent callers apart.
+
+Replay gives identical requests (the same request key, in the same ``llmcassette.session``
+or outside any) their recorded answers in arrival order. That is right for one caller that
+asks twice, but not for two callers whose identical requests were in flight at the same
+time and got different answers: which one gets which then depends on scheduling. Each
+recorded request is noted when its response has been read in full; one that overlapped an
+identical request with another answer warns once per request key and cassette.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+import warnings
+from collections.abc import Hashable
+from typing import Any
+
+from llmcassette._vcr import lookup
+from llmcassette.errors import ConcurrentIdenticalRequestsWarning
+from llmcassette.matching.index import request_key
+
+_FLIGHTS = "_llmcassette_flights"
+_LOCK = threading.Lock()
+_PROMPT_CHARACTERS = 60
+
+
+def note(
+    cassette: Any, request: Any, session: str | None, started: float, answer: Hashable
+) -> None:
+    """A recorded request (as stored: redacted) sent at ``started`` (``time.monotonic()``)
+    has got its whole ``answer`` (status and body) now."""
+    matcher = lookup.body_matcher(cassette)
+    if matcher is None or request is None:
+        return
+    key: Hashable = (session, request_key(request, matcher.config))
+    ended = time.monotonic()
+    with _LOCK:
+        flights, warned = cassette.__dict__.setdefault(_FLIGHTS, ({}, set()))
+        earlier: list[tuple[float, int]] = flights.setdefault(key, [])
+        digest = hash(answer)  # not the body itself: the cassette holds it already
+        clash = key not in warned and any(
+            end > started and other != digest for end, other in earlier
+        )
+        earlier.append((ended, digest))
+        if clash:
+            warned.add(key)
+    if clash:
+        warnings.warn(
+            ConcurrentIdenticalRequestsWarning(
+                request.method, request.path, prompt_start(request.body), session
+            ),
+            stacklevel=3,
+        )
+
+
+def prompt_start(body: bytes | None) -> str:
+    """The start of a request's last message (or of its body, when it has none)."""
+    try:
+        payload = json.loads(body or b"")
+    except ValueError:
+        payload = None
+    text = None
+    if isinstance(payload, dict):
+        for name in ("messages", "input", "contents", "prompt"):
+            value = payload.get(name)
+            if isinstance(value, list) and value:
+                value = value[-1]
+            text = _text(value)
+            if text:
+                break
+    if not text:
+        text = (body or b"").decode("utf-8", "replace")
+    text = " ".join(text.split())
+    return text if len(text) <= _PROMPT_CHARACTERS else text[: _PROMPT_CHARACTERS - 3] + "..."
+
+
+def _text(value: Any) -> str:
+    """The text of a message: a string, its ``content`` / ``text`` / ``parts``, joined."""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, list):
+        return " ".join(filter(None, map(_text, value)))
+    if isinstance(value, dict):
+        for name in ("content", "text", "parts"):
+            if name in value:
+                return _text(value[name])
+    return ""

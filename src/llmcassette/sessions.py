@@ -1,0 +1,80 @@
+"""``llmcassette.session(name)``: label the requests of one caller (an agent, a sub-agent).
+
+Replay answers a labelled request only from the interactions recorded with the same label,
+in their recorded order, so concurrent callers that send identical requests each get their
+own answers whatever the scheduling. The label lives in a ``contextvars.ContextVar``: it
+reaches asyncio tasks created inside the session, ``asyncio.to_thread`` calls, and code run
+with ``contextvars.copy_context().run``; a plain ``threading.Thread`` or an executor's
+``submit(fn)`` does not copy it (see docs/concurrency.md).
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+from collections.abc import Callable
+from contextvars import ContextVar, Token
+from types import TracebackType
+from typing import Any, TypeVar, cast
+
+from llmcassette.errors import ConfigError
+
+_Function = TypeVar("_Function", bound=Callable[..., Any])
+
+#: The label of the current session (``"parent/child"`` when nested), None outside any.
+_LABEL: ContextVar[str | None] = ContextVar("llmcassette_session", default=None)
+
+
+def current_session() -> str | None:
+    """The label requests made here are stored and replayed under (None outside a session)."""
+    return _LABEL.get()
+
+
+class session:  # lower case: used like a function, ``with llmcassette.session("a"):``
+    """Label every request made inside: ``with session("a"):``, ``@session("a")`` on a sync
+    or async function, or from a pytest fixture (``with session("a"): yield``).
+
+    Inside another session the label is ``"outer/name"``. As a decorator each call enters a
+    session of its own, so decorated calls may overlap; a ``with`` enters the object once.
+    """
+
+    def __init__(self, name: str) -> None:
+        if not isinstance(name, str) or not name or "/" in name:
+            raise ConfigError(
+                f"a session name must be a non-empty string without '/', not {name!r} "
+                "(nested sessions are joined with '/')"
+            )
+        self.name = name
+        self._tokens: list[Token[str | None]] = []
+
+    def __enter__(self) -> str:
+        outer = _LABEL.get()
+        label = self.name if outer is None else f"{outer}/{self.name}"
+        self._tokens.append(_LABEL.set(label))
+        return label
+
+    def __exit__(
+        self,
+        kind: type[BaseException] | None,
+        error: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        _LABEL.reset(self._tokens.pop())
+
+    def __call__(self, function: _Function) -> _Function:
+        name = self.name  # each call enters a session of its own: calls may overlap
+        if inspect.iscoroutinefunction(function):
+
+            @functools.wraps(function)
+            async def run_async(*args: Any, **kwargs: Any) -> Any:
+                with session(name):
+                    return await function(*args, **kwargs)
+
+            return cast("_Function", run_async)
+
+        @functools.wraps(function)
+        def run(*args: Any, **kwargs: Any) -> Any:
+            with session(name):
+                return function(*args, **kwargs)
+
+        return cast("_Function", run)

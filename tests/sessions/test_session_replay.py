@@ -1,0 +1,215 @@
+"""Sessions in the cassette: the label on the request line, replay per label, and the
+record-time warning about identical concurrent requests outside any session."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import uuid
+import warnings
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx2
+import pytest
+
+import llmcassette
+from llmcassette._vcr import overlap
+from llmcassette.cassette import jsonl
+from llmcassette.testing import LocalProvider
+
+URL = "http://llm.test/v1/answer"
+MATCH: Any = {"volatile": ["uuid"]}
+
+
+@pytest.fixture(scope="module")
+def provider() -> Iterator[LocalProvider]:
+    with LocalProvider() as running:
+        yield running
+
+
+def interaction(question: str, answer: str, session: str | None = None) -> list[dict[str, Any]]:
+    request: dict[str, Any] = {"type": "request", "method": "POST", "uri": URL}
+    request["body"] = {"json": {"q": question}}
+    if session is not None:
+        request["session"] = session
+    response = {"type": "response", "status": 200, "body": {"json": {"a": answer}}}
+    return [request, response, {"type": "end", "events": 0}]
+
+
+def write(path: Path, *interactions: list[dict[str, Any]]) -> Path:
+    records = [{"format": "llmcassette", "format_version": 1}]
+    records += [record for item in interactions for record in item]
+    path.write_text("".join(json.dumps(record) + "\n" for record in records), encoding="utf-8")
+    return path
+
+
+def ask(client: httpx2.Client, question: str) -> str:
+    answer: str = client.post(URL, json={"q": question}).json()["a"]
+    return answer
+
+
+def test_each_label_replays_its_own_order_of_identical_requests(tmp_path: Path) -> None:
+    path = write(
+        tmp_path / "c.jsonl",
+        interaction("go", "A1", "a"),
+        interaction("go", "B1", "b"),
+        interaction("go", "A2", "a"),
+        interaction("go", "unlabelled"),
+        interaction("go", "A1 of the child", "a/child"),
+    )
+    with llmcassette.use_cassette(path, record_mode="none"), httpx2.Client() as client:
+        with llmcassette.session("b"):
+            assert ask(client, "go") == "B1"
+        with llmcassette.session("a"):
+            assert ask(client, "go") == "A1"
+            with llmcassette.session("child"):
+                assert ask(client, "go") == "A1 of the child"
+            assert ask(client, "go") == "A2"
+        assert ask(client, "go") == "unlabelled"
+
+
+@pytest.mark.parametrize(("recorded", "incoming"), [(None, "a"), ("a", None), ("a", "b")])
+def test_a_request_never_replays_another_labels_interaction(
+    tmp_path: Path, recorded: str | None, incoming: str | None
+) -> None:
+    path = write(tmp_path / "c.jsonl", interaction("go", "answer", recorded))
+    labelled = llmcassette.session(incoming) if incoming else contextlib.nullcontext()
+    replaying = llmcassette.use_cassette(path, record_mode="none")
+    with (
+        replaying,
+        httpx2.Client() as client,
+        labelled,
+        pytest.raises(llmcassette.CassetteMismatch),
+    ):
+        ask(client, "go")
+
+
+def test_the_label_is_recorded_on_the_request_line_and_read_back(
+    tmp_path: Path, provider: LocalProvider
+) -> None:
+    path = tmp_path / "c.jsonl"
+    url = provider.openai_base_url + "/chat/completions"
+
+    def chat(client: httpx2.Client, text: str) -> Any:
+        body = {"model": "m", "messages": [{"role": "user", "content": text}], "stream": True}
+        with client.stream("POST", url, json=body) as response:
+            return b"".join(response.iter_bytes())
+
+    auth = {"authorization": "Bearer sk-test"}
+    with llmcassette.use_cassette(path), httpx2.Client(headers=auth) as client:
+        chat(client, "hello")
+        with llmcassette.session("planner"):
+            chat(client, "hello")
+            with llmcassette.session("researcher"):
+                chat(client, "hello")
+    requests = [
+        json.loads(line) for line in path.read_text().splitlines() if '"type": "request"' in line
+    ]
+    assert [request.get("session") for request in requests] == [
+        None,
+        "planner",
+        "planner/researcher",
+    ]
+    assert list(requests[1])[-1] == "session"
+    loaded = jsonl.read(path.read_bytes(), path)
+    assert [item.session for item in loaded.interactions] == [None, "planner", "planner/researcher"]
+    lines = [line for item in loaded.interactions for line in jsonl.interaction_lines(item)]
+    assert "\n".join(lines) + "\n" == "\n".join(path.read_text().splitlines()[1:]) + "\n"
+
+
+@pytest.mark.parametrize("value", ["", 3, None, ["a"]])
+def test_a_session_field_that_is_not_a_non_empty_string_is_refused(
+    tmp_path: Path, value: object
+) -> None:
+    path = write(tmp_path / "c.jsonl", interaction("go", "answer"))
+    text = path.read_text().replace('"uri":', f'"session": {json.dumps(value)}, "uri":', 1)
+    if value is None:  # null: as if it were absent
+        assert jsonl.read(text.encode(), path).interactions[0].session is None
+        return
+    with pytest.raises(llmcassette.CassetteFormatError, match="field 'session' must be a non"):
+        jsonl.read(text.encode(), path)
+
+
+def test_a_file_without_sessions_still_loads(tmp_path: Path) -> None:
+    path = write(tmp_path / "c.jsonl", interaction("go", "answer"))
+    assert [item.session for item in jsonl.read(path.read_bytes(), path).interactions] == [None]
+
+
+def identical_request_warnings(caught: list[warnings.WarningMessage]) -> list[str]:
+    return [
+        str(w.message)
+        for w in caught
+        if issubclass(w.category, llmcassette.ConcurrentIdenticalRequestsWarning)
+    ]
+
+
+async def ask_provider(client: httpx2.AsyncClient, url: str) -> str:
+    body = {
+        "model": "m",
+        "messages": [{"role": "user", "content": f"Plan the trip {uuid.uuid4()}"}],
+    }
+    response = await client.post(url, json=body)
+    return str(response.json()["choices"][0]["message"]["content"])
+
+
+def record_twice(provider: LocalProvider, path: Path, *, together: bool) -> list[str]:
+    url = provider.openai_base_url + "/chat/completions"
+
+    async def run() -> None:
+        async with httpx2.AsyncClient(headers={"authorization": "Bearer sk-test"}) as client:
+            if together:
+                await asyncio.gather(ask_provider(client, url), ask_provider(client, url))
+            else:
+                await ask_provider(client, url)
+                await ask_provider(client, url)
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        with llmcassette.use_cassette(path, match=MATCH):
+            asyncio.run(run())
+    return identical_request_warnings(caught)
+
+
+def test_one_after_the_other_identical_requests_do_not_warn(
+    tmp_path: Path, provider: LocalProvider
+) -> None:
+    assert record_twice(provider, tmp_path / "c.jsonl", together=False) == []
+
+
+def test_concurrent_identical_requests_with_different_answers_warn(
+    tmp_path: Path, provider: LocalProvider
+) -> None:
+    [message] = record_twice(provider, tmp_path / "c.jsonl", together=True)
+    assert message.startswith("POST /v1/chat/completions (prompt 'Plan the trip ")
+    assert "outside any session" in message
+    assert "how to fix: run each caller in its own llmcassette.session(name)" in message
+
+
+def test_inside_one_session_the_warning_asks_for_nested_sessions(
+    tmp_path: Path, provider: LocalProvider
+) -> None:
+    with llmcassette.session("planner"):
+        [message] = record_twice(provider, tmp_path / "c.jsonl", together=True)
+    assert "all in session 'planner'" in message
+    assert "nested llmcassette.session(name)" in message
+
+
+@pytest.mark.parametrize(
+    ("body", "shown"),
+    [
+        (
+            {"messages": [{"role": "system", "content": "sys"}, {"role": "user", "content": "hi"}]},
+            "hi",
+        ),
+        ({"messages": [{"role": "user", "content": [{"type": "text", "text": "a b"}]}]}, "a b"),
+        ({"input": "Tell me\n a joke"}, "Tell me a joke"),
+        ({"contents": [{"parts": [{"text": "gemini"}]}]}, "gemini"),
+        ({"prompt": "x" * 100}, "x" * 57 + "..."),
+        ({"other": 1}, '{"other": 1}'),
+    ],
+)
+def test_the_warning_shows_the_start_of_the_last_message(body: Any, shown: str) -> None:
+    assert overlap.prompt_start(json.dumps(body).encode()) == shown
