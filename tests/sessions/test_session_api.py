@@ -113,10 +113,13 @@ def test_an_executor_call_with_a_copied_context_carries_the_label() -> None:
         assert [future.result() for future in futures] == ["a", "b"]
 
 
-@pytest.mark.skipif(
+INHERITING_THREADS = pytest.mark.skipif(
     bool(getattr(sys.flags, "thread_inherit_context", False)),
     reason="threads inherit the context here (free-threaded Python 3.14)",
 )
+
+
+@INHERITING_THREADS
 def test_a_plain_thread_or_executor_call_does_not_carry_the_label() -> None:
     seen: list[str | None] = []
     with llmcassette.session("a"), ThreadPoolExecutor(max_workers=1) as pool:
@@ -127,6 +130,7 @@ def test_a_plain_thread_or_executor_call_does_not_carry_the_label() -> None:
     assert seen == [None, None]
 
 
+@INHERITING_THREADS
 async def test_run_in_executor_does_not_carry_the_label() -> None:
     with llmcassette.session("a"):
         assert await asyncio.get_running_loop().run_in_executor(None, current_session) is None
