@@ -2,9 +2,14 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
+import httpx
 import pytest
 
+import llmcassette
 from llmcassette.errors import UnusedInteractionsError
+from llmcassette.testing import LocalProvider
 
 
 @pytest.mark.parametrize(
@@ -21,3 +26,29 @@ def test_unused_interactions_count(unused: int, total: int, expected: str) -> No
     assert str(error).startswith(expected)
     assert error.unused == listed
     assert error.total == total
+
+
+def test_a_mismatch_numbers_candidates_as_its_message_does(tmp_path: Path) -> None:
+    path = tmp_path / "c.jsonl"
+    auth = {"authorization": "Bearer sk-local"}
+    with (
+        LocalProvider() as provider,
+        llmcassette.use_cassette(path),
+        httpx.Client(headers=auth) as client,
+    ):
+        for word in ("first", "second"):
+            client.post(f"{provider.openai_base_url}/chat/completions", json=_chat(word))
+        url = f"{provider.openai_base_url}/chat/completions"
+    with (
+        llmcassette.use_cassette(path, record_mode="none"),
+        httpx.Client(headers=auth) as client,
+        pytest.raises(llmcassette.CassetteMismatch) as caught,
+    ):
+        client.post(url, json=_chat("secondly"))
+    closest = caught.value.candidates[0]
+    assert closest.position == 2  # the second interaction, counted from 1
+    assert "closest recorded: interaction #2 " in str(caught.value)
+
+
+def _chat(word: str) -> dict[str, object]:
+    return {"model": "gpt-4o-mini", "messages": [{"role": "user", "content": word}]}

@@ -107,7 +107,7 @@ def candidates(cassette: Any, incoming: Any) -> list[report.Candidate]:
     config = matcher.config if matcher is not None else MatchConfig()
     ranked = [
         report.Candidate(
-            position,
+            position + 1,
             recorded.method,
             recorded.uri,
             report.compare(incoming, recorded, config),

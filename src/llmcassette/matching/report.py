@@ -54,7 +54,7 @@ _HINTS: dict[str, _Hints] = {
 class Candidate:
     """A recorded interaction compared with the incoming request."""
 
-    position: int  # 0-based index of the interaction in the cassette
+    position: int  # the interaction's number in the cassette, from 1 (as messages say #N)
     method: str
     uri: str
     differences: tuple[Difference, ...]
@@ -157,7 +157,7 @@ def render(
         first = closest.differences[0]
         lines.append(f"{first.describe()}  [{where}]")
         lines.append(
-            f"  closest recorded: interaction #{closest.position + 1} "
+            f"  closest recorded: interaction #{closest.position} "
             f"({closest.method} {closest.uri})"
         )
         for difference in closest.differences[1:MAX_DIFFERENCES]:
@@ -171,7 +171,7 @@ def render(
             for other in others:
                 count = len(other.differences)
                 lines.append(
-                    f"    #{other.position + 1}: {count} difference{'s' if count != 1 else ''}, "
+                    f"    #{other.position}: {count} difference{'s' if count != 1 else ''}, "
                     f"first {other.differences[0].describe()}"
                 )
     lines.append(f"  cassette: {cassette}")
