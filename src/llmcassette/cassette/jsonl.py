@@ -71,98 +71,6 @@ class Interaction:
     session: str | None = None
 
 
-EventEntry = tuple[int, str | None, dict[str, Any] | None]
-
-
-class EventLines:
-    """The event lines of one streamed response, turned into bytes and times on demand.
-
-    Each entry is ``(line number, line text, record)``. The text alone is kept where it
-    exists: a string is one object the garbage collector never visits, where a parsed event
-    is a tree of dicts. Lines kept as text were checked at load (``_check_event``) and are
-    parsed again here, so building the body does not fail.
-    """
-
-    def __init__(self, path: str, kind: str, entries: list[EventEntry]) -> None:
-        self._path = path
-        self._kind = kind
-        self._entries: list[EventEntry] | None = entries
-        self._body = b""
-        self._times: list[float] | None = None
-
-    def _build(self) -> None:
-        entries = self._entries
-        if entries is None:
-            return
-        pieces: list[bytes] = []
-        times: list[float] = []
-        for number, text, record in entries:
-            fields = record if record is not None else self._parse(number, text or "")
-            try:
-                pieces.append(bodies.decode_event(self._kind, fields))
-            except (TypeError, ValueError) as error:
-                raise _fail(self._path, number, f"event line is invalid: {error}") from None
-            t = fields.get("t")
-            if isinstance(t, (int, float)) and not isinstance(t, bool):
-                times.append(float(t))
-        self._body = b"".join(pieces)
-        self._times = times if len(times) == len(entries) else None
-        self._entries = None
-
-    def _parse(self, number: int, text: str) -> dict[str, Any]:
-        # The line was checked when the cassette was loaded (``_check_event``): parsed again.
-        record = _decode_line(self._path, number, text)
-        if not isinstance(record, dict) or record.get("type") != "event":
-            raise _fail(self._path, number, "expected an event line")
-        return record
-
-    def body(self) -> bytes:
-        """The exact bytes of the stream."""
-        self._build()
-        return self._body
-
-    def times(self) -> list[float] | None:
-        """Seconds from the request to each event, when every event has them."""
-        self._build()
-        return self._times
-
-
-class LoadedInteraction(Interaction):
-    """An interaction read from a file, whose streamed body and event times are rebuilt from
-    its event lines only when something reads them (replaying it, or saving the cassette).
-    """
-
-    _body: bytes
-    _times: list[float] | None
-    _events: EventLines | None = None
-
-    @property
-    def response_body(self) -> bytes:
-        return self._events.body() if self._events is not None else self._body
-
-    @response_body.setter
-    def response_body(self, value: bytes) -> None:
-        self._body = value
-        self._events = None
-
-    @property
-    def event_times(self) -> list[float] | None:
-        return self._events.times() if self._events is not None else self._times
-
-    @event_times.setter
-    def event_times(self, value: list[float] | None) -> None:
-        self._times = value
-
-    def defer_stream(self, events: EventLines) -> None:
-        """Take the body and event times from these event lines, when first asked for."""
-        self._events = events
-
-    @property
-    def deferred(self) -> EventLines | None:
-        """The event lines not turned into a body yet, if any (they hold no reference back)."""
-        return self._events
-
-
 @dataclass
 class Cassette:
     """A whole cassette file: its header line and its interactions."""
@@ -685,7 +593,7 @@ def _start_interaction(path: str, request: Line, response: Line) -> Interaction:
             request.number,
             f"request line: field 'session' must be a non-empty string, it is {shown}",
         )
-    return LoadedInteraction(
+    return Interaction(
         method=_field(path, request, "method", str),
         uri=_field(path, request, "uri", str),
         request_headers=_headers_in(path, request, "headers"),

@@ -157,8 +157,7 @@ def render(
         first = closest.differences[0]
         lines.append(f"{first.describe()}  [{where}]")
         lines.append(
-            f"  closest recorded: interaction #{closest.position} "
-            f"({closest.method} {closest.uri})"
+            f"  closest recorded: interaction #{closest.position} ({closest.method} {closest.uri})"
         )
         for difference in closest.differences[1:MAX_DIFFERENCES]:
             lines.append(f"    {difference.describe()}")
