@@ -6,10 +6,15 @@ Runs in the ``tests(clients="openai2")`` nox session; skipped where openai 3.x i
 
 from __future__ import annotations
 
+import time
+
 import httpx
 import pytest
 
-from ._support import OPENAI_ANSWER, OPENAI_PROMPT, Replayer
+import llmcassette
+from llmcassette._vcr.mismatch import RAISED
+
+from ._support import OPENAI_ANSWER, OPENAI_PROMPT, SOURCES, STABLE_ORIGIN, Replayer
 
 openai = pytest.importorskip("openai")
 if not openai.__version__.startswith("2."):
@@ -70,3 +75,45 @@ async def test_async_chat_stream(replayer: Replayer) -> None:
             pieces = [c.choices[0].delta.content or "" async for c in stream if c.choices]
     assert "".join(pieces) == OPENAI_ANSWER
     assert len(pieces) > 1, "the replayed stream came as one piece"
+
+
+@pytest.mark.parametrize("is_async", [False, True], ids=["sync", "async"])
+async def test_a_mismatch_costs_one_attempt_and_names_the_path(
+    replayer: Replayer, is_async: bool
+) -> None:
+    """openai 2.x retries whatever its transport raises, with backoff; llmcassette answers
+    an unanswerable request with ``x-should-retry: false`` and the report as the error."""
+    changed = [{"role": "user", "content": "a prompt never recorded"}]
+    took: list[float] = []
+
+    async def ask() -> None:
+        if is_async:
+            async with openai.AsyncOpenAI(
+                base_url=replayer.openai_base_url, api_key="sk-other"
+            ) as client:
+                started = time.monotonic()
+                try:
+                    await client.chat.completions.create(model="gpt-4o-mini", messages=changed)
+                finally:
+                    took.append(time.monotonic() - started)
+        else:
+            with openai.OpenAI(base_url=replayer.openai_base_url, api_key="sk-other") as client:
+                started = time.monotonic()
+                try:
+                    client.chat.completions.create(model="gpt-4o-mini", messages=changed)
+                finally:
+                    took.append(time.monotonic() - started)
+
+    path = SOURCES / "test_openai_chat.jsonl"
+    match = {"hosts": {replayer.provider.url: STABLE_ORIGIN}}
+    raised = len(RAISED)
+    with (
+        llmcassette.use_cassette(str(path), record_mode="none", match=match),
+        pytest.raises(openai.APIStatusError) as caught,
+    ):
+        await ask()
+    assert len(RAISED) == raised + 1  # one attempt: the SDK's two retries never happened
+    assert took[0] < 1.0  # and no backoff (its two retries wait 1.1 s or more together)
+    assert caught.value.status_code == 460
+    assert "body.messages[0].content: recorded" in str(caught.value)
+    assert "incoming 'a prompt never recorded'" in str(caught.value)

@@ -8,6 +8,7 @@ import httpx2
 import pytest
 
 import llmcassette
+from llmcassette import CassetteMismatch  # imported now: pytester forgets modules it saw imported
 from llmcassette.testing import LocalProvider
 
 TEST = """
@@ -59,7 +60,7 @@ def test_pytest_and_use_cassette_hints_name_their_own_command(
 
     # ...and in use_cassette.
     replay = llmcassette.use_cassette(cassette, record_mode="none")
-    with pytest.raises(llmcassette.CassetteMismatch) as raised, replay:
+    with pytest.raises(CassetteMismatch) as raised, replay:
         ask(provider.url, "bye")
     message = str(raised.value)
     assert raised.value.context == "use_cassette"
@@ -70,7 +71,7 @@ def test_pytest_and_use_cassette_hints_name_their_own_command(
 
 def test_a_missing_cassette_says_how_to_record_it_with_use_cassette(tmp_path: Path) -> None:
     replay = llmcassette.use_cassette(tmp_path / "missing.jsonl", record_mode="none")
-    with pytest.raises(llmcassette.CassetteMismatch) as raised, replay:
+    with pytest.raises(CassetteMismatch) as raised, replay:
         ask("http://127.0.0.1:9", "hi")
     assert "record it: use_cassette(..., record_mode='once')" in str(raised.value)
     assert "--record-mode" not in str(raised.value)

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import copy
 import functools
+import json
 import time
 import warnings
 from collections.abc import Iterable, Iterator
@@ -279,10 +280,34 @@ class InterceptedMethod(metaclass=_BindsLikeAFunction):
         return response
 
     @classmethod
+    def _answer_mismatch(cls, request: Any, mismatch: CassetteMismatch) -> Any:
+        """What a client gets for a request the cassette cannot answer: the mismatch raised,
+        or, to an SDK that would retry it with backoff, a response saying not to retry.
+
+        The Stainless SDKs on httpx (openai 2.x, anthropic before 2.x) retry whatever the
+        transport raises, two more times with backoff, and hide it behind
+        ``APIConnectionError("Connection error.")``. They never retry a response with
+        ``x-should-retry: false``, and put its body in the exception they raise: the report
+        itself, with its path-level differences.
+        """
+        if cls.library.__name__ != "httpx" or _RETRYING_SDK_HEADER not in request.headers:
+            raise mismatch
+        error = {"message": str(mismatch), "type": "llmcassette_mismatch", "code": mismatch.code}
+        return cls.library.Response(
+            MISMATCH_STATUS,
+            headers={"content-type": "application/json", "x-should-retry": "false"},
+            content=json.dumps({"error": error}).encode("utf-8"),
+            request=request,
+        )
+
+    @classmethod
     def handle(cls, transport: Any, request: Any) -> Any:
         body = b"".join(request.stream)
-        with _SHOWN_IN_REPORT:
-            vcr_request, recorded, filtered, delay, answer = cls._lookup(request, body)
+        try:
+            with _SHOWN_IN_REPORT:
+                vcr_request, recorded, filtered, delay, answer = cls._lookup(request, body)
+        except CassetteMismatch as mismatch:
+            return cls._answer_mismatch(request, mismatch)
         if recorded is not None or answer is not None:
             if delay > 0:
                 time.sleep(delay)
@@ -299,8 +324,11 @@ class AsyncInterceptedMethod(InterceptedMethod):
     @classmethod
     async def handle(cls, transport: Any, request: Any) -> Any:
         body = b"".join([part async for part in request.stream])
-        with _SHOWN_IN_REPORT:
-            vcr_request, recorded, filtered, delay, answer = cls._lookup(request, body)
+        try:
+            with _SHOWN_IN_REPORT:
+                vcr_request, recorded, filtered, delay, answer = cls._lookup(request, body)
+        except CassetteMismatch as mismatch:
+            return cls._answer_mismatch(request, mismatch)
         if recorded is not None or answer is not None:
             if delay > 0:
                 import anyio
@@ -344,6 +372,13 @@ class _ShownInReport:
 
 
 _SHOWN_IN_REPORT = _ShownInReport()
+
+
+# Sent by every Stainless-generated SDK (openai, anthropic, ...): it retries failed calls.
+_RETRYING_SDK_HEADER = "x-stainless-retry-count"
+# The status of the response that answers such an SDK's unanswerable request: no server
+# sends it, so the SDK raises its generic ``APIStatusError`` ("Error code: 460 - ...").
+MISMATCH_STATUS = 460
 
 
 def _shown_uri(cassette: Any, request: Any) -> str:
