@@ -61,15 +61,21 @@ def _store(
 @pytest.mark.parametrize(
     ("encoding", "encoded"),
     [
-        ("gzip", gzip.compress(PAYLOAD)),
-        ("x-gzip", gzip.compress(PAYLOAD)),
-        ("GZIP", gzip.compress(PAYLOAD)),
+        ("gzip", gzip.compress(PAYLOAD, mtime=0)),
+        ("x-gzip", gzip.compress(PAYLOAD, mtime=0)),
+        ("GZIP", gzip.compress(PAYLOAD, mtime=0)),
         ("deflate", zlib.compress(PAYLOAD)),
         ("deflate", _raw_deflate(PAYLOAD)),
-        ("gzip", gzip.compress(PAYLOAD[:10]) + gzip.compress(PAYLOAD[10:])),  # two members
-        ("gzip, deflate", zlib.compress(gzip.compress(PAYLOAD))),  # deflate applied last
-        (["gzip", "deflate"], zlib.compress(gzip.compress(PAYLOAD))),  # same, as two headers
-        ("identity, gzip", gzip.compress(PAYLOAD)),
+        (
+            "gzip",
+            gzip.compress(PAYLOAD[:10], mtime=0) + gzip.compress(PAYLOAD[10:], mtime=0),
+        ),  # two members
+        ("gzip, deflate", zlib.compress(gzip.compress(PAYLOAD, mtime=0))),  # deflate applied last
+        (
+            ["gzip", "deflate"],
+            zlib.compress(gzip.compress(PAYLOAD, mtime=0)),
+        ),  # same, as two headers
+        ("identity, gzip", gzip.compress(PAYLOAD, mtime=0)),
     ],
 )
 def test_decoded_and_stored_readable(encoding: str | list[str], encoded: bytes) -> None:
@@ -91,7 +97,7 @@ def test_decoded_and_stored_readable(encoding: str | list[str], encoded: bytes) 
 
 
 def test_no_content_length_is_not_invented() -> None:
-    encoded = gzip.compress(PAYLOAD)
+    encoded = gzip.compress(PAYLOAD, mtime=0)
     body, headers = compression.decode_content(encoded, {"content-encoding": ["gzip"]})
     assert body == PAYLOAD
     assert headers == {}
@@ -100,7 +106,7 @@ def test_no_content_length_is_not_invented() -> None:
 def test_compressed_stream_is_split_into_events() -> None:
     stream = b'data: {"a":1}\n\ndata: [DONE]\n\n'
     headers = {"content-type": ["text/event-stream"], "content-encoding": ["gzip"]}
-    records, back = _store(gzip.compress(stream), headers)
+    records, back = _store(gzip.compress(stream, mtime=0), headers)
     assert records[2]["headers"] == {"content-type": "text/event-stream"}
     assert records[3:5] == [
         {"type": "event", "data": {"a": 1}},
@@ -122,7 +128,7 @@ def _untouched(body: bytes, headers: dict[str, list[str]]) -> None:
 def test_br_chain_without_brotli_is_left_untouched(monkeypatch: pytest.MonkeyPatch) -> None:
     # As without the optional brotli package: gzip was applied first, then br; neither is undone.
     monkeypatch.delitem(compression.DECODERS, "br", raising=False)
-    body = b"\x1b\x03\x00\xf8\xa5@" + gzip.compress(PAYLOAD)  # opaque bytes
+    body = b"\x1b\x03\x00\xf8\xa5@" + gzip.compress(PAYLOAD, mtime=0)  # opaque bytes
     _untouched(body, _headers("gzip, br", len(body)))
 
 
@@ -141,11 +147,11 @@ def test_optional_decoders_follow_installed_packages() -> None:
 @pytest.mark.parametrize(
     "body",
     [
-        gzip.compress(PAYLOAD)[:-9],  # truncated: header fine, stream cut
-        gzip.compress(PAYLOAD)[:10],  # only the gzip header
+        gzip.compress(PAYLOAD, mtime=0)[:-9],  # truncated: header fine, stream cut
+        gzip.compress(PAYLOAD, mtime=0)[:10],  # only the gzip header
         b"\x1f\x8b\x08\x00\x00\x00\x00\x00\x00\x03garbage!",  # gzip header, corrupt data
-        gzip.compress(PAYLOAD) + b"trailing junk",  # junk after the member
-        gzip.compress(PAYLOAD)[:-8] + b"\x00\x00\x00\x00\x00\x00\x00\x00",  # bad CRC
+        gzip.compress(PAYLOAD, mtime=0) + b"trailing junk",  # junk after the member
+        gzip.compress(PAYLOAD, mtime=0)[:-8] + b"\x00\x00\x00\x00\x00\x00\x00\x00",  # bad CRC
         PAYLOAD,  # claims gzip but is plain
     ],
 )
@@ -167,7 +173,7 @@ def test_corrupt_deflate_is_left_untouched(body: bytes) -> None:
 
 @pytest.mark.parametrize("encoding", ["compress", "bogus", "gzip, bogus", "x-custom"])
 def test_unknown_encoding_is_left_untouched(encoding: str) -> None:
-    body = gzip.compress(PAYLOAD)
+    body = gzip.compress(PAYLOAD, mtime=0)
     _untouched(body, _headers(encoding, len(body)))
 
 
@@ -185,7 +191,7 @@ def test_undecodable_binary_is_base64_with_encoding_kept() -> None:
 
 
 def test_request_bodies_are_never_decoded() -> None:
-    encoded = gzip.compress(PAYLOAD)
+    encoded = gzip.compress(PAYLOAD, mtime=0)
     request_headers = {"Content-Encoding": ["gzip"], "Content-Type": ["application/json"]}
     item = Interaction("POST", "http://h/", request_headers, encoded, 200, "OK", {}, b"")
     text = cassette_file.write(Cassette(cassette_file.new_header("t"), [item]))
@@ -201,9 +207,9 @@ def test_request_bodies_are_never_decoded() -> None:
 )
 def test_any_payload_decodes_exactly(data: bytes, coding: str) -> None:
     if coding == "gzip":
-        encoded, name = gzip.compress(data), "gzip"
+        encoded, name = gzip.compress(data, mtime=0), "gzip"
     elif coding == "gzip-members":
-        encoded, name = gzip.compress(data[:7]) + gzip.compress(data[7:]), "gzip"
+        encoded, name = gzip.compress(data[:7], mtime=0) + gzip.compress(data[7:], mtime=0), "gzip"
     elif coding == "deflate":
         encoded, name = zlib.compress(data), "deflate"
     else:
@@ -223,7 +229,7 @@ def test_brotli() -> None:
     records, back = _store(encoded, _headers("br", len(encoded)))
     assert records[2]["body"] == {"json": json.loads(PAYLOAD)}
     assert back.response_body == PAYLOAD
-    chained = brotli.compress(gzip.compress(PAYLOAD))
+    chained = brotli.compress(gzip.compress(PAYLOAD, mtime=0))
     body, headers = compression.decode_content(chained, _headers("gzip, br", len(chained)))
     assert body == PAYLOAD
     assert "Content-Encoding" not in headers
