@@ -4,9 +4,8 @@ from __future__ import annotations
 
 import gzip
 import json
-import threading
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +21,7 @@ from llmcassette.errors import SecretLeakError
 from llmcassette.redact import RedactionConfig
 from llmcassette.testing import LocalProvider
 
+from ._server import serving
 from .test_rules import ANTHROPIC, OPENAI, OPENAI_2
 
 GOOGLE = "AIza" + "Sy" + "Q" * 33
@@ -81,14 +81,8 @@ class _Planted(BaseHTTPRequestHandler):
 
 @pytest.fixture
 def planted() -> Iterator[str]:
-    server = ThreadingHTTPServer(("127.0.0.1", 0), _Planted)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}"
-    finally:
-        server.shutdown()
-        server.server_close()
+    with serving(_Planted) as url:
+        yield url
 
 
 CLIENTS = {"httpx": httpx.Client, "httpx2": httpx2.Client}

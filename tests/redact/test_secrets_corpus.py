@@ -18,10 +18,9 @@ from __future__ import annotations
 import base64
 import gzip
 import json
-import threading
 from collections.abc import Iterator
 from dataclasses import dataclass
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote, unquote
@@ -34,6 +33,7 @@ import yaml
 import llmcassette
 from llmcassette.cassette import compression
 
+from ._server import serving
 from .test_rules import ANTHROPIC, OPENAI
 
 
@@ -149,14 +149,8 @@ class _Echo(BaseHTTPRequestHandler):
 
 @pytest.fixture(scope="module")
 def echo_server() -> Iterator[str]:
-    server = ThreadingHTTPServer(("127.0.0.1", 0), _Echo)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}"
-    finally:
-        server.shutdown()
-        server.server_close()
+    with serving(_Echo) as url:
+        yield url
 
 
 CLIENTS = {"httpx": httpx.Client, "httpx2": httpx2.Client}
