@@ -138,17 +138,20 @@ def test_openai_sdk_reports_the_path(
     )
 
 
-def test_anthropic_sdk_wraps_the_error_but_the_report_keeps_it(
+def test_anthropic_sdk_gets_the_mismatch_once_and_unwrapped(
     pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    # The SDK retried what its transport raised, twice with backoff, and raised
+    # APIConnectionError; the mismatch is now also an AnthropicError, which it lets through.
     result = record_then_change(pytester, monkeypatch, ANTHROPIC_TEST, "prompt")
     output = result.stdout.str()
-    assert "APIConnectionError" in output  # what the SDK raised after its retry
+    assert "APIConnectionError" not in output
+    assert "call #2" not in output  # one attempt
     result.stdout.fnmatch_lines(
         [
-            "*llmcassette: requests the cassette could not answer*",
-            "*" + literal("body.messages[0].content: recorded 'hi', incoming 'bye'") + "*call #1*",
-            "*" + literal("body.messages[0].content: recorded 'hi', incoming 'bye'") + "*call #2*",
+            "*CassetteMismatch: "
+            + literal("body.messages[0].content: recorded 'hi', incoming 'bye'")
+            + "*call #1*",
         ]
     )
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 import copy
 import functools
 import json
+import sys
 import time
 import warnings
 from collections.abc import Iterable, Iterator
@@ -281,16 +282,20 @@ class InterceptedMethod(metaclass=_BindsLikeAFunction):
 
     @classmethod
     def _answer_mismatch(cls, request: Any, mismatch: CassetteMismatch) -> Any:
-        """What a client gets for a request the cassette cannot answer: the mismatch raised,
-        or, to an SDK that would retry it with backoff, a response saying not to retry.
+        """What a client gets for a request the cassette cannot answer: the mismatch raised
+        once, never retried with backoff by the SDK that sent the request.
 
-        The Stainless SDKs on httpx (openai 2.x, anthropic before 2.x) retry whatever the
-        transport raises, two more times with backoff, and hide it behind
-        ``APIConnectionError("Connection error.")``. They never retry a response with
-        ``x-should-retry: false``, and put its body in the exception they raise: the report
-        itself, with its path-level differences.
+        The Stainless SDKs (openai, anthropic, ...) retry a transport error two more times
+        with backoff and hide it behind ``APIConnectionError("Connection error.")``. The
+        ones on httpx2 let their own errors through untouched: the mismatch is raised as
+        one of them too (``sdk_error_class``). The older ones on httpx retry any exception,
+        but never a response with ``x-should-retry: false``, whose body they put in the
+        ``APIStatusError`` they raise: that response, holding the report, is returned.
         """
-        if cls.library.__name__ != "httpx" or _RETRYING_SDK_HEADER not in request.headers:
+        if _RETRYING_SDK_HEADER not in request.headers:
+            raise mismatch
+        if cls.library.__name__ != "httpx":
+            mismatch.__class__ = sdk_error_class(str(request.headers.get("user-agent", "")))
             raise mismatch
         error = {"message": str(mismatch), "type": "llmcassette_mismatch", "code": mismatch.code}
         return cls.library.Response(
@@ -379,6 +384,33 @@ _RETRYING_SDK_HEADER = "x-stainless-retry-count"
 # The status of the response that answers such an SDK's unanswerable request: no server
 # sends it, so the SDK raises its generic ``APIStatusError`` ("Error code: 460 - ...").
 MISMATCH_STATUS = 460
+
+
+# The base error class of each SDK, by the start of the user-agent it sends.
+_SDK_ERRORS = {"anthropic/": ("anthropic", "AnthropicError"), "openai/": ("openai", "OpenAIError")}
+
+
+_MISMATCH_ALSO: dict[type[Exception], type[CassetteMismatch]] = {}  # one per SDK at most
+
+
+def sdk_error_class(user_agent: str) -> type[CassetteMismatch]:
+    """``CassetteMismatch``, also a subclass of the error class of the SDK that sends
+    ``user_agent`` (already imported: it sent the request), so the SDK neither wraps nor
+    retries it; plain ``CassetteMismatch`` for any other client."""
+    agent = user_agent.lower().removeprefix("async")  # "AsyncOpenAI/Python 3.57.0"
+    for prefix, (module_name, class_name) in _SDK_ERRORS.items():
+        if not agent.startswith(prefix):
+            continue
+        base = getattr(sys.modules.get(module_name), class_name, None)
+        if not (isinstance(base, type) and issubclass(base, Exception)):
+            break
+        found = _MISMATCH_ALSO.get(base)
+        if found is None:
+            namespace = {"__module__": CassetteMismatch.__module__}
+            found = type("CassetteMismatch", (CassetteMismatch, base), namespace)
+            _MISMATCH_ALSO[base] = found
+        return found
+    return CassetteMismatch
 
 
 def _shown_uri(cassette: Any, request: Any) -> str:
