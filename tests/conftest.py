@@ -2,7 +2,20 @@
 
 from __future__ import annotations
 
+import importlib
+import pkgutil
+
 import pytest
+
+import llmcassette
+
+# pytester forgets, when a test that uses it ends, every module first imported during that
+# test; imported again later, a module makes new classes, and an ``except`` or isinstance
+# holding the old one misses (a CassetteMismatch not caught, an SDK error not retried).
+# Everything of llmcassette's (vcrpy's layer included) is imported before any test runs.
+for _module in pkgutil.walk_packages(llmcassette.__path__, "llmcassette."):
+    if not _module.name.endswith(("__main__", ".demo")):
+        importlib.import_module(_module.name)
 
 
 @pytest.fixture

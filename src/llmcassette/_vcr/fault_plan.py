@@ -18,7 +18,7 @@ from typing import Any
 from vcr.matchers import requests_match
 
 from llmcassette._vcr.lookup import body_matcher
-from llmcassette._vcr.persister import display_path
+from llmcassette._vcr.persister import display_path, owned_count
 from llmcassette.errors import FaultError, OverridesError, UnusedInteractionsError
 from llmcassette.faults import sidecar
 from llmcassette.faults.model import Entry, Fault, Overrides
@@ -235,12 +235,16 @@ def check_unused(cassette: Any) -> UnusedInteractionsError | None:
             )
         return None
     unused = []
-    if replaying and loaded:
+    # Only the test's own cassette must be played whole: of another one a marker names
+    # (a cassette shared between tests), a test may play a part.
+    owned = owned_count(cassette)
+    own = loaded if owned is None or loaded is None else min(owned, loaded)
+    if replaying and own:
         unused = [
             (position + 1, request.method, request.uri)
-            for position, (request, _) in enumerate(cassette.data[:loaded])
+            for position, (request, _) in enumerate(cassette.data[:own])
             if cassette.play_counts[position] == 0
         ]
     if not unused and not unused_faults:
         return None
-    return UnusedInteractionsError(where, unused, loaded or 0, unused_faults)
+    return UnusedInteractionsError(where, unused, own or 0, unused_faults)

@@ -192,6 +192,9 @@ class Persister:
         self.expiry = expiry
         self.record_errors = record_errors
         self.used: list[CassetteUse] = []
+        # How many of the interactions loaded for a cassette path came from its own file:
+        # the rest are other tests' cassettes a marker named (``@pytest.mark.vcr("x.jsonl")``).
+        self.owned: dict[str, int] = {}
         # Expired cassettes being recorded again: their created_at restarts when saved.
         self._renewing: set[str] = set()
         # llmcassette.redact.Redactor: applied to every line written, then checked (fail closed).
@@ -228,6 +231,7 @@ class Persister:
             if loaded is not None:
                 found = True
                 requests, responses, metadata = loaded
+        self.owned[os.fspath(path)] = len(requests)
         for extra in getattr(self.fallback, "extra_paths", ()):
             loaded = self._load_one(Path(extra))
             if loaded is not None:
@@ -470,6 +474,16 @@ class Persister:
                 f"{error.problem}; refusing to overwrite a cassette that cannot be read",
                 "fix or delete the file, or re-record it with --record-mode=rewrite",
             ) from error
+
+
+def owned_count(cassette: Any) -> int | None:
+    """How many of a vcrpy cassette's loaded interactions came from its own file (None:
+    not known, all of them count)."""
+    persister = getattr(cassette, "_persister", None)
+    path = getattr(cassette, "_path", None)
+    if not isinstance(persister, Persister) or path is None:
+        return None
+    return persister.owned.get(os.fspath(persister.resolve(path)))
 
 
 def display_path(cassette: Any) -> str | None:

@@ -1,0 +1,86 @@
+"""A cassette shared between tests: a test that names another test's cassette may play a
+part of it; only its own cassette must be played whole (issue 19, shared cassettes)."""
+
+from __future__ import annotations
+
+import pytest
+
+from llmcassette.testing import LocalProvider
+
+TESTS = """
+import os
+
+import httpx2
+import pytest
+
+URL = os.environ["PROVIDER_URL"]
+
+
+def ask(prompt):
+    response = httpx2.post(
+        f"{URL}/v1/chat/completions",
+        json={"model": "m", "messages": [{"role": "user", "content": prompt}]},
+        headers={"authorization": "Bearer sk-test"},
+    )
+    assert response.status_code == 200
+
+
+@pytest.mark.vcr
+def test_a_library():
+    ask("one")
+    ask("two")
+
+
+@pytest.mark.vcr("test_a_library.jsonl")
+def test_b_uses_one():
+    ask("two")
+"""
+
+OWN_UNPLAYED = """
+import os
+
+import httpx2
+import pytest
+
+URL = os.environ["PROVIDER_URL"]
+
+
+@pytest.mark.vcr
+def test_c_asks_less():
+    for prompt in os.environ["PROMPTS"].split(","):
+        httpx2.post(
+            f"{URL}/v1/chat/completions",
+            json={"model": "m", "messages": [{"role": "user", "content": prompt}]},
+            headers={"authorization": "Bearer sk-test"},
+        )
+"""
+
+
+@pytest.mark.parametrize("workers", [[], ["-p", "xdist", "-n", "2"]], ids=["serial", "xdist"])
+def test_a_test_may_play_part_of_a_cassette_it_names(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, workers: list[str]
+) -> None:
+    pytester.makepyfile(test_mod=TESTS)
+    with LocalProvider() as provider:
+        monkeypatch.setenv("PROVIDER_URL", provider.url)
+        # test_a records first (serial); under xdist test_b may run before the shared
+        # cassette exists, and records its one call into its own cassette
+        recorded = pytester.runpytest_subprocess("--record-mode=once", "-p", "no:randomly")
+        recorded.assert_outcomes(passed=2)
+        replayed = pytester.runpytest_subprocess("--record-mode=none", *workers)
+    replayed.assert_outcomes(passed=2)
+    assert "test_b_uses_one.jsonl" not in replayed.stdout.str()
+
+
+def test_a_test_that_leaves_its_own_cassette_unplayed_still_fails(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    pytester.makepyfile(test_mod=OWN_UNPLAYED)
+    with LocalProvider() as provider:
+        monkeypatch.setenv("PROVIDER_URL", provider.url)
+        monkeypatch.setenv("PROMPTS", "one,two")
+        pytester.runpytest_subprocess("--record-mode=once").assert_outcomes(passed=1)
+        monkeypatch.setenv("PROMPTS", "one")
+        replayed = pytester.runpytest_subprocess("--record-mode=none")
+    replayed.assert_outcomes(failed=1)
+    replayed.stdout.fnmatch_lines(["*1 of the 2 interactions recorded in *test_c_asks_less.jsonl*"])
