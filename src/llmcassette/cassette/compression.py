@@ -69,6 +69,13 @@ def _decoders() -> dict[str, Decoder]:
 DECODERS = _decoders()
 
 
+def content_codings(headers: dict[str, list[str]]) -> list[str]:
+    """The content-encodings ``headers`` say were applied, in order, ``identity`` left out."""
+    name = _find(headers, "content-encoding")
+    listed = [c.strip().lower() for v in headers[name] for c in str(v).split(",")] if name else []
+    return [c for c in listed if c and c != "identity"]
+
+
 def decode_content(
     body: bytes, headers: dict[str, list[str]]
 ) -> tuple[bytes, dict[str, list[str]]]:
@@ -80,8 +87,7 @@ def decode_content(
     name = _find(headers, "content-encoding")
     if name is None:
         return body, headers
-    codings = [c.strip().lower() for v in headers[name] for c in v.split(",") if c.strip()]
-    codings = [c for c in codings if c != "identity"]
+    codings = content_codings(headers)
     if not body or not codings:
         # Nothing to undo (an empty HEAD/304 body, or only "identity"): keep the headers as sent.
         return body, headers

@@ -22,7 +22,7 @@ from typing import Any
 from urllib.parse import unquote_plus
 
 from llmcassette.cassette import vcrpy_files
-from llmcassette.cassette.compression import decode_content
+from llmcassette.cassette.compression import content_codings, decode_content
 from llmcassette.errors import UNSCANNABLE_BODY, SecretLeakError
 from llmcassette.redact.rules import (
     JSON_OPENINGS,
@@ -195,14 +195,7 @@ def _decoded(rules: Rules, headers: Any, raw: bytes) -> bytes | None:
         return raw
     listed = {str(k): v if isinstance(v, list) else [str(v)] for k, v in headers.items()}
     decoded, left = decode_content(raw, listed)
-    codings = [
-        coding.strip().lower()
-        for name, values in left.items()
-        if name.lower() == "content-encoding"
-        for value in values
-        for coding in str(value).split(",")
-    ]
-    if any(coding not in ("", "identity") for coding in codings):
+    if content_codings(left):  # what decode_content could not undo
         return raw if rules.config.allow_unscanned_bodies else None
     return decoded
 
