@@ -1,7 +1,7 @@
 """A one-minute tour: record a streamed completion, read the cassette, replay it offline,
 change the prompt, cut a stream.
 
-Run it with ``python -m llmcassette.demo`` (needs the ``openai`` package). It starts the
+Run it with python -m llmcassette.demo (needs the openai package). It starts the
 bundled local provider on 127.0.0.1, so no API key and no network are needed.
 """
 
