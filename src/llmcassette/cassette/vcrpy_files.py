@@ -1,9 +1,18 @@
-"""Reading vcrpy's own cassette files (YAML, or JSON from its json serializer)."""
+"""Reading vcrpy's own cassette files (YAML, or JSON from its json serializer).
+
+vcrpy writes ``{"interactions": [{"request": ..., "response": ...}], "version": 1}``. Its
+serializers are handed ``{"requests": [...], "responses": [...]}``, and a custom serializer
+that dumps that mapping as it is (langchain's gzip-compressed ``*.yaml.gz`` cassettes) gives
+a file with those two parallel lists instead: ``interactions_of`` reads both layouts.
+"""
 
 from __future__ import annotations
 
 import json
 from typing import Any
+
+# The name of the layout with two parallel lists, for messages.
+PARALLEL_LISTS = "requests/responses"
 
 
 def parse(text: str, *, json_file: bool) -> Any:
@@ -17,6 +26,38 @@ def parse(text: str, *, json_file: bool) -> Any:
     except ImportError:  # pragma: no cover - PyYAML without libyaml
         from yaml import SafeLoader as Loader  # type: ignore[assignment]
     return yaml.load(text, Loader=Loader)
+
+
+def layout(loaded: Any) -> str | None:
+    """``"interactions"`` or ``PARALLEL_LISTS`` for the data of a vcrpy cassette, None for
+    data that is no vcrpy cassette."""
+    if not isinstance(loaded, dict):
+        return None
+    if isinstance(loaded.get("interactions"), list):
+        return "interactions"
+    if isinstance(loaded.get("requests"), list) and isinstance(loaded.get("responses"), list):
+        return PARALLEL_LISTS
+    return None
+
+
+def interactions_of(loaded: dict[str, Any]) -> list[Any]:
+    """The interactions of a vcrpy cassette's data in either layout, as
+    ``{"request": ..., "response": ...}`` entries; those of the parallel-lists layout hold
+    the very request and response mappings of ``loaded`` (changing one changes ``loaded``).
+    A request without a response (or the reverse) is an entry without that key."""
+    if layout(loaded) == PARALLEL_LISTS:
+        requests, responses = loaded["requests"], loaded["responses"]
+        entries: list[Any] = []
+        for index in range(max(len(requests), len(responses))):
+            entry: dict[str, Any] = {}
+            if index < len(requests):
+                entry["request"] = requests[index]
+            if index < len(responses):
+                entry["response"] = responses[index]
+            entries.append(entry)
+        return entries
+    found = loaded.get("interactions")
+    return found if isinstance(found, list) else []
 
 
 def error_line(error: BaseException) -> int | None:

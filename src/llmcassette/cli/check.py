@@ -42,6 +42,7 @@ ORPHAN = "orphan"
 SECRET = "secret"
 OVERRIDES = "overrides"  # an overrides sidecar (llmcassette.faults) that does not validate
 STALE_TEMP = "stale-temp"  # a killed save's temporary file (llmcassette._vcr.tempfiles)
+LOST_BODY = "lost-body"  # a response stored empty whose headers say it had a body
 
 # The code of each kind the check finds itself; the other kinds (unreadable, format,
 # version, overrides) carry the code of the exception they come from.
@@ -52,6 +53,7 @@ CODES = {
     ORPHAN: output.ORPHAN,
     SECRET: output.SECRET,
     STALE_TEMP: output.STALE_TEMP,
+    LOST_BODY: output.LOST_BODY,
 }
 
 CASSETTE_DIR = "cassettes"  # pytest-recording's <test dir>/cassettes/<module>/<test>.<ext>
@@ -96,11 +98,37 @@ class Options:
     secrets: bool = True
 
 
+def _declared_length(headers: dict[str, list[str]]) -> int | None:
+    for name, values in headers.items():
+        if name.lower() == "content-length" and values and values[0].strip().isdigit():
+            return int(values[0])
+    return None
+
+
 def _structure(name: str, cassette: Cassette, options: Options) -> Iterator[Problem]:
     from llmcassette.transport.integrity import missing_terminator
 
     for item in cassette.interactions:
         if item.stream is None:
+            # A body that was there when it was recorded (its content-length says how
+            # long) but is empty in the cassette was lost on the way: a converter that
+            # did not find it, or a hand edit. HEAD, 204 and 304 answers have none.
+            declared = _declared_length(item.response_headers)
+            if (
+                not item.response_body
+                and declared
+                and item.method.upper() != "HEAD"
+                and item.status not in (204, 304)
+            ):
+                yield Problem(
+                    name,
+                    item.line,
+                    LOST_BODY,
+                    f"{item.method} {item.uri}: the response body is empty, but its "
+                    f"content-length says {declared} byte(s); the recorded answer was lost",
+                    "convert the original vcrpy cassette again (llmcassette convert --force), "
+                    "or record the cassette again",
+                )
             continue
         problem = item.end_extra.get("incomplete") or missing_terminator(
             item.stream, item.response_body

@@ -8,76 +8,196 @@ fail-closed check as recording does; and writes vcrpy JSON for users who leave.
 
 from __future__ import annotations
 
+import ast
+import base64
+import contextlib
 import json
+import re
 from pathlib import Path
 from typing import Any
 
-from llmcassette._vcr import bridge as vcr_bridge
 from llmcassette._vcr import serializer
-from llmcassette._vcr.files import vcrpy_json
 from llmcassette.cassette import jsonl as cassette_file
+from llmcassette.cassette import vcrpy_files
 from llmcassette.cassette.jsonl import Cassette, Interaction
 from llmcassette.cli.paths import Opened
 from llmcassette.errors import CassetteFormatError
 from llmcassette.faults.placeholders import escape_body
 
 
+class UnreadableInteractionError(CassetteFormatError):
+    """An interaction of a vcrpy cassette whose method, URI, status or body is in no shape
+    that vcrpy or its forks wrote: converting it would lose data, so nothing is written."""
+
+    code = "LC110 unreadable-interaction"
+
+
+class NotJsonRepresentableError(CassetteFormatError):
+    """A body that vcrpy's JSON serializer cannot hold (bytes that are not UTF-8)."""
+
+    code = "LC111 binary-body-in-json"
+
+
+# botocore's stub records header values it was given as bytes by their Python repr.
+_BYTES_REPR = re.compile(r"""\Ab(?:'[^'\\]*(?:\\.[^'\\]*)*'|"[^"\\]*(?:\\.[^"\\]*)*")\Z""", re.S)
+
+
+def _header_text(value: Any) -> str:
+    """A header name or value as text: bytes (YAML ``!!binary``) and the Python repr of
+    bytes (``"b'application/json'"``, botocore) decoded, numbers written out."""
+    if isinstance(value, str) and _BYTES_REPR.match(value):
+        with contextlib.suppress(ValueError, SyntaxError):
+            value = ast.literal_eval(value)
+    if isinstance(value, (bytes, bytearray)):
+        try:
+            return bytes(value).decode("utf-8")
+        except UnicodeDecodeError:
+            return bytes(value).decode("latin-1")
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return str(value)
+
+
 def _headers(raw: Any) -> dict[str, list[str]]:
+    """vcrpy headers (``{name: [values]}``, ``{name: value}`` or ``[[name, value], ...]``)."""
+    if isinstance(raw, list):  # pairs, as some stubs store them
+        pairs = [item for item in raw if isinstance(item, (list, tuple)) and len(item) == 2]
+        out: dict[str, list[str]] = {}
+        for name, value in pairs:
+            out.setdefault(_header_text(name), []).append(_header_text(value))
+        return out
     if not isinstance(raw, dict):
         return {}
     return {
-        str(name): [str(v) for v in value] if isinstance(value, list) else [str(value)]
+        _header_text(name): [_header_text(v) for v in value]
+        if isinstance(value, list)
+        else [_header_text(value)]
         for name, value in raw.items()
     }
 
 
-def _body(part: dict[str, Any], response: bool) -> bytes | None:
-    if "parsed_body" in part:  # JSON kept as a structure: write it back as compact JSON
-        return json.dumps(part["parsed_body"], separators=(",", ":"), ensure_ascii=False).encode()
-    body = part.get("body")
-    if response and isinstance(body, dict):
-        body = body.get("string")
+def _as_bytes(value: Any) -> bytes:
+    if isinstance(value, (bytes, bytearray)):
+        return bytes(value)
+    if isinstance(value, (dict, list)):  # JSON kept as YAML structures
+        return json.dumps(value, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
+    return str(value).encode("utf-8")
+
+
+# Where the stubs of vcrpy and its forks keep a response body, in the order they are tried.
+RESPONSE_BODY_FIELDS = ("body.string", "body.base64_string", "parsed_body", "content", "text")
+_MISSING = object()
+
+
+def _response_body(response: dict[str, Any]) -> bytes | None:
+    """A vcrpy response's body in any stub generation's shape, or None when there is none."""
+    if "parsed_body" in response:
+        return _as_bytes(response["parsed_body"])
+    body = response.get("body", _MISSING)
+    if isinstance(body, dict):
+        if "string" in body:
+            return _as_bytes(body["string"]) if body["string"] is not None else b""
+        if isinstance(body.get("base64_string"), str):
+            return base64.b64decode(body["base64_string"])
+        if body:  # a YAML mapping that is the JSON body itself
+            return _as_bytes(body)
+    elif isinstance(body, (str, bytes, bytearray, list)):
+        return _as_bytes(body)
+    for field in ("content", "text"):  # vcrpy's early httpx stubs, and forks
+        if isinstance(response.get(field), (str, bytes, bytearray)):
+            return _as_bytes(response[field])
+    return None
+
+
+def _request_body(request: dict[str, Any]) -> bytes | None:
+    if "parsed_body" in request:  # JSON kept as a structure: written back as compact JSON
+        return _as_bytes(request["parsed_body"])
+    body = request.get("body")
+    if isinstance(body, dict) and set(body) <= {"string", "encoding"} and "string" in body:
+        body = body["string"]
     if body is None:
-        return None if not response else b""
-    if isinstance(body, bytes):
-        return body
-    if isinstance(body, (dict, list)):
-        return json.dumps(body).encode()
-    return str(body).encode("utf-8")
+        return None
+    return _as_bytes(body)
+
+
+def _status(response: dict[str, Any]) -> tuple[int, str] | None:
+    """The status code and reason of a vcrpy response (``status: {code, message}``,
+    ``status_code``, or a bare ``status`` number), None when it has none."""
+    status = response.get("status")
+    code: Any = None
+    reason: Any = response.get("reason") or ""
+    if isinstance(status, dict):
+        code, reason = status.get("code"), status.get("message") or reason
+    elif status is not None:
+        code = status
+    if code is None:
+        code = response.get("status_code")
+    if isinstance(code, str) and code.strip().isdigit():
+        code = int(code)
+    if isinstance(code, bool) or not isinstance(code, int):
+        return None
+    return code, str(reason)
 
 
 def read_vcrpy(path: Path, loaded: dict[str, Any]) -> list[Interaction]:
-    """The interactions of vcrpy cassette ``path`` (YAML, JSON, gzip-compressed YAML), as
-    ``cli.paths`` read and parsed it (``loaded``)."""
+    """The interactions of vcrpy cassette ``path`` (YAML, JSON, gzip-compressed YAML; the
+    ``interactions`` layout or parallel ``requests``/``responses`` lists), as ``cli.paths``
+    read and parsed it (``loaded``). An interaction whose method, URI, status or response
+    body cannot be found is an ``UnreadableInteractionError`` naming it and what it has."""
     items: list[Interaction] = []
-    for index, entry in enumerate(loaded["interactions"]):
-        request = entry.get("request") or {}
-        response = entry.get("response") or {}
-        status = response.get("status") or {}
-        if "request" not in entry and any(key.startswith("request_") for key in entry):
+    for index, entry in enumerate(vcrpy_files.interactions_of(loaded)):
+        if not isinstance(entry, dict):
+            raise UnreadableInteractionError(
+                path, None, f"interaction {index} is a {type(entry).__name__}, not a mapping"
+            )
+        if "request" not in entry and any(str(key).startswith("request_") for key in entry):
             raise CassetteFormatError(
                 path,
                 None,
                 f"interaction {index} is a gRPC recording ({sorted(entry)[0]}), not an HTTP "
                 "one; llmcassette records HTTP traffic only",
             )
+        request, response = entry.get("request"), entry.get("response")
+        if not isinstance(request, dict) or not isinstance(response, dict):
+            missing = "request" if not isinstance(request, dict) else "response"
+            raise UnreadableInteractionError(
+                path, None, f"interaction {index} has no {missing} mapping"
+            )
         if "method" not in request or "uri" not in request:
-            raise CassetteFormatError(path, None, f"interaction {index} has no method or uri")
-        response_headers, response_body = (
-            _headers(response.get("headers")),
-            _body(response, response=True),
-        )
+            raise UnreadableInteractionError(
+                path, None, f"interaction {index} has no method or uri"
+            )
+        status = _status(response)
+        if status is None:
+            raise UnreadableInteractionError(
+                path,
+                None,
+                f"interaction {index}: the response has no status code this reader knows "
+                f"(it has {_keys(response)}); expected status.code or status_code",
+            )
+        response_body = _response_body(response)
+        if response_body is None:  # never an empty body in place of one not found
+            raise UnreadableInteractionError(
+                path,
+                None,
+                f"interaction {index}: the response has no body this reader knows (it has "
+                f"{_keys(response)}); expected one of {', '.join(RESPONSE_BODY_FIELDS)}",
+                "convert reads the shapes of vcrpy and its forks; open an issue with the "
+                "shape of this file",
+            )
         # vcrpy recordings hold literal text: keep any "{{fromRequest" in it from becoming a
         # placeholder (llmcassette.faults).
-        response_body, response_headers = escape_body(response_body or b"", response_headers)
+        response_body, response_headers = escape_body(
+            response_body, _headers(response.get("headers"))
+        )
         items.append(
             Interaction(
-                method=str(request["method"]),
-                uri=str(request["uri"]),
+                method=_header_text(request["method"]).upper(),  # recorded "post" is POST
+                uri=_header_text(request["uri"]),
                 request_headers=_headers(request.get("headers")),
-                request_body=_body(request, response=False),
-                status=int(status.get("code", response.get("status_code", 200))),
-                reason=str(status.get("message") or ""),
+                request_body=_request_body(request),
+                status=status[0],
+                reason=status[1],
                 response_headers=response_headers,
                 response_body=response_body,
             )
@@ -85,8 +205,33 @@ def read_vcrpy(path: Path, loaded: dict[str, Any]) -> list[Interaction]:
     return items
 
 
+def _keys(mapping: dict[str, Any]) -> str:
+    return ", ".join(sorted(map(str, mapping))) or "no fields"
+
+
+def target_folder(source: Path, folders: list[Path], out: str | None) -> Path:
+    """Where the converted ``source`` goes: beside it, or under ``out`` at the place it has
+    under the folder it was found in (the source tree mirrored: two ``test_a.yaml`` in two
+    folders stay two files)."""
+    if out is None:
+        return source.parent
+    for folder in folders:
+        try:
+            relative = source.parent.relative_to(folder)
+        except ValueError:
+            continue
+        return Path(out) / relative
+    return Path(out)
+
+
 def to_jsonl(opened: Opened, redaction: Any = None) -> str:
     """The llmcassette JSONL text of a vcrpy cassette ``cli.paths`` opened, redacted and checked."""
+    return jsonl_of(opened, redaction)[0]
+
+
+def jsonl_of(opened: Opened, redaction: Any = None) -> tuple[str, dict[str, int]]:
+    """``to_jsonl``, and how many values redaction replaced, per rule: outside those
+    spans, converting back (``to_vcrpy_json``) gives every byte of the original."""
     from llmcassette.config import resolve_redaction
     from llmcassette.redact import Redactor
     from llmcassette.redact.scan import check_text
@@ -97,30 +242,65 @@ def to_jsonl(opened: Opened, redaction: Any = None) -> str:
     header = cassette_file.new_header(serializer.RECORDED_BY)
     config = resolve_redaction(redaction)
     if not config.enabled:
-        return cassette_file.write(Cassette(header, items))
+        return cassette_file.write(Cassette(header, items)), {}
     redactor = Redactor(config)
     header["redaction"] = redactor.header_field()
     text = cassette_file.write(Cassette(header, items), redaction=redactor)
     if config.fail_closed:
         check_text(redactor.rules, text, source)
-    return text
+    return text, dict(sorted(redactor.counts.items()))
+
+
+# An escaped marker as ``escape_body`` stored it: ``{{!fromRequest`` is ``{{fromRequest``.
+_ESCAPED_MARKER = re.compile(r"\{\{!(!*)fromRequest")
+
+
+def _vcrpy_text(body: bytes | None, path: Path, where: str) -> str | None:
+    if body is None:
+        return None
+    try:
+        return body.decode("utf-8")
+    except UnicodeDecodeError:
+        raise NotJsonRepresentableError(
+            path,
+            None,
+            f"{where} is binary (not UTF-8 text); vcrpy's JSON serializer cannot hold it",
+            "keep the JSONL cassette, or record this interaction again with vcrpy's YAML "
+            "serializer",
+        ) from None
 
 
 def to_vcrpy_json(opened: Opened) -> str:
     """The vcrpy JSON-serializer text of an llmcassette cassette ``cli.paths`` opened (for
-    users who leave)."""
+    users who leave): every header value, status, reason and body as the cassette has it."""
     cassette = opened.cassette
     assert cassette is not None
-    requests = []
-    responses = []
-    for item in cassette.interactions:
-        request, response = vcr_bridge.to_vcr(item)
-        requests.append(request)
-        responses.append(
+    interactions = []
+    for index, item in enumerate(cassette.interactions):
+        where = f"interaction {index} ({item.method} {item.uri})"
+        body = _vcrpy_text(item.response_body, opened.path, f"{where}: the response body")
+        if body is not None and "fromRequest" in body:
+            body = _ESCAPED_MARKER.sub(lambda m: "{{" + m.group(1) + "fromRequest", body)
+        interactions.append(
             {
-                "status": response["status"],
-                "headers": response["headers"],
-                "body": {"string": item.response_body},
+                "request": {
+                    "body": _vcrpy_text(
+                        item.request_body, opened.path, f"{where}: the request body"
+                    ),
+                    "headers": {
+                        name: list(values) for name, values in item.request_headers.items()
+                    },
+                    "method": item.method,
+                    "uri": item.uri,
+                },
+                "response": {
+                    "status": {"code": item.status, "message": item.reason},
+                    "headers": {
+                        name: list(values) for name, values in item.response_headers.items()
+                    },
+                    "body": {"string": body if body is not None else ""},
+                },
             }
         )
-    return vcrpy_json(requests, responses)
+    # What vcrpy's JSON serializer writes (vcr.serializers.jsonserializer).
+    return json.dumps({"interactions": interactions, "version": 1}, indent=4) + "\n"

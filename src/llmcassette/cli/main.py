@@ -309,10 +309,11 @@ def _migrate(args: argparse.Namespace) -> int:
 
 def _convert(args: argparse.Namespace) -> int:
     from llmcassette._vcr.tempfiles import atomic_write
-    from llmcassette.cli.convert import to_jsonl, to_vcrpy_json
+    from llmcassette.cli.convert import jsonl_of, target_folder, to_vcrpy_json
 
     out = Output("convert", args.json)
     to_json = args.to == "vcrpy-json"
+    folders = [Path(raw) for raw in args.paths if Path(raw).is_dir()]
     for opened in cassettes(args.paths, "convert", (JSONL,) if to_json else (VCRPY,)):
         if isinstance(opened, CassetteFormatError):
             out.failed(opened)
@@ -321,7 +322,7 @@ def _convert(args: argparse.Namespace) -> int:
         stem = source.name[:-3] if source.name.endswith(".gz") else source.name
         stem = stem.rsplit(".", 1)[0]
         suffix = ".json" if to_json else ".jsonl"
-        target = (Path(args.out) if args.out else source.parent) / (stem + suffix)
+        target = target_folder(source, folders, args.out) / (stem + suffix)
         if target.exists() and not args.force:
             problem = f"{target} exists; use --force to replace it"
             found = record(
@@ -333,8 +334,13 @@ def _convert(args: argparse.Namespace) -> int:
             )
             out.finding(found, f"{source}: {problem}", stderr=True)
             continue
+        redacted: dict[str, int] = {}
         try:
-            text = to_vcrpy_json(opened) if to_json else to_jsonl(opened)
+            if to_json:
+                text = to_vcrpy_json(opened)
+            else:
+                text, redacted = jsonl_of(opened)
+            target.parent.mkdir(parents=True, exist_ok=True)
             atomic_write(target, text.encode("utf-8"))
         except CassetteFormatError as error:
             out.failed(error)
@@ -348,7 +354,12 @@ def _convert(args: argparse.Namespace) -> int:
         except LlmCassetteError as error:
             out.failed(error, f"{source}: cannot convert: {error}")
             continue
-        out.result({"file": str(source), "target": str(target)}, f"{source} -> {target}")
+        # What redaction replaced, per rule: everything else converts back byte for byte.
+        kinds = ", ".join(f"{kind} x{count}" for kind, count in redacted.items())
+        out.result(
+            {"file": str(source), "target": str(target), "redacted": redacted},
+            f"{source} -> {target}" + (f" (redacted {kinds})" if kinds else ""),
+        )
     return out.done()
 
 

@@ -5,11 +5,12 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import Any
 
 from llmcassette.cassette import jsonl as cassette_file
 from llmcassette.cli.paths import JSONL, VCRPY, Opened
 from llmcassette.redact.redactor import Redactor, _content_type
-from llmcassette.redact.scan import Finding, find_in_jsonl, find_in_vcrpy, load_vcrpy
+from llmcassette.redact.scan import Finding, find_in_jsonl, find_in_vcrpy
 
 
 def scan_opened(redactor: Redactor, opened: Opened) -> list[Finding]:
@@ -44,20 +45,32 @@ def redact_opened(redactor: Redactor, opened: Opened) -> tuple[str | None, int]:
 
 def _redact_vcrpy(redactor: Redactor, path: Path, text: str) -> str:
     from llmcassette._vcr.files import vcrpy_text  # imports vcrpy: only when writing
+    from llmcassette.cassette import vcrpy_files
 
-    loaded = load_vcrpy(path, text)
-    for entry in loaded.get("interactions") or []:
-        request = entry.get("request") or {}
-        if isinstance(request.get("uri"), str):
-            request["uri"] = redactor.uri(request["uri"])
-        request["headers"] = redactor.headers(request.get("headers") or {})
-        content_type = _content_type(request["headers"])
-        body = request.get("body")
-        if isinstance(body, str):
-            request["body"] = redactor.body_text(body, content_type)
-        elif isinstance(body, bytes):
-            request["body"] = redactor.body_bytes(body, content_type)
-        entry["request"] = redactor.known_in(request)
-        if isinstance(entry.get("response"), dict):
-            entry["response"] = redactor.vcr_response(entry["response"])
-    return vcrpy_text(loaded, json_file=path.suffix == ".json")
+    json_file = path.name.removesuffix(".gz").endswith(".json")
+    loaded = vcrpy_files.parse(text, json_file=json_file)
+    # Changed in place, so that either layout (interactions, or requests and responses) is
+    # written back as it was read.
+    for entry in vcrpy_files.interactions_of(loaded):
+        request = entry.get("request")
+        if isinstance(request, dict):
+            if isinstance(request.get("uri"), str):
+                request["uri"] = redactor.uri(request["uri"])
+            request["headers"] = redactor.headers(request.get("headers") or {})
+            content_type = _content_type(request["headers"])
+            body = request.get("body")
+            if isinstance(body, str):
+                request["body"] = redactor.body_text(body, content_type)
+            elif isinstance(body, bytes):
+                request["body"] = redactor.body_bytes(body, content_type)
+            _replace_contents(request, redactor.known_in(request))
+        response = entry.get("response")
+        if isinstance(response, dict):
+            _replace_contents(response, redactor.vcr_response(response))
+    return vcrpy_text(loaded, json_file=json_file)
+
+
+def _replace_contents(mapping: dict[str, Any], new: dict[str, Any]) -> None:
+    if new is not mapping:
+        mapping.clear()
+        mapping.update(new)

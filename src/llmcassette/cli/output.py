@@ -33,6 +33,7 @@ STALE_TEMP = "LC606 stale-temp"
 CASSETTES_DIFFER = "LC607 cassettes-differ"
 NEEDS_MIGRATION = "LC608 needs-migration"
 TARGET_EXISTS = "LC609 target-exists"
+LOST_BODY = "LC620 lost-body"
 CODES = (
     CANNOT_WRITE,
     TRUNCATED_STREAM,
@@ -44,6 +45,7 @@ CODES = (
     CASSETTES_DIFFER,
     NEEDS_MIGRATION,
     TARGET_EXISTS,
+    LOST_BODY,
 )
 
 

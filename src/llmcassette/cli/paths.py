@@ -13,7 +13,9 @@ which nothing was found says so on stderr.
 - empty, binary (not UTF-8 text, or NUL bytes), damaged gzip data;
 - llmcassette JSONL (read strictly: truncated or damaged files fail with their line);
 - a vcrpy cassette (YAML or JSON, also gzip-compressed): a mapping with an
-  ``interactions`` list; malformed YAML/JSON fails with its line;
+  ``interactions`` list, or with parallel ``requests`` and ``responses`` lists (read as
+  interactions: ``Opened.vcrpy`` always has ``interactions``); malformed YAML/JSON fails
+  with its line;
 - an overrides sidecar (``*.overrides.json``), which only ``check`` validates;
 - anything else is "not a cassette" (skipped quietly when it was found in a folder and
   parses as JSON or YAML: folders of cassettes also hold other data files).
@@ -39,6 +41,8 @@ if TYPE_CHECKING:
     from llmcassette.cassette.jsonl import Cassette
 
 SUFFIXES = (".jsonl", ".yaml", ".yml", ".json")  # what a folder is searched for
+# ... also gzip-compressed (langchain's ``*.yaml.gz`` cassettes).
+COMPRESSED_SUFFIXES = tuple(suffix + ".gz" for suffix in SUFFIXES)
 
 JSONL = "llmcassette JSONL cassette"
 VCRPY = "vcrpy cassette"
@@ -173,23 +177,26 @@ def open_file(path: Path, *, in_folder: bool = False) -> Opened | None:
         loaded = vcrpy_files.parse(text, json_file=json_file)
     except Exception as error:  # YAMLError, JSONDecodeError, RecursionError, ...
         raise _parse_error(name, error, json_file) from None
-    if isinstance(loaded, dict) and isinstance(loaded.get("interactions"), list):
-        return Opened(path, VCRPY, data, text, vcrpy=loaded, compressed=compressed)
+    if vcrpy_files.layout(loaded) is not None:
+        interactions = vcrpy_files.interactions_of(loaded)
+        as_read = {**loaded, "interactions": interactions}
+        return Opened(path, VCRPY, data, text, vcrpy=as_read, compressed=compressed)
     if in_folder:
         return None
     raise CassetteFormatError(
         name,
         None,
         "not a cassette: neither llmcassette JSONL nor a vcrpy cassette (a mapping with an "
-        "'interactions' list)",
+        "'interactions' list, or with 'requests' and 'responses' lists)",
     )
 
 
 def files_under(
-    folder: Path, suffixes: Collection[str] = SUFFIXES
+    folder: Path, suffixes: Collection[str] = SUFFIXES + COMPRESSED_SUFFIXES
 ) -> Iterator[Path | UnreadableError]:
     """The files under ``folder`` (recursively, sorted) whose name ends in ``suffixes``,
     and an ``UnreadableError`` for each folder that cannot be listed."""
+    endings = tuple(suffixes)
     found: list[tuple[str, Path | UnreadableError]] = []
     pending = [folder]
     while pending:
@@ -209,7 +216,7 @@ def files_under(
                 continue
             if is_dir:
                 pending.append(path)
-            elif is_file and path.suffix in suffixes:
+            elif is_file and entry.name.endswith(endings):
                 found.append((entry.path, path))
     found.sort(key=lambda item: Path(item[0]).parts)
     for _, item in found:

@@ -288,7 +288,7 @@ def find_in_vcrpy(rules: Rules, data: dict[str, Any], text: str, path: str) -> l
     """Findings in a parsed vcrpy cassette (``data``, parsed from ``text``), response
     bodies decoded first; lines are those of the interactions in ``text``."""
     findings: list[Finding] = []
-    for index, entry in enumerate(data.get("interactions") or []):
+    for index, entry in enumerate(vcrpy_files.interactions_of(data)):
         if not isinstance(entry, dict):
             continue
         line = _line_of(text, index)
@@ -306,7 +306,7 @@ def find_in_vcrpy(rules: Rules, data: dict[str, Any], text: str, path: str) -> l
 
 def load_vcrpy(path: Path, text: str) -> dict[str, Any]:
     """A vcrpy cassette file as its dict (YAML, or JSON for ``.json``)."""
-    loaded = vcrpy_files.parse(text, json_file=path.suffix == ".json")
+    loaded = vcrpy_files.parse(text, json_file=path.name.removesuffix(".gz").endswith(".json"))
     return loaded if isinstance(loaded, dict) else {}
 
 
