@@ -15,7 +15,7 @@ _FENCE = re.compile(r"^(?P<indent>[ \t]*)(?P<fence>`{3,}|~{3,})(?P<info>.*)$")
 _DIRECTIVE = re.compile(r"^\s*<!--\s*docs-test:(?P<body>.*?)-->\s*$")
 
 #: Directive words without a value, and those that take one (``name=value``).
-FLAGS = frozenset({"skip", "output", "run"})
+FLAGS = frozenset({"skip", "output", "run", "raises", "figure"})
 VALUED = frozenset({"file"})
 
 
@@ -37,6 +37,22 @@ class Block:
     code: str
     #: The directive before the block: flags map to ``True``, ``file=x`` to ``"x"``.
     directive: dict[str, str | bool] = field(default_factory=dict)
+
+    @property
+    def is_sample(self) -> bool:
+        """Whether the block shows text a program prints (so it must be checked).
+
+        A ``text``, ``console`` or unlabelled block, or a shell block whose lines are not
+        all commands (``$ cmd`` followed by what it printed).
+        """
+        if self.lang in ("text", "console", "", "shell-session", "output"):
+            return True
+        lines = [line for line in self.code.splitlines() if line.strip()]
+        return (
+            self.lang in ("sh", "bash", "shell")
+            and any(line.startswith("$ ") for line in lines)
+            and not all(line.startswith(("$ ", "#")) for line in lines)
+        )
 
     @property
     def where(self) -> str:

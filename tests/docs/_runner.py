@@ -12,10 +12,24 @@ The conventions (CONTRIBUTING.md has the short version for authors):
   and runs nothing (a conftest.py, a pyproject.toml, a test module a later command runs);
 - ``<!-- docs-test: output -->`` before a ``text`` block: it must be what the previous
   ``python`` block printed;
-- ``<!-- docs-test: run -->`` before a ``console``/``sh`` block: each ``$ llmcassette ...``
-  or ``$ pytest ...`` command runs and must exit 0 (or N when its comment says
-  ``# exit N``); an llmcassette command must print the lines shown under it, if any;
+- ``<!-- docs-test: raises -->`` before a ``python`` block: it must raise, and what it
+  printed followed by the exception's last line (``module.Class: message``, as pytest's
+  ``E`` line shows it) is the output the next ``output`` block is compared with;
+- ``<!-- docs-test: run -->`` before a ``console``/``sh`` block: each ``$ llmcassette ...``,
+  ``$ pytest ...`` or ``$ sed -i 's/OLD/NEW/' FILE`` (OLD and NEW literal) command runs and must exit 0 (or N when its comment says
+  ``# exit N``); an llmcassette command must print the lines shown under it, if any; a
+  pytest command's output must contain the lines shown under it, in that order;
+- ``<!-- docs-test: figure -->`` before a ``text`` block: not output (a diagram, a file
+  layout, a wire format); nothing runs;
 - ``<!-- docs-test: skip -->``: the block does not run.
+
+Every sample of output (a ``text``, ``console`` or unlabelled block, or a shell block with
+output under its ``$`` lines) must be ``output``, ``run`` or ``figure`` (`unchecked`
+lists those that are not; test_examples.py fails when a page has more of them than it
+allows), so no hand-written output can drift. Shown and printed text are compared after
+`normalized`: trailing spaces, the page's directory, ports, timestamps and durations do
+not count, and ``...`` in the shown text stands for anything (within a line or across
+lines), as in doctest.
 
 Every failure names the page and line of the block.
 """
@@ -73,12 +87,14 @@ class Tally:
     outputs: int = 0
     commands: int = 0
     skipped: int = 0
+    figures: int = 0
 
     def __str__(self) -> str:
         return (
             f"{self.executed} python block(s) executed, {self.pytest_modules} pytest module(s) "
             f"recorded and replayed, {self.files} file(s) written, {self.outputs} output(s) "
-            f"compared, {self.commands} command(s) run, {self.skipped} skipped"
+            f"compared, {self.commands} command(s) run, {self.skipped} skipped, "
+            f"{self.figures} figure(s)"
         )
 
 
@@ -93,8 +109,47 @@ def _diff(expected: str, actual: str) -> str:
     return "\n".join(lines)
 
 
-def _normalized(text: str) -> str:
+# What differs between runs and machines, replaced by one spelling on both sides.
+_VOLATILE = (
+    (re.compile(r"\b(127\.0\.0\.1|localhost):\d+"), r"\1:PORT"),
+    (re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?(?:Z|[+-]\d\d:\d\d)?"), "TIME"),
+    (re.compile(r"\b\d+(?:\.\d+)?s\b"), "Ns"),  # pytest's "in 0.12s"
+    (re.compile(r"\b\d+(?:\.\d+)? ms\b"), "N ms"),
+)
+
+
+def normalized(text: str, workdir: Path | None = None) -> str:
+    """``text`` without what varies between runs: trailing spaces, blank lines at either
+    end, the page's directory (``/tmp/.../``), ports, timestamps and durations."""
+    if workdir is not None:
+        for directory in {str(workdir), str(workdir.resolve())}:
+            text = text.replace(directory + os.sep, "").replace(directory, ".")
+    for pattern, replacement in _VOLATILE:
+        text = pattern.sub(replacement, text)
     return "\n".join(line.rstrip() for line in text.strip("\n").splitlines())
+
+
+def _pattern(shown: str) -> re.Pattern[str]:
+    """A shown text as a regular expression: ``...`` matches anything, the rest itself."""
+    return re.compile(".*?".join(re.escape(part) for part in shown.split("...")), re.DOTALL)
+
+
+def same_output(shown: str, printed: str, workdir: Path | None = None) -> bool:
+    """Whether a sample in the docs is what the code printed (see `normalized`)."""
+    shown, printed = normalized(shown, workdir), normalized(printed, workdir)
+    return shown == printed or _pattern(shown).fullmatch(printed) is not None
+
+
+def contains_lines(shown: str, printed: str, workdir: Path | None = None) -> str | None:
+    """None when every shown line is a line of ``printed``, in order; else the first
+    shown line that is missing."""
+    # Runs of spaces count as one: pytest indents a traceback's lines by their depth.
+    lines = iter(" ".join(got.split()) for got in normalized(printed, workdir).splitlines())
+    for line in normalized(shown, workdir).splitlines():
+        wanted = _pattern(" ".join(line.split()))
+        if line.strip() and not any(wanted.fullmatch(got) for got in lines):
+            return line
+    return None
 
 
 class PageRunner:
@@ -121,7 +176,9 @@ class PageRunner:
         return self.tally
 
     def _run_block(self, block: Block) -> None:
-        if block.directive.get("skip"):
+        if block.directive.get("figure"):
+            self.tally.figures += 1
+        elif block.directive.get("skip"):
             self.tally.skipped += 1
         elif "file" in block.directive:
             self._write_file(block, str(block.directive["file"]))
@@ -149,10 +206,17 @@ class PageRunner:
         except BaseException as error:
             if isinstance(error, KeyboardInterrupt):
                 raise
+            if block.directive.get("raises") and isinstance(error, Exception):
+                last = traceback.format_exception_only(type(error), error)
+                self.last_output = output.getvalue() + "".join(last)
+                self.tally.executed += 1
+                return
             # Leave out this runner's own frame: the trace starts in the page.
             trace = "".join(traceback.format_exception(error.with_traceback(_tail(error))))
             printed = f"\nit printed:\n{output.getvalue()}" if output.getvalue() else ""
             raise _fail(block, "raised", trace + printed) from None
+        if block.directive.get("raises"):
+            raise _fail(block, "is marked raises", "but it raised nothing")
         self.last_output = output.getvalue()
         self.tally.executed += 1
 
@@ -161,8 +225,9 @@ class PageRunner:
             raise _fail(block, "is marked as output", "but no python block ran before it")
         if block.lang not in OUTPUT:
             raise _fail(block, "is marked as output", "use a ```text block for printed output")
-        expected, actual = _normalized(block.code), _normalized(self.last_output)
-        if expected != actual:
+        if not same_output(block.code, self.last_output, self.workdir):
+            expected = normalized(block.code, self.workdir)
+            actual = normalized(self.last_output, self.workdir)
             raise _fail(
                 block, "is not what the python block before it printed", _diff(expected, actual)
             )
@@ -244,20 +309,45 @@ class PageRunner:
             argv = shlex.split(command, comments=True)
             if argv and argv[0] == "llmcassette":
                 status, output = self._llmcassette(argv[1:])
+            elif argv[:2] == ["sed", "-i"] and len(argv) == 4:
+                status, output = self._sed(block, argv[2], argv[3])
             elif argv and argv[0] == "pytest":
                 status, output = self._pytest(argv[1:])
-                shown = ""  # durations and paths vary: only the exit code counts
+                missing = contains_lines(shown, output, self.workdir)
+                if status == want and missing is not None:
+                    what = f"runs {command!r}, whose output has no line {missing!r}"
+                    raise _fail(block, what, f"(after the lines before it)\n{output}")
+                shown = ""  # pytest prints much more than a page shows: checked above
             else:
                 raise _fail(
-                    block, f"runs {command!r}", "only llmcassette and pytest commands can run"
+                    block,
+                    f"runs {command!r}",
+                    "only llmcassette, pytest and sed -i 's/OLD/NEW/' FILE commands can run",
                 )
             if status != want:
                 raise _fail(
                     block, f"runs {command!r}", f"exit code {status}, expected {want}:\n{output}"
                 )
-            if shown.strip() and _normalized(shown) != _normalized(output):
-                raise _fail(block, f"runs {command!r}", _diff(_normalized(shown), output))
+            if shown.strip() and not same_output(shown, output, self.workdir):
+                expected = normalized(shown, self.workdir)
+                raise _fail(
+                    block, f"runs {command!r}", _diff(expected, normalized(output, self.workdir))
+                )
             self.tally.commands += 1
+
+    def _sed(self, block: Block, script: str, name: str) -> tuple[int, str]:
+        """``sed -i s/OLD/NEW/ FILE`` with literal OLD and NEW: the edit a page asks for."""
+        substitution = re.fullmatch(r"s/(?P<old>[^/]+)/(?P<new>[^/]*)/", script)
+        path = self.workdir / name
+        if substitution is None or not path.is_file():
+            raise _fail(block, f"runs sed -i {script} {name}", "needs s/OLD/NEW/ and a file")
+        text = path.read_text(encoding="utf-8")
+        if substitution["old"] not in text:
+            raise _fail(
+                block, f"runs sed -i {script} {name}", f"{name} has no {substitution['old']!r}"
+            )
+        path.write_text(text.replace(substitution["old"], substitution["new"]), encoding="utf-8")
+        return 0, ""
 
     def _llmcassette(self, args: list[str]) -> tuple[Any, str]:
         """The command line, in this process: its exit code and what it printed."""
@@ -268,6 +358,12 @@ class PageRunner:
             except SystemExit as exit_:
                 status = exit_.code
         return status, output.getvalue()
+
+
+def unchecked(blocks: list[Block]) -> list[Block]:
+    """The samples of output among ``blocks`` that nothing checks (see the module docstring)."""
+    marks = ("output", "run", "figure", "file")
+    return [b for b in blocks if b.is_sample and not any(m in b.directive for m in marks)]
 
 
 def _tail(error: BaseException) -> types.TracebackType | None:

@@ -9,7 +9,7 @@ import pytest
 from llmcassette.testing import LocalProvider
 
 from ._markdown import MarkdownError, blocks
-from ._runner import DocsExampleFailure, PageRunner, Tally
+from ._runner import DocsExampleFailure, PageRunner, Tally, same_output, unchecked
 
 FENCE = "```"
 
@@ -231,3 +231,88 @@ def test_fences_record_language_line_and_directive() -> None:
         (7, "markdown", {}),
     ]
     assert found[1].code == "```python\nnot a block of its own\n```\n"
+
+
+def test_an_exception_is_compared_as_its_last_traceback_line(
+    docs_workdir: Path, docs_provider: LocalProvider
+) -> None:
+    text = page(
+        "<!-- docs-test: raises -->",
+        f"{FENCE}python",
+        "print('before')",
+        "raise KeyError('gone')",
+        FENCE,
+        "<!-- docs-test: output -->",
+        f"{FENCE}text",
+        "before",
+        "KeyError: 'gone'",
+        FENCE,
+    )
+    assert run_page(text, docs_workdir, docs_provider).outputs == 1
+    quiet = page("<!-- docs-test: raises -->", f"{FENCE}python", "x = 1", FENCE)
+    with pytest.raises(DocsExampleFailure, match="is marked raises"):
+        run_page(quiet, docs_workdir, docs_provider)
+
+
+def test_paths_ports_times_and_ellipses_do_not_count_but_the_rest_does(tmp_path: Path) -> None:
+    printed = (
+        f"{tmp_path}/tests/c.jsonl: POST http://127.0.0.1:40123/v1 at 2026-12-02T12:00:01Z\n"
+        "1 passed in 0.42s   \n"
+    )
+    shown = "tests/c.jsonl: POST http://127.0.0.1:8000/v1 at 2020-01-01T00:00:00Z\n1 passed in 3s"
+    assert same_output(shown, printed, tmp_path)
+    assert same_output("tests/c.jsonl: POST ... at ...\n...", printed, tmp_path)
+    assert not same_output(shown.replace("POST", "GET"), printed, tmp_path)
+    assert not same_output(shown, printed + "one more line", tmp_path)
+
+
+def test_a_pytest_command_must_print_the_lines_shown_in_order(
+    docs_workdir: Path, docs_provider: LocalProvider
+) -> None:
+    module = page(
+        "<!-- docs-test: file=test_fail.py -->",
+        f"{FENCE}python",
+        "def test_fail():",
+        "    assert 'recorded' == 'incoming'",
+        FENCE,
+    )
+    passing = module + page(
+        "<!-- docs-test: run -->",
+        f"{FENCE}console",
+        "$ sed -i 's/incoming/other/' test_fail.py",
+        "$ pytest test_fail.py  # exit 1",
+        "E   AssertionError: assert 'recorded' == 'other'",
+        "FAILED test_fail.py::test_fail - ...",
+        FENCE,
+    )
+    assert run_page(passing, docs_workdir, docs_provider).commands == 2
+    wrong = module + page(
+        "<!-- docs-test: run -->",
+        f"{FENCE}console",
+        "$ pytest test_fail.py  # exit 1",
+        "E   AssertionError: assert 'recorded' == 'what the page says'",
+        FENCE,
+    )
+    with pytest.raises(DocsExampleFailure, match="whose output has no line"):
+        run_page(wrong, docs_workdir, docs_provider)
+
+
+def test_output_samples_nothing_checks_are_found() -> None:
+    text = page(
+        f"{FENCE}text",
+        "hand-written output",
+        FENCE,
+        "<!-- docs-test: figure -->",
+        f"{FENCE}text",
+        "a | diagram",
+        FENCE,
+        f"{FENCE}sh",
+        "pip install llmcassette",
+        FENCE,
+        f"{FENCE}console",
+        "$ llmcassette check tests",
+        "llmcassette check: no problems in 1 file(s)",
+        FENCE,
+    )
+    found = unchecked(blocks(text, "docs/example.md"))
+    assert [block.line for block in found] == [1, 11]
