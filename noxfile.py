@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import os
+import re
+from pathlib import Path
 
 import nox
 
@@ -45,6 +47,30 @@ CLIENT_SETS: dict[str, list[str]] = {
 }
 
 
+def _recipe_sets() -> dict[str, list[str]]:
+    """Each recipe of docs/recipes.md and what its set-up installs next to llmcassette.
+
+    A recipe's set-up is a ``<!-- docs-test: setup=NAME needs=A,B -->`` block holding one
+    ``pip install llmcassette ...`` line; ``needs`` brings in the lines of the recipes it
+    builds on. tests/docs/_recipes.py reads the same blocks and runs the recipe.
+    """
+    setup = re.compile(
+        r"<!-- docs-test: setup=([\w-]+)(?: needs=([\w,-]+))? -->\n```sh\npip install llmcassette(.*)\n"
+    )
+    page = Path(__file__).parent / "docs" / "recipes.md"
+    found = {name: (needs, line.split()) for name, needs, line in setup.findall(page.read_text())}
+
+    def packages(name: str) -> list[str]:
+        needs, own = found[name]
+        return [p for need in filter(None, needs.split(",")) for p in packages(need)] + own
+
+    return {name: list(dict.fromkeys(packages(name))) for name in found}
+
+
+# Each recipe runs in an environment made from its stated set-up alone.
+RECIPE_SETS = _recipe_sets()
+
+
 def _test_env(session: nox.Session) -> dict[str, str | None]:
     """The environment of a test run: Python caches bytecode, in the session's environment.
 
@@ -60,16 +86,22 @@ def _test_env(session: nox.Session) -> dict[str, str | None]:
 
 
 @nox.session
-@nox.parametrize("clients", ["current", *CLIENT_SETS])
+@nox.parametrize("clients", ["current", *CLIENT_SETS, *(f"recipe-{r}" for r in RECIPE_SETS)])
 def tests(session: nox.Session, clients: str) -> None:
     """Run the whole test suite, then the clients matrix in one environment per client set.
 
     ``tests(clients='current')`` is the whole suite (replays the committed cassettes
-    offline); the other parametrizations install their client set and run tests/clients.
+    offline); the other parametrizations install their client set and run tests/clients,
+    or (``recipe-NAME``) install a recipe's set-up from docs/recipes.md and run that recipe.
     The whole suite runs in parallel, one pytest-xdist worker per CPU (``-- -n 0`` runs it
     in one process); tests/clients alone is quicker in one process than in workers that
     each import litellm and langchain.
     """
+    if clients.startswith("recipe-"):  # docs/recipes.md: the recipe's pip install line only
+        recipe = clients.removeprefix("recipe-")
+        session.install("-e", ".", *RECIPE_SETS[recipe])
+        session.run("python", "-m", "tests.docs._recipes", recipe, env=_test_env(session))
+        return
     if clients == "current":
         session.install("-e", ".[brotli,zstd]", *TEST_DEPS)
         parallel = ["-n", "auto", "--dist", "worksteal"]

@@ -9,6 +9,8 @@ import pytest
 from llmcassette.testing import LocalProvider
 
 from ._markdown import read_blocks
+from ._recipes import PAGE as RECIPES
+from ._recipes import install_line, recipes, runnable_blocks
 from ._runner import DocsExampleFailure, PageRunner, unchecked
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -18,11 +20,15 @@ PAGES = sorted(path.relative_to(ROOT).as_posix() for path in (ROOT / "docs").rgl
 @pytest.mark.parametrize("page", PAGES)
 def test_page_examples_run(page: str, docs_workdir: Path, docs_provider: LocalProvider) -> None:
     blocks = read_blocks(ROOT / page, page)
+    not_here: list[str] = []
+    if page == RECIPES:  # each recipe also runs alone, in its own environment (noxfile.py)
+        blocks, not_here = runnable_blocks(recipes())
     try:
         tally = PageRunner(page, docs_workdir, docs_provider).run(blocks)
     except DocsExampleFailure as failure:
         pytest.fail(str(failure), pytrace=False)
-    print(f"{page}: {tally}")
+    left = f"; recipes left to their own environments: {', '.join(not_here)}" if not_here else ""
+    print(f"{page}: {tally}{left}")
 
 
 # Output samples not yet produced by the code, per page: each is to become an `output` or
@@ -54,3 +60,12 @@ def test_every_output_sample_is_checked(page: str) -> None:
             "(docs/architecture.md#output-in-the-docs-is-checked)",
             pytrace=False,
         )
+
+
+def test_every_recipe_states_its_setup_and_runs_something() -> None:
+    found = recipes()  # raises RecipeError for a recipe with code but no set-up block
+    assert {"openai", "anthropic", "litellm", "langchain-openai", "langchain-anthropic"} <= set(
+        found
+    )
+    assert all(recipe.blocks for recipe in found.values()), "a recipe without code"
+    assert install_line(found, "normalizers")[:2] == ["openai", "anthropic"]
