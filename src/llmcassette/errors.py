@@ -60,7 +60,21 @@ class LlmCassetteError(Exception):
 
 
 class LlmCassetteWarning(UserWarning):
-    """Base class of every warning llmcassette issues."""
+    """Base class of every warning llmcassette issues.
+
+    A warning that is the milder form of an error has that error's ``code``; ``to_dict()``
+    gives it in the error model (the run report, ``--llmcassette-report``, reads it).
+    """
+
+    code: ClassVar[str] = "LC000 llmcassette-error"
+
+    def to_dict(self) -> dict[str, Any]:
+        """The warning as a program reads it (``record``): ``message`` is ``str(warning)``."""
+        return record(self.code, str(self), **self.details())
+
+    def details(self) -> dict[str, Any]:
+        """The ``FIELDS`` that apply to this warning."""
+        return {}
 
 
 class ConfigError(LlmCassetteError, ValueError):
@@ -259,6 +273,8 @@ class IncompleteStreamError(LlmCassetteError):
 class IncompleteStreamWarning(LlmCassetteWarning):
     """The warning form of ``IncompleteStreamError`` (``incomplete_streams="warn"``)."""
 
+    code = IncompleteStreamError.code
+
 
 class UnusedInteractionsError(LlmCassetteError):
     """A replayed test did not play every interaction its cassette (or overrides) scripted.
@@ -449,6 +465,8 @@ class CassetteLockError(LlmCassetteError):
 
 class CassetteExpiredWarning(LlmCassetteWarning):
     """A cassette is older than its ``max_age`` (``expired="warn"``)."""
+
+    code = CassetteExpiredError.code
 
 
 class ErrorResponseNotRecordedWarning(LlmCassetteWarning):

@@ -1,7 +1,8 @@
 """The pytest plugin: makes ``@pytest.mark.vcr`` use llmcassette cassettes, with no config.
 
-It only extends pytest-recording through its ``pytest_recording_configure`` hook and
-registers no command-line option of its own. ``-p no:llmcassette`` turns it off.
+It extends pytest-recording through its ``pytest_recording_configure`` hook; its one
+command-line option, ``--llmcassette-report=FILE``, writes the run report for tools
+(llmcassette.run_report). ``-p no:llmcassette`` turns it off.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from typing import TYPE_CHECKING, Any, cast
 
 import pytest
 
+from llmcassette import run_report
 from llmcassette._vcr.install import configure
 
 if TYPE_CHECKING:
@@ -34,6 +36,8 @@ REPORT_FORMAT = "llmcassette-rerecord-report"
 _PYTEST_RECORDING_DEFAULT_SUFFIX = ".yaml"
 
 _current_item: pytest.Item | None = None
+# The session writing a run report (--llmcassette-report), if any.
+_config_of_run: pytest.Config | None = None
 
 # The llmcassette persister of a test's VCR, and what went wrong with its cassette, for the
 # re-recording report (llmcassette.workflow).
@@ -68,6 +72,7 @@ def pytest_runtest_makereport(
     report = yield
     mismatch = sys.modules.get("llmcassette._vcr.mismatch")
     raised: list[Exception] = list(mismatch.RAISED) if mismatch is not None else []
+    _record_run_events(item, call, raised)
     if _PERSISTER in item.stash:
         _note_problems(item, call, raised)
         if call.when == "call":
@@ -81,6 +86,51 @@ def pytest_runtest_makereport(
         report.sections.append(("llmcassette: requests the cassette could not answer", text))
         mismatch.RAISED.clear()
     return report
+
+
+def _record_run_events(
+    item: pytest.Item, call: pytest.CallInfo[None], raised: Iterable[Exception]
+) -> None:
+    """Add the phase's llmcassette errors to the run report (``--llmcassette-report``)."""
+    events = run_report.active()
+    if events is None:
+        return
+    for error in raised:
+        run_report.record_event(item, error, call.when)
+    if call.excinfo is not None:
+        run_report.record_exception_chain(item, call.excinfo.value, call.when)
+    if call.when == "teardown":
+        events.forget_seen()
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    group = parser.getgroup("llmcassette")
+    group.addoption(
+        run_report.OPTION,
+        dest="llmcassette_report",
+        metavar="FILE",
+        default=None,
+        help="write one JSON line per llmcassette event of the run (mismatch, unused "
+        "interaction, incomplete stream, refused secret, expiry) to FILE",
+    )
+
+
+def pytest_warning_recorded(warning_message: Any, when: str, nodeid: str, location: Any) -> None:
+    """Add llmcassette's warnings to the run report; an xdist controller gets them from
+    its workers' reports instead (it sees each warning a second time, forwarded)."""
+    warning = warning_message.message
+    if run_report.is_llmcassette_warning(warning) and not _is_xdist_controller(_config_of_run):
+        run_report.record_event(nodeid or None, warning, when)
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_testnodedown(node: Any, error: Any) -> None:
+    """Merge an xdist worker's run report events into the controller's."""
+    run_report.merge(getattr(node, "workeroutput", {}).get(run_report.WORKER_OUTPUT_KEY, []))
+
+
+def _is_xdist_controller(config: pytest.Config | None) -> bool:
+    return config is not None and config.pluginmanager.has_plugin("dsession")
 
 
 def _note_problems(
@@ -177,6 +227,19 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
     target = os.environ.get(REPORT_ENV)
     if target and not hasattr(session.config, "workerinput"):  # xdist workers: not supported
         write_report(target, session.config.rootpath, _report_entries)
+    events = run_report.active()
+    if events is not None:
+        if hasattr(session.config, "workeroutput"):  # an xdist worker: the controller writes
+            session.config.workeroutput[run_report.WORKER_OUTPUT_KEY] = events.events
+        else:
+            events.write()
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    global _config_of_run
+    if config is _config_of_run:
+        run_report.stop()
+        _config_of_run = None
 
 
 def write_report(
@@ -207,6 +270,12 @@ def _options_of(item: pytest.Item | None) -> dict[str, Any]:
 
 
 def pytest_configure(config: pytest.Config) -> None:
+    global _config_of_run
+    target = config.getoption("llmcassette_report", default=None)
+    if target:
+        _config_of_run = config
+        on_worker = hasattr(config, "workerinput")
+        run_report.start(None if on_worker else Path(config.invocation_params.dir, target))
     config.addinivalue_line(
         "markers",
         "llm_faults(*faults): apply llmcassette faults (llmcassette.faults.http_error, "

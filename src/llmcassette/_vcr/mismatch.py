@@ -17,7 +17,7 @@ from llmcassette._vcr.lookup import body_matcher
 from llmcassette._vcr.persister import display_path
 from llmcassette.errors import LlmCassetteError
 from llmcassette.matching import report
-from llmcassette.matching.jsondiff import Difference
+from llmcassette.matching.jsondiff import Difference, Missing
 from llmcassette.matching.normalize import MatchConfig
 
 # Mismatches (and fault errors) raised since the pytest plugin last cleared it: the plugin
@@ -76,6 +76,37 @@ class CassetteMismatch(LlmCassetteError, CannotOverwriteExistingCassetteExceptio
             ),
         )
 
+    def details(self) -> dict[str, Any]:
+        """The error model, with each candidate's differences (a value absent on one side
+        is None there, and ``recorded_present``/``incoming_present`` say so)."""
+        closest = self.candidates[0] if self.candidates else None
+        return {
+            "file": self.path,
+            "path": self.differences[0].path if self.differences else None,
+            "expected": (
+                f"#{closest.position} {closest.method} {closest.uri}"
+                if closest is not None
+                else None
+            ),
+            "received": f"{self.method} {self.uri}",
+            "how_to_fix": _HOW_TO_FIX.get(self.reason),
+            "reason": self.reason,
+            "call": self.call,
+            "method": self.method,
+            "uri": self.uri,
+            "differences": [_difference_dict(d) for d in self.differences],
+            "candidates": [
+                {
+                    "position": candidate.position,
+                    "method": candidate.method,
+                    "uri": candidate.uri,
+                    "played": candidate.played,
+                    "differences": [_difference_dict(d) for d in candidate.differences],
+                }
+                for candidate in self.candidates
+            ],
+        }
+
     @classmethod
     def for_request(
         cls, cassette: Any, request: Any, call: int, context: report.Context
@@ -99,6 +130,28 @@ class CassetteMismatch(LlmCassetteError, CannotOverwriteExistingCassetteExceptio
         )
         RAISED.append(error)
         return error
+
+
+_HOW_TO_FIX = {
+    "no_match": "make the request match the recorded one (see differences), or record the "
+    "cassette again (pytest --record-mode=rewrite)",
+    "exhausted": "the matching interactions were all played already: record the cassette "
+    "again (pytest --record-mode=rewrite), or allow replaying them (allow_playback_repeats)",
+    "cassette_not_found": "record the cassette (pytest --record-mode=once)",
+}
+
+
+def _difference_dict(difference: Difference) -> dict[str, Any]:
+    """A difference as JSON: its path and both values, None for an absent side."""
+    recorded_present = not isinstance(difference.recorded, Missing)
+    incoming_present = not isinstance(difference.incoming, Missing)
+    return {
+        "path": difference.path,
+        "recorded": difference.recorded if recorded_present else None,
+        "incoming": difference.incoming if incoming_present else None,
+        "recorded_present": recorded_present,
+        "incoming_present": incoming_present,
+    }
 
 
 def candidates(cassette: Any, incoming: Any) -> list[report.Candidate]:

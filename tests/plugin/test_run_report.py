@@ -1,0 +1,143 @@
+"""``pytest --llmcassette-report=FILE``: one JSON line per llmcassette event, with codes.
+
+Whole pytest runs (pytester, in subprocesses) against the bundled LocalProvider: a module
+is recorded, then replayed with one test's request changed, one making fewer calls and one
+cassette aged past its ``max_age``; the report must hold one line for each, in the error
+model, with and without pytest-xdist.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from llmcassette.errors import FIELDS
+from llmcassette.testing import LocalProvider
+
+MODULE = """
+import os
+import httpx2
+import openai
+import pytest
+
+CHANGE = os.environ.get("CHANGE", "")
+URL = os.environ["PROVIDER_URL"]
+
+
+@pytest.mark.vcr
+def test_mismatch():
+    client = openai.OpenAI(base_url=URL + "/v1", api_key="sk-test", max_retries=0)
+    prompt = "bye" if CHANGE else "hi"
+    client.chat.completions.create(
+        model="gpt-4o-mini", messages=[{"role": "user", "content": prompt}]
+    )
+
+
+@pytest.mark.vcr
+def test_unused():
+    for name in ["a", "b", "c"][: 1 if CHANGE else 3]:
+        httpx2.get(URL + "/v1/models", params={"n": name},
+                   headers={"authorization": "Bearer sk-test"})
+
+
+@pytest.mark.vcr(max_age="30d", expired="warn")
+def test_expired():
+    httpx2.get(URL + "/v1/models", headers={"authorization": "Bearer sk-test"})
+
+
+def test_without_cassette():
+    pass
+"""
+
+
+def recorded(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Record the module, age test_expired's cassette, then take the provider away."""
+    pytester.makepyfile(test_mod=MODULE)
+    with LocalProvider() as provider:
+        monkeypatch.setenv("PROVIDER_URL", provider.url)
+        pytester.runpytest_subprocess("--record-mode=once").assert_outcomes(passed=4)
+    aged = pytester.path / "cassettes" / "test_mod" / "test_expired.jsonl"
+    lines = aged.read_text().splitlines(keepends=True)
+    header = json.loads(lines[0])
+    header["created_at"] = "2020-01-01T00:00:00Z"
+    aged.write_text(json.dumps(header) + "\n" + "".join(lines[1:]))
+    monkeypatch.setenv("CHANGE", "1")
+
+
+def report_lines(path: Path) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in path.read_text().splitlines()]
+
+
+def by_code(events: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    return {event["code"]: event for event in events}
+
+
+def check_events(events: list[dict[str, Any]]) -> None:
+    codes = sorted(event["code"] for event in events)
+    assert codes == [
+        "LC301 cassette-mismatch",
+        "LC302 unused-interactions",
+        "LC303 cassette-expired",
+    ], events
+    for event in events:
+        assert set(FIELDS) | {"code", "message", "docs", "test", "phase", "severity"} <= set(event)
+        assert event["docs"].startswith("docs/errors.md#lc3")
+    found = by_code(events)
+
+    mismatch = found["LC301 cassette-mismatch"]
+    assert mismatch["test"] == "test_mod.py::test_mismatch"
+    assert (mismatch["phase"], mismatch["severity"]) == ("call", "error")
+    assert mismatch["file"].endswith("cassettes/test_mod/test_mismatch.jsonl")
+    assert mismatch["reason"] == "no_match"
+    assert mismatch["differences"][0] == {
+        "path": "body.messages[0].content",
+        "recorded": "hi",
+        "incoming": "bye",
+        "recorded_present": True,
+        "incoming_present": True,
+    }
+    assert mismatch["candidates"][0]["position"] == 1
+
+    unused = found["LC302 unused-interactions"]
+    assert unused["test"] == "test_mod.py::test_unused"
+    assert unused["severity"] == "error"
+    assert [entry.split(" ", 1)[0] for entry in unused["received"]] == ["#2", "#3"]
+
+    expired = found["LC303 cassette-expired"]
+    assert expired["test"] == "test_mod.py::test_expired"
+    assert expired["severity"] == "warning"
+    assert "2020-01-01" in expired["message"]
+
+
+def test_a_run_reports_each_event_once_with_its_code(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    recorded(pytester, monkeypatch)
+    result = pytester.runpytest_subprocess("--llmcassette-report=out/report.jsonl")
+    result.assert_outcomes(passed=2, failed=2)
+    check_events(report_lines(pytester.path / "out" / "report.jsonl"))
+
+
+def test_under_xdist_the_controller_writes_the_workers_events(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    recorded(pytester, monkeypatch)
+    result = pytester.runpytest_subprocess("-n", "2", "--llmcassette-report=report.jsonl")
+    result.assert_outcomes(passed=2, failed=2)
+    check_events(report_lines(pytester.path / "report.jsonl"))
+
+
+def test_a_clean_run_writes_an_empty_report(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    pytester.makepyfile(test_mod=MODULE)
+    with LocalProvider() as provider:
+        monkeypatch.setenv("PROVIDER_URL", provider.url)
+        result = pytester.runpytest_subprocess(
+            "--record-mode=once", "--llmcassette-report=report.jsonl"
+        )
+    result.assert_outcomes(passed=4)
+    assert (pytester.path / "report.jsonl").read_text() == ""
