@@ -62,6 +62,10 @@ def test_every_llmcassette_command_has_plain_help_within_80_columns(
         for argv in ([], *([command] for command in commands))
     }
     assert {command: found for command, found in problems.items() if found} == {}
+    for command in commands:  # each says what it does between its usage and its arguments
+        opening = _help_of([command], monkeypatch).split("\n\n")[1]
+        assert opening[:1].isupper(), (command, opening)
+        assert not opening.startswith(("positional", "options")), (command, opening)
 
 
 @pytest.mark.parametrize("module", MODULES)

@@ -485,6 +485,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     convert.add_argument("--force", action="store_true", help="replace an existing target")
     _add_json(convert, "what was converted")
     convert.set_defaults(run=_convert)
+    # `llmcassette COMMAND --help` opens with what the command does, as the list says it.
+    for listed in commands._choices_actions:
+        subparser = commands.choices[listed.dest]
+        what = f"{(listed.help or '')[:1].upper()}{(listed.help or '')[1:]}."
+        subparser.description = f"{what} {subparser.description or ''}".strip()
     argv = sys.argv[1:] if argv is None else list(argv)
     try:
         args = parser.parse_args(argv)
