@@ -259,6 +259,9 @@ class PageRunner:
         if status != 0:
             what = f"written to {target}, failed while recording"
             raise _fail(block, what, f"pytest exit code {status}:\n{output}")
+        if re.search(r"\d+ (skipped|xfailed|deselected)", output):
+            what = f"written to {target}, did not run every test while recording"
+            raise _fail(block, what, output)  # a skipped async test passes off as working
         reached = len(self.provider.requests)
         status, output = self._pytest([target, "--record-mode=none"])
         if status != 0:

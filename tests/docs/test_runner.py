@@ -316,3 +316,20 @@ def test_output_samples_nothing_checks_are_found() -> None:
     )
     found = unchecked(blocks(text, "docs/example.md"))
     assert [block.line for block in found] == [1, 11]
+
+
+def test_a_pytest_module_whose_test_is_skipped_fails(
+    docs_workdir: Path, docs_provider: LocalProvider
+) -> None:
+    text = page(
+        f"{FENCE}python",
+        "import pytest",
+        "",
+        "",
+        "@pytest.mark.vcr",
+        "def test_later():",
+        "    pytest.skip('needs a plugin this set-up does not install')",
+        FENCE,
+    )
+    with pytest.raises(DocsExampleFailure, match="did not run every test"):
+        run_page(text, docs_workdir, docs_provider)
