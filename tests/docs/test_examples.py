@@ -38,7 +38,6 @@ UNCHECKED_ALLOWED = {
     "docs/concurrency.md": 1,
     "docs/errors.md": 31,
     "docs/faults.md": 1,
-    "docs/format.md": 2,
     "docs/recording.md": 1,
     "docs/redaction.md": 1,
 }
