@@ -370,3 +370,33 @@ def project_expiry(start: str | os.PathLike[str] | None = None) -> dict[str, Any
     except ConfigError as error:
         raise ConfigError(f"{path}: [tool.llmcassette]: {error}") from None
     return found
+
+
+#: The keys of ``[tool.llmcassette.heal]``: each a table of old name = new name.
+HEAL_RULE_KEYS = ("event_aliases", "field_renames")
+
+
+def project_heal_rules(start: str | os.PathLike[str] | None = None) -> dict[str, dict[str, str]]:
+    """``[tool.llmcassette.heal]`` of the nearest pyproject.toml: ``event_aliases`` (old
+    event type = new) and ``field_renames`` (old field = new), each empty when absent."""
+    path, settings = project_settings(start)
+    table = settings.get("heal") or {}
+    if not isinstance(table, Mapping):
+        raise ConfigError(f"{path}: [tool.llmcassette.heal] must be a table")
+    unknown = sorted(set(table) - set(HEAL_RULE_KEYS))
+    if unknown:
+        raise ConfigError(
+            f"{path}: [tool.llmcassette.heal]: unknown key(s) {', '.join(unknown)}; "
+            f"expected {' or '.join(HEAL_RULE_KEYS)}"
+        )
+    rules: dict[str, dict[str, str]] = {}
+    for key in HEAL_RULE_KEYS:
+        value = table.get(key) or {}
+        if not isinstance(value, Mapping) or not all(
+            isinstance(old, str) and isinstance(new, str) and new for old, new in value.items()
+        ):
+            raise ConfigError(
+                f'{path}: [tool.llmcassette.heal] {key} must be a table of "old" = "new" names'
+            )
+        rules[key] = dict(value)
+    return rules

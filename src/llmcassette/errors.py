@@ -182,6 +182,35 @@ class CassetteVersionError(CassetteFormatError):
         }
 
 
+class HealError(LlmCassetteError):
+    """``llmcassette heal`` cannot repair a cassette; the file was left as it was.
+
+    ``path`` is the cassette, ``line`` the line at fault (from 1), ``field`` the field,
+    ``problem`` what heal met and ``hint`` what to do instead.
+    """
+
+    code = "LC701 cannot-heal"
+
+    def __init__(
+        self,
+        path: str | os.PathLike[str],
+        line: int | None,
+        field: str | None,
+        problem: str,
+        hint: str,
+    ) -> None:
+        self.path = os.fspath(path)
+        self.line = line
+        self.field = field
+        self.problem = problem
+        self.hint = hint
+        where = f"{self.path}:{line}" if line is not None else self.path
+        super().__init__(located(where, f"cannot heal: {problem}; not changed", hint))
+
+    def details(self) -> dict[str, Any]:
+        return {"file": self.path, "line": self.line, "path": self.field, "how_to_fix": self.hint}
+
+
 #: The rule of a finding in a body no rule can look inside (a content-encoding that
 #: cannot be decoded): it may hold anything, so it is refused like a match.
 UNSCANNABLE_BODY = "unscannable-body"

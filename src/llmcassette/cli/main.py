@@ -307,6 +307,12 @@ def _migrate(args: argparse.Namespace) -> int:
     return out.done()
 
 
+def _heal(args: argparse.Namespace) -> int:
+    from llmcassette.cli.heal import run
+
+    return run(args.paths, dry_run=args.dry_run, log=args.log, as_json=args.json, quiet=args.quiet)
+
+
 def _convert(args: argparse.Namespace) -> int:
     from llmcassette._vcr.tempfiles import atomic_write
     from llmcassette.cli.convert import jsonl_of, target_folder, to_vcrpy_json
@@ -472,6 +478,21 @@ def main(argv: Sequence[str] | None = None) -> int:
     migrate.add_argument("-q", "--quiet", action="store_true", help="no summary line")
     _add_json(migrate, "what was (or would be) migrated")
     migrate.set_defaults(run=_migrate)
+    heal = commands.add_parser(
+        "heal",
+        help="repair known defects of JSONL cassettes in place: a missing stream terminator, "
+        "end-line counts, duplicated events, JSON or streams stored as text or base64, "
+        "[tool.llmcassette.heal] renames; each repair is logged",
+        description="Exit codes: 0 done (or nothing to do), 2 a file cannot be read or "
+        "repaired (it is left as it was). The log is <cassette>.heal.log beside each "
+        "cassette unless --log is given.",
+    )
+    heal.add_argument("paths", nargs="+", metavar="PATH", help="cassette files or folders")
+    heal.add_argument("--dry-run", action="store_true", help="change nothing; print the plan")
+    heal.add_argument("--log", metavar="FILE", help="append every repair to FILE (JSON lines)")
+    heal.add_argument("-q", "--quiet", action="store_true", help="no summary line")
+    _add_json(heal, "the repairs made (or planned)")
+    heal.set_defaults(run=_heal)
     convert = commands.add_parser(
         "convert",
         help="vcrpy YAML/JSON cassettes (also gzip-compressed, parsed_body style) to JSONL, "

@@ -1,0 +1,493 @@
+"""Repair the known defects of a JSONL cassette, never silently (``llmcassette heal``).
+
+``plan(data, path, rules)`` reads a cassette's bytes and returns the repaired bytes and one
+``Repair`` per change, or raises a coded error when it cannot repair the file (then nothing
+must be written). The repairs, in the order they are made for each interaction:
+
+* ``body-decoded``: a body a converter stored as ``text`` or ``base64`` that is JSON (by its
+  content-type) is stored as ``json``; a streamed body stored whole becomes event lines.
+  Either only when the new form renders the very same bytes.
+* ``event-renamed`` / ``field-renamed``: the ``[tool.llmcassette.heal]`` rules, for what a
+  provider renamed since the cassette was recorded (``event_aliases``, ``field_renames``).
+* ``duplicate-event-removed``: an event line that repeats the line before it byte for byte
+  (time included: two real events do not arrive at the same tenth of a millisecond with
+  the same payload, a copy-paste or a doubled write does).
+* ``terminator-synthesized``: the provider's own end-of-stream event appended to a stream
+  that lacks it, only where it carries nothing that was not recorded: OpenAI chat's
+  ``data: [DONE]`` after a chunk with a ``finish_reason``, Anthropic's ``message_stop`` after
+  a ``message_delta`` with a ``stop_reason``. The line gets ``"synthesized": "heal"``.
+  A Responses stream without ``response.completed`` (that event holds the whole response)
+  and an NDJSON stream without its ``done`` object cannot be completed honestly: the
+  cassette is refused (``HealError``).
+* ``end-count-fixed``: the end line's ``events`` set to the number of event lines.
+
+Lines no repair touches stay byte for byte as they were; a cassette with nothing to repair
+comes back identical. With repairs, the header gets a ``healed`` summary.
+"""
+
+from __future__ import annotations
+
+import binascii
+import json
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from llmcassette.cassette import bodies, events, jsonl, lines
+from llmcassette.cassette.migrations import FORMAT_VERSION
+from llmcassette.errors import HealError
+
+#: The value of an event line's ``synthesized`` field when heal wrote the line.
+SYNTHESIZED = "heal"
+
+
+@dataclass(frozen=True)
+class Repair:
+    """One change heal made: its kind, the line it is about (as in the file that was read,
+    from 1), where in the line (a field) and what was there before and after."""
+
+    kind: str
+    line: int
+    message: str
+    path: str | None = None
+    before: Any = None
+    after: Any = None
+
+    def as_json(self) -> dict[str, Any]:
+        """The repair as the heal log and ``--json`` write it."""
+        return {
+            "kind": self.kind,
+            "line": self.line,
+            "path": self.path,
+            "before": self.before,
+            "after": self.after,
+            "message": self.message,
+        }
+
+
+@dataclass(frozen=True)
+class Rules:
+    """``[tool.llmcassette.heal]``: ``event_aliases`` maps an old event type to the new one,
+    ``field_renames`` an old top-level field of an event's (or a JSON body's) data to the
+    new name."""
+
+    event_aliases: Mapping[str, str] = field(default_factory=dict)
+    field_renames: Mapping[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Plan:
+    """What heal would do to one cassette: the new bytes and the repairs (none: ``data``
+    unchanged)."""
+
+    data: bytes
+    repairs: list[Repair]
+
+    @property
+    def changes(self) -> bool:
+        return bool(self.repairs)
+
+
+@dataclass
+class _Line:
+    """One line of the file: its number as read, its text, and its record once parsed."""
+
+    number: int
+    text: str
+    record: dict[str, Any]
+    dirty: bool = False  # re-written from ``record`` when the file is put back together
+
+    def render(self) -> str:
+        if not self.dirty:
+            return self.text
+        if self.record.get("type") == "event":
+            fields = {k: v for k, v in self.record.items() if k not in ("type", "t")}
+            return lines.event_line(self.record.get("t"), fields, None)
+        return lines.dump(self.record)
+
+
+def plan(data: bytes, path: str | os.PathLike[str], rules: Rules | None = None) -> Plan:
+    """The repairs of one cassette (see the module docstring); ``HealError`` or
+    ``CassetteFormatError`` when it cannot be repaired."""
+    name = os.fspath(path)
+    rules = rules or Rules()
+    header, parsed = jsonl.parse_lines(data, name)  # bad JSON or header: not for heal
+    if header.get("format_version") != FORMAT_VERSION or _declared_version(data) != (
+        FORMAT_VERSION
+    ):
+        raise HealError(
+            name,
+            1,
+            "format_version",
+            f"heal repairs cassettes of format_version {FORMAT_VERSION} only",
+            f"run llmcassette migrate {name} first",
+        )
+    text = data.decode("utf-8")
+    raw_lines = text.split("\n")
+    trailing_newline = raw_lines[-1] == ""
+    if trailing_newline:
+        raw_lines.pop()
+    # parse_lines numbered the lines from 1 as in the file (the header is not among them);
+    # blank lines stay where they are.
+    by_number = {line.number: line.record for line in parsed}
+    first = next(index for index, raw in enumerate(raw_lines) if raw.strip())
+    header_line = _Line(first + 1, raw_lines[first], header)
+    records = [_Line(number, raw_lines[number - 1], record) for number, record in by_number.items()]
+    prefix = raw_lines[:first]
+    blank_after = {
+        number: raw_lines[number - 1]
+        for number in range(first + 2, len(raw_lines) + 1)
+        if number not in by_number
+    }
+    repairs: list[Repair] = []
+    healed: list[_Line] = []
+    index = 0
+    while index < len(records):
+        request = records[index]
+        if request.record.get("type") != "request" or index + 1 >= len(records):
+            raise _unrepairable(name, request, "an interaction must start with a request line")
+        response = records[index + 1]
+        if response.record.get("type") != "response":
+            raise _unrepairable(name, response, "a response line must follow the request line")
+        index += 2
+        event_lines: list[_Line] = []
+        while index < len(records) and records[index].record.get("type") == "event":
+            event_lines.append(records[index])
+            index += 1
+        if index >= len(records) or records[index].record.get("type") != "end":
+            where = records[index] if index < len(records) else records[-1]
+            raise _unrepairable(
+                name, where, f"the interaction of line {request.number} has no end line"
+            )
+        end = records[index]
+        index += 1
+        event_lines = _heal_interaction(name, request, response, event_lines, end, rules, repairs)
+        healed.extend([request, response, *event_lines, end])
+    if not repairs:
+        return Plan(data, [])
+    header_line.record = {**header_line.record, "healed": _summary(header_line.record, repairs)}
+    header_line.dirty = True
+    out = [*prefix, header_line.render()]
+    for line in healed:  # blank lines are kept, before the line they came before
+        out.extend(blank_after.pop(n) for n in sorted(blank_after) if n < line.number)
+        out.append(line.render())
+    out.extend(blank_after[n] for n in sorted(blank_after))
+    new = ("\n".join(out) + ("\n" if trailing_newline else "")).encode("utf-8")
+    jsonl.read(new, name)  # what is written must read back
+    return Plan(new, repairs)
+
+
+def _declared_version(data: bytes) -> Any:
+    """The format_version the file itself declares (parse_lines reports the migrated one)."""
+    first = next(line for line in data.decode("utf-8").split("\n") if line.strip())
+    return json.loads(first.removeprefix("\ufeff")).get("format_version")
+
+
+def _summary(header: dict[str, Any], repairs: list[Repair]) -> dict[str, Any]:
+    """The header's ``healed`` field: when, by whom, and how many repairs of each kind
+    (counted over every heal of the file)."""
+    from llmcassette._version import __version__
+
+    before = header.get("healed")
+    counts: dict[str, int] = dict(before.get("repairs", {})) if isinstance(before, dict) else {}
+    for repair in repairs:
+        counts[repair.kind] = counts.get(repair.kind, 0) + 1
+    return {"at": jsonl.now_iso(), "by": f"llmcassette {__version__}", "repairs": counts}
+
+
+def _unrepairable(name: str, line: _Line, problem: str) -> HealError:
+    return HealError(
+        name,
+        line.number,
+        None,
+        problem,
+        "record the cassette again; heal does not guess missing requests or responses",
+    )
+
+
+def _content_type(record: dict[str, Any]) -> str | None:
+    headers = record.get("headers")
+    if not isinstance(headers, dict):
+        return None
+    for key, value in headers.items():
+        if key.lower() == "content-type":
+            return str(value[0] if isinstance(value, list) and value else value)
+    return None
+
+
+def _heal_interaction(
+    name: str,
+    request: _Line,
+    response: _Line,
+    event_lines: list[_Line],
+    end: _Line,
+    rules: Rules,
+    repairs: list[Repair],
+) -> list[_Line]:
+    """Repair one interaction's lines in place; returns its event lines as they now are."""
+    _decode_stored_body(request, repairs)
+    converted = _decode_stored_body(response, repairs)
+    if converted is not None:
+        if event_lines:
+            raise _unrepairable(name, event_lines[0], "event lines after a body stored whole")
+        event_lines = converted
+    stream = _stream_kind(response.record)
+    if stream is None:
+        _rename_fields(response, "body.json", rules, repairs)
+    for event in event_lines:
+        _apply_rules(event, rules, repairs)
+    event_lines = _without_duplicates(event_lines, repairs)
+    if stream == events.SSE and event_lines:
+        event_lines = _with_terminator(name, request, event_lines, repairs)
+    elif stream == events.NDJSON and event_lines:
+        _check_ndjson_done(name, event_lines)
+    declared = end.record.get("events")
+    if declared != len(event_lines):
+        repairs.append(
+            Repair(
+                "end-count-fixed",
+                end.number,
+                f"the end line said {declared} events; the interaction has {len(event_lines)}",
+                "events",
+                declared,
+                len(event_lines),
+            )
+        )
+        end.record = {**end.record, "events": len(event_lines)}
+        end.dirty = True
+    return event_lines
+
+
+def _stream_kind(record: dict[str, Any]) -> str | None:
+    body = record.get("body")
+    stream = body.get("stream") if isinstance(body, dict) else None
+    return stream if isinstance(stream, str) else None
+
+
+def _decode_stored_body(line: _Line, repairs: list[Repair]) -> list[_Line] | None:
+    """Store a JSON body kept as text or base64 as ``json``, and a whole stream body as
+    events; returns the new event lines of a stream, else None."""
+    body = line.record.get("body")
+    if not isinstance(body, dict) or not ({"text", "base64"} & body.keys()):
+        return None
+    try:
+        raw = bodies.decode(body)
+    except (ValueError, TypeError, binascii.Error):
+        return None  # not a body heal understands; check reports it
+    if raw is None:
+        return None
+    stored = "text" if "text" in body else "base64"
+    content_type = _content_type(line.record)
+    kind = events.stream_kind(content_type) if line.record.get("type") == "response" else None
+    if kind is not None:
+        try:
+            text = raw.decode("utf-8")
+        except UnicodeDecodeError:
+            return None
+        compact: list[str | None] = []
+        fields = events.encode_events(kind, text, compact)
+        rendered = "".join(bodies.decode_event(kind, item).decode() for item in fields)
+        if rendered != text or not fields:
+            return None  # the events would not give back the same bytes
+        line.record = {**line.record, "body": {"stream": kind}}
+        line.dirty = True
+        repairs.append(
+            Repair(
+                "body-decoded",
+                line.number,
+                f"the {kind} stream stored as {stored} is stored as {len(fields)} event lines",
+                "body",
+                stored,
+                "stream",
+            )
+        )
+        t = line.record.get("t")
+        return [
+            _Line(
+                line.number,
+                "",
+                {"type": "event", **({"t": t} if t is not None else {}), **item},
+                dirty=True,
+            )
+            for item in fields
+        ]
+    encoded = bodies.encode(raw, content_type)
+    if encoded is None or "json" not in encoded or bodies.decode(encoded) != raw:
+        return None
+    line.record = {**line.record, "body": encoded}
+    line.dirty = True
+    repairs.append(
+        Repair(
+            "body-decoded",
+            line.number,
+            f"the JSON body stored as {stored} is stored as json",
+            "body",
+            stored,
+            "json",
+        )
+    )
+    return None
+
+
+def _apply_rules(event: _Line, rules: Rules, repairs: list[Repair]) -> None:
+    record = event.record
+    old = record.get("event")
+    new = rules.event_aliases.get(old) if isinstance(old, str) else None
+    if new is not None:
+        record = {**record, "event": new}
+        data = record.get("data")
+        if isinstance(data, dict) and data.get("type") == old:
+            record["data"] = {**data, "type": new}
+        event.record = record
+        event.dirty = True
+        repairs.append(
+            Repair(
+                "event-renamed", event.number, f"event {old!r} is now {new!r}", "event", old, new
+            )
+        )
+    _rename_fields(event, "data", rules, repairs)
+
+
+def _rename_fields(line: _Line, where: str, rules: Rules, repairs: list[Repair]) -> None:
+    """Rename the top-level fields of the line's data (``data`` or ``body.json``)."""
+    if not rules.field_renames:
+        return
+    holder: Any = line.record
+    keys = where.split(".")
+    for key in keys[:-1]:
+        holder = holder.get(key) if isinstance(holder, dict) else None
+    value = holder.get(keys[-1]) if isinstance(holder, dict) else None
+    if not isinstance(value, dict):
+        return
+    renamed = {rules.field_renames.get(key, key): item for key, item in value.items()}
+    if list(renamed) == list(value):
+        return
+    for old, new in rules.field_renames.items():
+        if old in value:
+            repairs.append(
+                Repair(
+                    "field-renamed",
+                    line.number,
+                    f"field {old!r} is now {new!r}",
+                    f"{where}.{old}",
+                    old,
+                    new,
+                )
+            )
+    assert isinstance(holder, dict)
+    holder[keys[-1]] = renamed
+    line.dirty = True
+
+
+def _without_duplicates(event_lines: list[_Line], repairs: list[Repair]) -> list[_Line]:
+    kept: list[_Line] = []
+    for event in event_lines:
+        if kept and not event.dirty and not kept[-1].dirty and event.text == kept[-1].text:
+            repairs.append(
+                Repair(
+                    "duplicate-event-removed",
+                    event.number,
+                    f"line {event.number} repeated line {kept[-1].number} exactly",
+                )
+            )
+            continue
+        kept.append(event)
+    return kept
+
+
+def _data(event: _Line) -> Any:
+    data = event.record.get("data")
+    if data is None and isinstance(event.record.get("text"), str):
+        try:
+            return json.loads(event.record["text"])
+        except ValueError:
+            return None
+    return data
+
+
+def _with_terminator(
+    name: str, request: _Line, event_lines: list[_Line], repairs: list[Repair]
+) -> list[_Line]:
+    """Append the provider's terminator where it is missing and can be written honestly."""
+    last = event_lines[-1]
+    payloads = [_data(event) for event in event_lines]
+    types = [
+        event.record.get("event") or (data.get("type") if isinstance(data, dict) else None)
+        for event, data in zip(event_lines, payloads, strict=True)
+    ]
+    t = last.record.get("t")
+    addition: dict[str, Any] | None = None
+    what = ""
+    if any(isinstance(d, dict) and d.get("object") == "chat.completion.chunk" for d in payloads):
+        if last.record.get("text") == "[DONE]" or last.record.get("data") == "[DONE]":
+            return event_lines
+        finished = any(
+            isinstance(d, dict)
+            and any(
+                isinstance(choice, dict) and choice.get("finish_reason")
+                for choice in d.get("choices") or []
+            )
+            for d in payloads
+        )
+        if not finished:
+            raise _cut(name, last, "OpenAI chat", "no chunk has a finish_reason")
+        addition, what = {"text": "[DONE]"}, "data: [DONE]"
+    elif "message_start" in types:
+        if types[-1] == "message_stop":
+            return event_lines
+        stopped = any(
+            kind == "message_delta"
+            and isinstance(d, dict)
+            and isinstance(d.get("delta"), dict)
+            and d["delta"].get("stop_reason")
+            for kind, d in zip(types, payloads, strict=True)
+        )
+        if not stopped:
+            raise _cut(name, last, "Anthropic", "no message_delta has a stop_reason")
+        addition = {"event": "message_stop", "data": {"type": "message_stop"}}
+        what = "event: message_stop"
+    elif any(isinstance(kind, str) and kind.startswith("response.") for kind in types):
+        if types[-1] in ("response.completed", "response.incomplete", "response.failed"):
+            return event_lines
+        raise _cut(
+            name,
+            last,
+            "OpenAI Responses",
+            "its terminator, response.completed, holds the whole response, which heal "
+            "cannot rebuild",
+        )
+    if addition is None:
+        return event_lines  # a stream of no provider heal knows: nothing to say it is cut
+    record = {"type": "event", **({"t": t} if t is not None else {}), **addition}
+    record["synthesized"] = SYNTHESIZED
+    new = _Line(last.number, "", record, dirty=True)
+    repairs.append(
+        Repair(
+            "terminator-synthesized",
+            last.number,
+            f"the stream ended without its terminator; {what} appended after line "
+            f'{last.number}, marked "synthesized": "{SYNTHESIZED}"',
+            None,
+            None,
+            what,
+        )
+    )
+    return [*event_lines, new]
+
+
+def _check_ndjson_done(name: str, event_lines: list[_Line]) -> None:
+    data = _data(event_lines[-1])
+    if isinstance(data, dict) and "done" in data and data["done"] is not True:
+        raise _cut(name, event_lines[-1], "NDJSON", "its last object, done: true, is missing")
+
+
+def _cut(name: str, last: _Line, provider: str, why: str) -> HealError:
+    return HealError(
+        name,
+        last.number,
+        None,
+        f"the {provider} stream ends at line {last.number} without its terminator, and heal "
+        f"cannot add it honestly: {why}",
+        "record the cassette again: the stream was cut short while recording",
+    )

@@ -1,0 +1,131 @@
+"""``llmcassette heal``: repair the known defects of JSONL cassettes, with a log of each repair.
+
+The repairs are ``llmcassette.cassette.heal``'s. For every cassette it changes, heal writes
+the new file atomically and appends one JSON line to the heal log: by default
+``<cassette stem>.heal.log`` beside the cassette (a name no command takes for a cassette),
+or the one ``--log FILE`` for all. ``--dry-run`` changes nothing and prints the plan. A
+cassette heal cannot repair is left as it is, with a coded error (exit 2).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from llmcassette.cassette import heal
+from llmcassette.cli.output import Output
+from llmcassette.errors import LlmCassetteError, record
+
+#: The ending of a heal log's name beside its cassette: ``test_x.jsonl`` → ``test_x.heal.log``.
+LOG_SUFFIX = ".heal.log"
+LOG_FORMAT = "llmcassette-heal-log"
+
+
+def log_path(cassette: Path, log: Path | None) -> Path:
+    """Where the repairs of ``cassette`` are logged."""
+    if log is not None:
+        return log
+    return cassette.with_name(cassette.name.removesuffix(".jsonl") + LOG_SUFFIX)
+
+
+def cassette_files(paths: list[str]) -> Iterator[Path]:
+    """The ``.jsonl`` files named, and those under the folders named (sorted)."""
+    for raw in paths:
+        given = Path(raw)
+        if given.is_dir():
+            yield from sorted(
+                path
+                for path in given.rglob("*.jsonl")
+                if path.is_file() and not path.name.startswith(".")
+            )
+        else:
+            yield given
+
+
+def log_entry(cassette: Path, result: heal.Plan) -> dict[str, Any]:
+    """One line of the heal log: the cassette, when, by whom, and every repair."""
+    from llmcassette._version import __version__
+    from llmcassette.cassette.jsonl import now_iso
+
+    return {
+        "format": LOG_FORMAT,
+        "version": 1,
+        "file": os.fspath(cassette),
+        "healed_at": now_iso(),
+        "by": f"llmcassette {__version__}",
+        "repairs": [repair.as_json() for repair in result.repairs],
+    }
+
+
+def append_log(target: Path, entry: dict[str, Any]) -> None:
+    """Add ``entry`` to the log at ``target``, replacing the file atomically."""
+    from llmcassette._vcr.tempfiles import atomic_write
+
+    before = target.read_bytes() if target.exists() else b""
+    if before and not before.endswith(b"\n"):
+        before += b"\n"
+    atomic_write(target, before + (json.dumps(entry, ensure_ascii=False) + "\n").encode())
+
+
+def run(paths: list[str], *, dry_run: bool, log: str | None, as_json: bool, quiet: bool) -> int:
+    """Heal every cassette of ``paths``; the exit code (0 done, 2 a file was refused)."""
+    from llmcassette.config import project_heal_rules
+
+    out = Output("heal", as_json)
+    log_file = Path(log) if log else None
+    healed = files = 0
+    for path in cassette_files(paths):
+        files += 1
+        try:
+            data = path.read_bytes()
+            rules = project_heal_rules(path.parent)
+            result = heal.plan(
+                data,
+                path,
+                heal.Rules(rules["event_aliases"], rules["field_renames"]),
+            )
+        except OSError as error:
+            problem = f"cannot read: {error.strerror or error}"
+            out.error(
+                record("LC103 unreadable", problem, file=str(path), how_to_fix="check the path"),
+                f"{path}: {problem}",
+            )
+            continue
+        except LlmCassetteError as error:
+            text = str(error)
+            out.failed(error, text if "not changed" in text else f"{text}\n  not changed")
+            continue
+        if not result.changes:
+            out.result({"file": str(path), "repairs": [], "written": False}, None)
+            continue
+        healed += 1
+        target = log_path(path, log_file)
+        repairs = [repair.as_json() for repair in result.repairs]
+        for repair in result.repairs:
+            verb = "would repair" if dry_run else "repaired"
+            out.say(f"{path}:{repair.line}: {verb} ({repair.kind}): {repair.message}", stderr=False)
+        if not dry_run:
+            try:
+                from llmcassette._vcr.tempfiles import atomic_write
+
+                atomic_write(path, result.data)
+                append_log(target, log_entry(path, result))
+            except OSError as error:
+                out.cannot_write(path, error)
+                continue
+        out.result(
+            {
+                "file": str(path),
+                "repairs": repairs,
+                "written": not dry_run,
+                "log": None if dry_run else str(target),
+            },
+            None,
+        )
+    if not quiet:
+        verb = "would heal" if dry_run else "healed"
+        out.say(f"llmcassette heal: {healed} of {files} cassette(s) {verb}")
+    return out.done()
