@@ -45,7 +45,7 @@ def test_a_clean_folder_passes_and_each_problem_is_one_json_record(
     assert damaged["line"] == 4
     assert damaged["message"].startswith("line is not valid JSON")
     assert damaged["code"] == "LC101 cassette-format"
-    assert set(damaged) == {"code", "message", "kind", "docs", *FIELDS}
+    assert set(damaged) == {"code", "message", "kind", "fixable_by", "docs", *FIELDS}
     newer = problems["newer.jsonl", "version"]
     assert newer["line"] == 1
     assert "format_version 99 is newer" in newer["message"]

@@ -195,3 +195,19 @@ def test_healed_cassettes_replay_through_the_real_sdks(pytester: pytest.Pytester
         "-p", "no:cacheprovider", "-W", "error::llmcassette.errors.LlmCassetteWarning"
     )
     result.assert_outcomes(passed=len(CASSETTES))
+
+
+def test_check_says_which_findings_heal_can_fix(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    chat = ROOT / "cassettes" / "test_openai_sdk" / "test_chat_stream.jsonl"
+    responses = ROOT / "cassettes" / "test_openai_sdk" / "test_responses_stream.jsonl"
+    fixable, unfixable = tmp_path / "chat.jsonl", tmp_path / "responses.jsonl"
+    fixable.write_text(broken(chat.read_text(), remove_terminator=True))
+    unfixable.write_text(broken(responses.read_text(), remove_terminator=True))
+    assert main(["check", "--json", str(tmp_path)]) == 1
+    findings = json.loads(capsys.readouterr().out)["findings"]
+    marks = {Path(found["file"]).name: found["fixable_by"] for found in findings}
+    assert marks == {"chat.jsonl": "heal", "responses.jsonl": None}
+    assert main(["check", str(fixable)]) == 1
+    assert f"fixable by heal: llmcassette heal {fixable}" in capsys.readouterr().out

@@ -8,6 +8,7 @@ temporary files a killed save left beside a cassette are reported too (``stale-t
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import os
 import re
@@ -56,6 +57,9 @@ CODES = {
     LOST_BODY: output.LOST_BODY,
 }
 
+#: ``Problem.fixable_by`` of what ``llmcassette heal`` repairs.
+HEAL = "heal"
+
 CASSETTE_DIR = "cassettes"  # pytest-recording's <test dir>/cassettes/<module>/<test>.<ext>
 
 
@@ -70,11 +74,15 @@ class Problem:
     hint: str | None = None
     code: str | None = None  # None: the code of ``kind`` (``CODES``)
     json_path: str | None = None  # where in the file, when one value is at fault
+    fixable_by: str | None = None  # "heal" when `llmcassette heal` repairs it
 
     def render(self) -> str:
         """``path:line: message`` and, on a second line, how to fix it."""
         where = f"{self.path}:{self.line}" if self.line is not None else self.path
-        return located(where, self.message, self.hint)
+        text = located(where, self.message, self.hint)
+        if self.fixable_by == HEAL:
+            text += f"\n  fixable by heal: llmcassette heal {self.path}"
+        return text
 
     def as_json(self) -> dict[str, Any]:
         """The ``--json`` record (``errors.record``), with the ``kind``."""
@@ -86,6 +94,7 @@ class Problem:
             path=self.json_path,
             how_to_fix=self.hint,
             kind=self.kind,
+            fixable_by=self.fixable_by,
         )
 
 
@@ -338,6 +347,30 @@ def check_opened(opened: Opened, options: Options, redactor: Any = None) -> list
     return problems
 
 
+def _mark_fixable(path: Path, problems: list[Problem]) -> list[Problem]:
+    """Mark the format and truncated-stream problems ``llmcassette heal`` would repair: it
+    is asked for its plan (nothing is written), which must read back clean."""
+    if not path.name.endswith(".jsonl") or not any(
+        problem.kind in (FORMAT, TRUNCATED) for problem in problems
+    ):
+        return problems
+    from llmcassette.cassette import heal
+    from llmcassette.errors import LlmCassetteError
+
+    try:
+        plan = heal.plan(path.read_bytes(), path)
+    except (OSError, LlmCassetteError):
+        return problems
+    kinds = {repair.kind for repair in plan.repairs}
+    fixed = {FORMAT} if plan.changes else set()
+    if "terminator-synthesized" in kinds:
+        fixed.add(TRUNCATED)
+    return [
+        dataclasses.replace(problem, fixable_by=HEAL) if problem.kind in fixed else problem
+        for problem in problems
+    ]
+
+
 def check_paths(
     paths: Iterable[str | os.PathLike[str]], options: Options
 ) -> Iterator[tuple[Path, list[Problem]]]:
@@ -354,9 +387,9 @@ def check_paths(
     paths = list(paths)
     for opened in cassettes(paths, "check"):
         if isinstance(opened, CassetteFormatError):
-            yield Path(opened.path), [_opening_problem(opened)]
+            yield Path(opened.path), _mark_fixable(Path(opened.path), [_opening_problem(opened)])
         else:
-            yield opened.path, check_opened(opened, options, redactor)
+            yield opened.path, _mark_fixable(opened.path, check_opened(opened, options, redactor))
     for given in map(Path, paths):
         for temp in stale_temps(given):
             yield temp, [stale_temp_problem(temp)]
