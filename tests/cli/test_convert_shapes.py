@@ -440,3 +440,67 @@ def test_show_prints_the_answer_and_tool_names_of_converted_streams(
     source.write_text(vcrpy_yaml((request(uri, {"stream": True}), response(body, SSE_HEADERS))))
     converted(source)
     assert expected in shown(tmp_path / f"{name}.jsonl", capsys)
+
+
+# ------------------------------------------------------------------ redaction of responses
+
+
+def test_words_in_a_credential_named_header_are_kept_a_real_credential_is_not(
+    tmp_path: Path,
+) -> None:
+    message = "Invalid JWT form. A JWT consists of three parts separated by dots."
+    token = "Zx81kQ2mP9vT4wR7yL3nQ8sD"
+    source = tmp_path / "clerk.yaml"
+    source.write_text(
+        vcrpy_yaml(
+            (
+                request(CHAT_URL, {"model": "gpt-4o"}),
+                response(
+                    '{"error": "unauthorized"}',
+                    {
+                        **JSON_HEADERS,
+                        "x-clerk-auth-message": [message],
+                        "x-clerk-auth-token": [token],
+                    },
+                ),
+            )
+        )
+    )
+    (item,) = converted(source)
+    assert item.response_headers["x-clerk-auth-message"] == [message]
+    assert item.response_headers["x-clerk-auth-token"] == ["<REDACTED:x-clerk-auth-token>"]
+
+
+def test_the_scan_still_refuses_a_credential_in_a_response(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # What the redactor leaves (the model's password) the fail-closed scan leaves too; what
+    # it must replace (an issued token, a key shape in model text) the scan still finds.
+    body = {"access_token": "ya29-" + "Tok3nValue" * 3, "note": "mellon is the password"}
+    leaked = {
+        "interactions": [
+            {
+                "request": request(CHAT_URL, {}),
+                "response": response(json.dumps(body), JSON_HEADERS),
+            }
+        ]
+    }
+    (tmp_path / "token.json").write_text(json.dumps(leaked))
+    capsys.readouterr()
+    assert main(["scan", str(tmp_path / "token.json")]) == 1
+    assert "access_token" in capsys.readouterr().out
+    stream = tmp_path / "stream.yaml"
+    stream.write_text(
+        vcrpy_yaml(
+            (
+                request(CHAT_URL, {"stream": True}),
+                response(
+                    sse(chunk({"content": "your key: sk-proj-" + "a1B2" * 12}), "[DONE]"),
+                    SSE_HEADERS,
+                ),
+            )
+        )
+    )
+    assert main(["scan", str(stream)]) == 1
+    (item,) = converted(stream)
+    assert b"a1B2a1B2" not in item.response_body

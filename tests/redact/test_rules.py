@@ -251,7 +251,7 @@ def test_secret_keys_in_json_text_held_by_a_string(redactor: Redactor) -> None:
 
 
 def test_tool_call_arguments_streamed_in_pieces_are_redacted(redactor: Redactor) -> None:
-    pieces = ['{"user":"bob","pass', 'word":"hun', "ter2pw", '"}']
+    pieces = ['{"user":"bob","api', '_key":"hun', "ter2pw", '"}']
     records = [
         {"data": {"choices": [{"delta": {"tool_calls": [{"function": {"arguments": p}}]}}]}}
         for p in pieces
@@ -260,7 +260,26 @@ def test_tool_call_arguments_streamed_in_pieces_are_redacted(redactor: Redactor)
     joined = "".join(
         r["data"]["choices"][0]["delta"]["tool_calls"][0]["function"]["arguments"] for r in records
     )
-    assert joined == '{"user":"bob","password":"<REDACTED:password>"}'
+    assert joined == '{"user":"bob","api_key":"<REDACTED:api_key>"}'
+
+
+def test_a_password_the_model_streams_is_its_words_unless_it_looks_like_a_token(
+    redactor: Redactor,
+) -> None:
+    # Issue #25: a response's `password` is what the model wrote (the test replays it and
+    # checks it); a request's is a credential. A token-shaped one is still replaced.
+    def streamed(arguments: str) -> str:
+        pieces = [arguments[:12], arguments[12:25], arguments[25:]]
+        records = [{"data": {"arguments": piece}} for piece in pieces]
+        redactor.events(records)
+        return "".join(r["data"]["arguments"] for r in records)
+
+    words = '{"user":"frodo","password":"mellon"}'
+    assert streamed(words) == words
+    token = '{"user":"frodo","password":"Zx81kQ2mP9vT4wR7yL3n"}'
+    assert streamed(token) == '{"user":"frodo","password":"<REDACTED:password>"}'
+    request_side = Redactor(environ={}).json({"arguments": words})
+    assert request_side == {"arguments": '{"user":"frodo","password":"<REDACTED:password>"}'}
 
 
 def test_the_fail_closed_scan_finds_a_secret_key_in_json_text_of_an_event_line(
@@ -269,11 +288,12 @@ def test_the_fail_closed_scan_finds_a_secret_key_in_json_text_of_an_event_line(
     # In the line the key's quotes are escaped (`\\"password\\":`): the scan still reads it.
     from llmcassette.redact import scan
 
-    data = {"arguments": '{"user":"bob","password":"hunter2pw"}'}
+    data = {"arguments": '{"user":"bob","api_key":"hunter2pw","password":"mellon"}'}
     line = json.dumps({"type": "event", "t": 0.1, "data": data})
     findings = scan.find_in_jsonl(redactor.rules, line + "\n", "c.jsonl")
+    # The model's words under `password` in a response are no credential (is_secret_entry).
     assert [(f.line, f.json_path, f.rule) for f in findings] == [
-        (1, "data.arguments<json>.password", "password")
+        (1, "data.arguments<json>.api_key", "api_key")
     ]
 
 
@@ -283,7 +303,7 @@ def test_a_streamed_tool_call_with_a_secret_argument_is_written_redacted() -> No
 
     chunks = [
         {"choices": [{"delta": {"tool_calls": [{"function": {"arguments": piece}}]}}]}
-        for piece in ['{"user":"bob","pass', 'word":"hun', 'ter2pw"}']
+        for piece in ['{"user":"bob","api', '_key":"hun', 'ter2pw"}']
     ]
     raw = "".join(f"data: {json.dumps(c, separators=(',', ':'))}\n\n" for c in chunks)
     item = cassette_file.Interaction(
@@ -302,7 +322,7 @@ def test_a_streamed_tool_call_with_a_secret_argument_is_written_redacted() -> No
         redaction=redactor,
     )
     assert "hunter2pw" not in text
-    assert "<REDACTED:password>" in text
+    assert "<REDACTED:api_key>" in text
     scan.check_text(redactor.rules, text, "c.jsonl")  # raises if a secret is left
 
 

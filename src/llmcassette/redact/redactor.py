@@ -243,6 +243,8 @@ class Redactor:
     def header_value(self, name: str, value: str, action: str | None = None) -> str:
         """One header value, redacted according to the header's name."""
         action = action or self.header_action(name)
+        if action == "credential" and rules.is_prose(value):
+            action = "scan"  # a message in a credential-named header (rules.is_prose)
         if action == "keep":
             return value
         if action == "cookie":
@@ -315,30 +317,34 @@ class Redactor:
 
     # ------------------------------------------------------------------ JSON
 
-    def json(self, value: Any, path: tuple[str, ...] = ()) -> Any:
+    def json(self, value: Any, path: tuple[str, ...] = (), *, response: bool = False) -> Any:
         """A redacted copy of a JSON value: secret keys at any depth (also in JSON text a
-        string holds, such as tool-call arguments), every string by shape."""
+        string holds, such as tool-call arguments), every string by shape. In a response
+        (``response``) a secret key's value is replaced only when it looks like a token
+        (``Rules.is_secret_entry``)."""
         if isinstance(value, str):
             new = self.text(value)
-            spans = self._embedded_spans(new)
+            spans = self._embedded_spans(new, response)
             return _apply_spans(new, [new], spans)[0] if spans else new
         if isinstance(value, dict):
             out: dict[str, Any] = {}
             for key, item in value.items():
-                if isinstance(item, str) and self.rules.is_secret_entry(key, item, path):
+                if isinstance(item, str) and self.rules.is_secret_entry(
+                    key, item, path, response=response
+                ):
                     out[key] = self.secret(item, key)
                 else:
-                    out[key] = self.json(item, (*path, rules.norm_key(key)))
+                    out[key] = self.json(item, (*path, rules.norm_key(key)), response=response)
             return out
         if isinstance(value, list):
-            return [self.json(item, path) for item in value]
+            return [self.json(item, path, response=response) for item in value]
         return value
 
-    def _embedded_spans(self, text: str) -> list[tuple[int, int, str]]:
+    def _embedded_spans(self, text: str, response: bool = False) -> list[tuple[int, int, str]]:
         """Where ``text``, JSON text held in a string, has a secret key's string value, and
         its placeholder (JSON-escaped), as ``(start, end, replacement)`` in text order."""
         spans = []
-        for start, end, name, value in self.rules.embedded_secrets(text):
+        for start, end, name, value in self.rules.embedded_secrets(text, response=response):
             new = self.secret(value, name)
             if new != value:
                 spans.append((start, end, json.dumps(new, ensure_ascii=False)[1:-1]))
@@ -346,8 +352,9 @@ class Redactor:
 
     # ------------------------------------------------------------------ bodies
 
-    def body_text(self, text: str, content_type: str) -> str:
-        """A textual body: JSON (layout kept), form, or plain text."""
+    def body_text(self, text: str, content_type: str, *, response: bool = False) -> str:
+        """A textual body: JSON (layout kept), form, or plain text; ``response``: see
+        ``json``."""
         if not self.rules.might_match(text):
             return text
         if content_type == _FORM_TYPE:
@@ -357,16 +364,16 @@ class Redactor:
             exact = jsontext.parse_exact(text)
             if exact is not None:
                 value, layout = exact
-                return jsontext.render(self.json(value), layout)
+                return jsontext.render(self.json(value, response=response), layout)
             try:
                 value = json.loads(text)
             except ValueError:
                 pass
             else:
-                return json.dumps(self.json(value), ensure_ascii=False)
+                return json.dumps(self.json(value, response=response), ensure_ascii=False)
         return self.text(text)
 
-    def body_bytes(self, body: bytes, content_type: str) -> bytes:
+    def body_bytes(self, body: bytes, content_type: str, *, response: bool = False) -> bytes:
         """A raw body; bytes that are not UTF-8 are scanned as Latin-1 (ASCII secrets)."""
         try:
             text = body.decode("utf-8")
@@ -374,23 +381,26 @@ class Redactor:
             latin = body.decode("latin-1")
             redacted_latin = self.text(latin)
             return body if redacted_latin == latin else redacted_latin.encode("latin-1")
-        redacted = self.body_text(text, content_type)
+        redacted = self.body_text(text, content_type, response=response)
         return body if redacted == text else redacted.encode("utf-8")
 
-    def body_record(self, body: dict[str, Any] | None, content_type: str) -> dict[str, Any] | None:
+    def body_record(
+        self, body: dict[str, Any] | None, content_type: str, *, response: bool = False
+    ) -> dict[str, Any] | None:
         """A cassette body field (``json`` / ``text`` / ``base64``), redacted."""
         if not body:
             return body
         if "json" in body:
-            return {**body, "json": self.json(body["json"])}
+            return {**body, "json": self.json(body["json"], response=response)}
         if "text" in body:
-            return {**body, "text": self.body_text(str(body["text"]), content_type)}
+            text = self.body_text(str(body["text"]), content_type, response=response)
+            return {**body, "text": text}
         if "base64" in body:
             try:
                 raw = base64.b64decode(body["base64"], validate=True)
             except (binascii.Error, ValueError):
                 return body
-            new = self.body_bytes(raw, content_type)
+            new = self.body_bytes(raw, content_type, response=response)
             return body if new == raw else {**body, "base64": base64.b64encode(new).decode()}
         return body
 
@@ -415,10 +425,15 @@ class Redactor:
         searched = []
         for path, refs in groups.items():
             if self._is_secret_path(path):  # the values of a secret key, each replaced whole
+                # ... but events are a response: a chosen secret's value (``password``) is
+                # one only when it looks like a token (``Rules.is_secret_entry``).
+                chosen = rules.norm_key(path[-1]) in rules.CHOSEN_SECRET_KEYS
                 for container, key in refs:
-                    container[key] = self.secret(container[key], key)
-                continue
-            if isinstance(path[-1], str) and rules.norm_key(path[-1]) in rules.TOKEN_KEYS:
+                    if not chosen or rules.looks_like_token(container[key]):
+                        container[key] = self.secret(container[key], key)
+                if not chosen:
+                    continue
+            elif isinstance(path[-1], str) and rules.norm_key(path[-1]) in rules.TOKEN_KEYS:
                 for container, key in refs:
                     if rules.looks_like_token(container[key]):
                         container[key] = self.secret(container[key], key)
@@ -430,7 +445,7 @@ class Redactor:
             if not known and not self.rules.might_match(joined):
                 continue  # most paths of most streams: one search tells
             # A secret key's whole value first; the shapes inside it go with it.
-            embedded = self._embedded_spans(joined)
+            embedded = self._embedded_spans(joined, response=True)
             shaped = [
                 (start, end, self.placeholder(kind, joined[start:end]))
                 for start, end, kind in self.rules.shapes(joined)
@@ -480,7 +495,8 @@ class Redactor:
         response["headers"] = self.headers(response.get("headers") or {})
         body = response.get("body")
         if body and "stream" not in body:
-            response["body"] = self.body_record(body, _content_type(response["headers"]))
+            content_type = _content_type(response["headers"])
+            response["body"] = self.body_record(body, content_type, response=True)
         if response.get("reason"):
             response["reason"] = self.text(response["reason"])
         # Whatever its shape, a credential replaced anywhere is replaced everywhere.
@@ -559,7 +575,7 @@ class Redactor:
         except UnicodeDecodeError:
             text = None
         if kind is None or text is None:
-            return self._known_in_bytes(self.body_bytes(body, content_type))
+            return self._known_in_bytes(self.body_bytes(body, content_type, response=True))
         records = stream_events.encode_events(kind, text)
         before = self.changes
         self.events(records)

@@ -194,6 +194,8 @@ SECRET_KEYS = frozenset(
         "authorization",
     }
 )
+# Secret keys whose value a person chooses: in a response they hold the model's words.
+CHOSEN_SECRET_KEYS = frozenset({"password", "passwd", "secret"})
 # JSON keys too common to always hold a credential (``{"key": "colour"}``): their string
 # value is one when it looks like a token (``looks_like_token``), as a tool call's
 # ``{"key": "<the API key>"}`` does.
@@ -308,6 +310,15 @@ def looks_like_token(value: str) -> bool:
         and any(c.isdigit() for c in value)
         and any(c.isalpha() for c in value)
     )
+
+
+def is_prose(value: str) -> bool:
+    """Whether a value of a credential-named header is words, not a credential: three or
+    more words and no ``=`` (``x-clerk-auth-message: Invalid JWT form. A JWT consists of
+    three parts``). A credential is one token, maybe after a scheme (``Bearer sk-...``);
+    signatures with parts (AWS SigV4, Digest) have ``=``. Prose is still searched for
+    credential shapes and known values."""
+    return "=" not in value and len(value.split(None, 2)) == 3
 
 
 def norm_key(key: str) -> str:
@@ -557,10 +568,23 @@ class Rules:
         dotted = ".".join((*path, norm))
         return any(dotted == p or dotted.endswith("." + p) for p in self._secret_paths)
 
-    def is_secret_entry(self, key: str, value: str, path: tuple[str, ...] = ()) -> bool:
+    def is_secret_entry(
+        self, key: str, value: str, path: tuple[str, ...] = (), *, response: bool = False
+    ) -> bool:
         """Whether ``value``, the string value of JSON key ``key``, is a credential: the
-        key is a secret key, or one of ``TOKEN_KEYS`` and the value looks like a token."""
+        key is a secret key, or one of ``TOKEN_KEYS`` and the value looks like a token.
+
+        In a response (``response``) the value of a key that names a secret a person
+        chooses (``CHOSEN_SECRET_KEYS``: ``password``) must also look like a token: what a
+        client sends under ``password`` is its password, but a response's ``password`` is
+        the model's words (a tool call's ``{"password": "mellon"}``, which the test replays
+        and checks); servers hand out tokens (``access_token``), which stay credentials. A
+        password the client sent and a response echoes is caught anyway, as a known value
+        (``Redactor.known``). The redactor and the fail-closed scan both ask this, so they
+        agree."""
         if self.is_secret_key(key, path):
+            if response and norm_key(key) in CHOSEN_SECRET_KEYS:
+                return looks_like_token(value)
             return True
         return self.keys_on and norm_key(key) in TOKEN_KEYS and looks_like_token(value)
 
@@ -572,7 +596,9 @@ class Rules:
         """Whether query or form parameter ``name`` (decoded) holds a credential."""
         return self.params_on and name.lower() in self._secret_params
 
-    def embedded_secrets(self, text: str) -> list[tuple[int, int, str, str]]:
+    def embedded_secrets(
+        self, text: str, *, response: bool = False
+    ) -> list[tuple[int, int, str, str]]:
         """Where ``text``, JSON text held in a string, has a secret key's string value:
         ``(start, end, key, value)``, ``value`` decoded, in text order.
 
@@ -590,7 +616,9 @@ class Rules:
                 value = json.loads('"' + spelled + '"')
             except ValueError:
                 continue
-            if not isinstance(value, str) or not self.is_secret_entry(name, value):
+            if not isinstance(value, str) or not self.is_secret_entry(
+                name, value, response=response
+            ):
                 continue
             out.append((match.start(2), match.end(2), name, value))
         return out

@@ -29,6 +29,7 @@ from llmcassette.redact.rules import (
     PLACEHOLDER_RE,
     Rules,
     cookie_values,
+    is_prose,
     is_signature_scheme,
     scheme_kind,
     split_scheme,
@@ -68,10 +69,14 @@ def _spelled(prefix: str, where: Where) -> str:
     return path
 
 
-def find_in_value(rules: Rules, value: Any, path: str = "") -> Iterator[tuple[str, str]]:
-    """``(json_path, rule)`` for every value in a cassette record that a rule matches."""
+def find_in_value(
+    rules: Rules, value: Any, path: str = "", *, response: bool = False
+) -> Iterator[tuple[str, str]]:
+    """``(json_path, rule)`` for every value in a cassette record that a rule matches;
+    ``response``: the record is a response or its events, where a secret key's value is
+    one only when it looks like a token (``Rules.is_secret_entry``)."""
     found: Found = []
-    _walk(rules, value, (), found)
+    _walk(rules, value, (), found, response)
     for where, rule in found:
         yield _spelled(path, where), rule
 
@@ -79,36 +84,36 @@ def find_in_value(rules: Rules, value: Any, path: str = "") -> Iterator[tuple[st
 _CONTAINERS = (dict, list, bytes, bytearray)  # what ``_walk`` looks into; numbers have nothing
 
 
-def _walk(rules: Rules, value: Any, where: Where, found: Found) -> None:
+def _walk(rules: Rules, value: Any, where: Where, found: Found, response: bool = False) -> None:
     if isinstance(value, dict):
         for key, item in value.items():
             at = (*where, key)
             if isinstance(item, str):
                 name = key if isinstance(key, str) else str(key)
-                if rules.is_secret_entry(name, item):
+                if rules.is_secret_entry(name, item, response=response):
                     _add(found, at, rules.secret_kind(item, name))
                 elif key == "uri":
                     _in_url(rules, item, at, found)
                 else:
-                    _in_string(rules, item, at, found)
+                    _in_string(rules, item, at, found, response)
             elif key == "headers" and isinstance(item, dict):
                 _in_headers(rules, item, at, found)
             elif isinstance(item, _CONTAINERS):
-                _walk(rules, item, at, found)
+                _walk(rules, item, at, found, response)
     elif isinstance(value, list):
         for index, item in enumerate(value):
             if isinstance(item, str):
-                _in_string(rules, item, (*where, index), found)
+                _in_string(rules, item, (*where, index), found, response)
             elif isinstance(item, _CONTAINERS):
-                _walk(rules, item, (*where, index), found)
+                _walk(rules, item, (*where, index), found, response)
     elif isinstance(value, (bytes, bytearray)):
         try:
             text = bytes(value).decode("utf-8")
         except UnicodeDecodeError:
             text = bytes(value).decode("latin-1")
-        _in_string(rules, text, where, found)
+        _in_string(rules, text, where, found, response)
     elif isinstance(value, str):
-        _in_string(rules, value, where, found)
+        _in_string(rules, value, where, found, response)
 
 
 def _add(found: Found, where: Where, kind: str | None) -> None:
@@ -116,7 +121,9 @@ def _add(found: Found, where: Where, kind: str | None) -> None:
         found.append((where, kind))
 
 
-def _in_string(rules: Rules, value: str, where: Where, found: Found) -> None:
+def _in_string(
+    rules: Rules, value: str, where: Where, found: Found, response: bool = False
+) -> None:
     if not rules.might_match(value) and '"headers' not in value:
         return
     if value.startswith(JSON_OPENINGS):  # JSON text held in a string: its keys count too
@@ -125,7 +132,7 @@ def _in_string(rules: Rules, value: str, where: Where, found: Found) -> None:
         except ValueError:
             parsed = None
         if isinstance(parsed, (dict, list)):
-            _walk(rules, parsed, (*where, _PARSED), found)
+            _walk(rules, parsed, (*where, _PARSED), found, response)
             return
     for kind in rules.kinds_in(value)[:1]:
         found.append((where, kind))
@@ -165,6 +172,8 @@ def _in_headers(rules: Rules, headers: dict[Any, Any], where: Where, found: Foun
 
 def _header_kind(rules: Rules, name: str, value: str, action: str) -> str | None:
     """The rule a header value breaks, if any (see ``Redactor.header_value``)."""
+    if action == "credential" and is_prose(value):
+        action = "scan"  # a message in a credential-named header, searched by shape
     if action == "cookie":
         for _, _, cookie in cookie_values(name.lower(), value):
             kind = rules.secret_kind(cookie, "cookie")
@@ -220,7 +229,7 @@ def _in_encoded_body(rules: Rules, record: dict[str, Any]) -> Found:
     if decoded is None:
         found.append((("body",), UNSCANNABLE_BODY))
     elif decoded is not raw:
-        _walk(rules, decoded, ("body",), found)
+        _walk(rules, decoded, ("body",), found, record.get("type") == "response")
     return found
 
 
@@ -240,7 +249,8 @@ def find_in_jsonl(rules: Rules, text: str, path: str) -> list[Finding]:
             if rules.kinds_in(line):
                 findings.append(Finding(path, number, "<line>", "unparsed-line"))
             continue
-        for json_path, rule in find_in_value(rules, record):
+        response = isinstance(record, dict) and record.get("type") in ("response", "event")
+        for json_path, rule in find_in_value(rules, record, response=response):
             findings.append(Finding(path, number, json_path, rule))
         if isinstance(record, dict) and "headers" in record:
             for where, rule in _in_encoded_body(rules, record):
@@ -297,10 +307,12 @@ def find_in_vcrpy(rules: Rules, data: dict[str, Any], text: str, path: str) -> l
             at = f"interactions[{index}].response.body"
             findings.append(Finding(path, line, at, UNSCANNABLE_BODY))
             continue
-        for json_path, rule in find_in_value(
-            rules, {"request": entry.get("request"), "response": response}
+        for part, record, is_response in (
+            ("request", entry.get("request"), False),
+            ("response", response, True),
         ):
-            findings.append(Finding(path, line, f"interactions[{index}].{json_path}", rule))
+            for json_path, rule in find_in_value(rules, {part: record}, response=is_response):
+                findings.append(Finding(path, line, f"interactions[{index}].{json_path}", rule))
     return findings
 
 
