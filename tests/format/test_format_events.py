@@ -137,7 +137,8 @@ def test_encode_sse_event(text: str, fields: dict[str, object] | None) -> None:
         "data:{}\n\n",  # no space after the colon
         "data:\n\n",  # empty data without a space
         ": ping\n\n",  # comment
-        'data: {"a":1}\r\n\r\n',  # CRLF
+        'data: {"a":1}\r\n\n',  # mixed line ends
+        'data: {"a":1}\r\n\r\r\n',  # a lone CR before the CRLF
         'data: {"a":1}\r\r',  # CR
         'data: {"a":1}\n',  # last event without its blank line
         'data: {"a":1}',

@@ -5,9 +5,11 @@ Two stream kinds are understood:
 * ``sse`` (``text/event-stream``): an event is every line up to and including the blank
   line that ends it. An event made only of ``event:``, ``id:``, ``retry:`` and ``data:``
   fields written as ``field: value`` lines with ``\\n`` line ends is stored as
-  those fields, with a ``data`` that is JSON stored as JSON. Anything else (comments,
-  CRLF line ends, unusual spacing, a last event without its blank line) is kept as
-  ``raw`` text, so rebuilding the stream gives back the exact bytes.
+  those fields, with a ``data`` that is JSON stored as JSON. An event whose every line
+  ends in ``\r\n`` (Gemini's ``alt=sse`` streams) is stored the same way with
+  ``"eol": "\r\n"``. Anything else (comments, mixed line ends, unusual spacing, a last
+  event without its blank line) is kept as ``raw`` text, so rebuilding the stream gives
+  back the exact bytes.
 * ``ndjson`` (``application/x-ndjson`` and friends): an event is one line.
 """
 
@@ -35,6 +37,7 @@ _NDJSON_TYPES = frozenset(
 
 _EOL = re.compile(r"\r\n|\r|\n")
 _SSE_FIELDS = ("event", "id", "retry")
+CRLF = "\r\n"  # the only line end other than "\n" stored as fields (field ``eol``)
 
 
 def stream_kind(content_type: str | None) -> str | None:
@@ -211,10 +214,11 @@ def render_event(kind: str, fields: dict[str, Any]) -> str:
     payload = _payload(fields)
     if kind == NDJSON:
         return (payload or "") + "\n"
-    out = [f"{name}: {_string(fields, name)}\n" for name in _SSE_FIELDS if name in fields]
+    eol = CRLF if "eol" in fields else "\n"
+    out = [f"{name}: {_string(fields, name)}{eol}" for name in _SSE_FIELDS if name in fields]
     if payload is not None:
-        out.extend(f"data: {line}\n" for line in payload.split("\n"))
-    out.append("\n")
+        out.extend(f"data: {line}{eol}" for line in payload.split("\n"))
+    out.append(eol)
     return "".join(out)
 
 
@@ -230,6 +234,8 @@ def check_fields(kind: str, fields: dict[str, Any]) -> None:
     elif "text" in fields and "\n" in _string(fields, "text") and kind == NDJSON:
         raise ValueError("an NDJSON event's 'text' is one line: it cannot hold '\\n'")
     if kind != NDJSON:
+        if "eol" in fields and fields["eol"] != CRLF:
+            raise ValueError(f"field 'eol' can only be '\\r\\n', not {fields['eol']!r}")
         for name in _SSE_FIELDS:
             if name in fields:
                 _string(fields, name)
@@ -262,6 +268,20 @@ def structure_payload(payload: str) -> dict[str, Any]:
 
 
 def _parse_sse(text: str) -> tuple[dict[str, Any], str | None] | None:
+    if text.endswith("\r\n\r\n"):
+        # Every line ends in CRLF, and no CR or LF stands alone: parse it as LF, mark it.
+        lf = text.replace(CRLF, "\n")
+        if "\r" in lf or lf.count("\n") != text.count(CRLF):
+            return None
+        parsed = _parse_sse_lf(lf)
+        if parsed is None:
+            return None
+        fields, payload = parsed
+        return {**fields, "eol": CRLF}, payload
+    return _parse_sse_lf(text)
+
+
+def _parse_sse_lf(text: str) -> tuple[dict[str, Any], str | None] | None:
     # The fields and the data text, or None unless render_event rebuilds ``text`` exactly:
     # "name: value" lines with "\n" ends, event/id/retry at most once each, in that order,
     # before any data line, and the blank line that ends the event.

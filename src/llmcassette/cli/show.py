@@ -1,13 +1,18 @@
 """A cassette as a person reads it: each request, the assembled answer, usage and timing.
 
 Streams are assembled the way the SDKs assemble them: OpenAI Chat Completions deltas
-(text and tool-call arguments), Responses API events, Anthropic Messages content blocks,
-Ollama-style NDJSON. Bodies of other kinds are summarized as they are.
+(also Mistral, Groq, DeepSeek, OpenRouter: text, reasoning and tool calls), Responses API
+events, Anthropic Messages content blocks, Gemini chunks (``alt=sse`` or one JSON array),
+Cohere v2 typed events, Bedrock ConverseStream event dicts, Ollama-style NDJSON. A
+stream's kind is judged from all of its events. Bodies of other kinds are summarized as
+they are.
 """
 
 from __future__ import annotations
 
 import json
+import re
+import urllib.parse
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -23,6 +28,7 @@ class Answer:
     tool_calls: list[dict[str, Any]] = field(default_factory=list)
     usage: dict[str, Any] | None = None
     kind: str = "unknown"
+    reasoning: str = ""
 
 
 @dataclass
@@ -57,61 +63,192 @@ def event_payloads(item: Interaction) -> list[tuple[str | None, Any]]:
     return events.payloads(item.stream, item.response_body.decode("utf-8", "replace"))
 
 
+def _part_text(part: Any) -> str:
+    """The words of one content part of any provider, or a short tag for a tool part."""
+    if isinstance(part, str):
+        return part
+    if not isinstance(part, dict):
+        return ""
+    if isinstance(part.get("text"), str):  # OpenAI, Anthropic, Gemini, Bedrock, Cohere
+        return str(part["text"])
+    call = part.get("functionCall") or part.get("toolUse")  # Gemini, Bedrock
+    if part.get("type") in ("tool_use", "function_call") or isinstance(call, dict):
+        return f"[tool call {(call or part).get('name', '?')}]"
+    if part.get("type") == "tool_result" or "functionResponse" in part or "toolResult" in part:
+        return "[tool result]"
+    return ""
+
+
 def _content_text(content: Any) -> str:
     if isinstance(content, str):
         return content
     if isinstance(content, list):
-        return " ".join(
-            str(part.get("text", "")) for part in content if isinstance(part, dict)
-        ).strip()
+        return " ".join(text for text in map(_part_text, content) if text).strip()
     return ""
+
+
+def _turn(message: dict[str, Any]) -> str | None:
+    """One request turn as ``role: text``; None for an item that says nothing readable."""
+    role = str(message.get("role") or "")
+    role = "assistant" if role == "model" else role  # Gemini's name would read as the model field
+    kind = message.get("type")
+    if kind == "function_call":  # a Responses API input item
+        return f"assistant: [tool call {message.get('name', '?')}]"
+    if kind == "function_call_output":
+        return f"tool: {_content_text(message.get('output'))}"
+    text = _content_text(message.get("content", message.get("parts")))
+    calls = [
+        f"[tool call {(c.get('function') or c).get('name', '?')}]"
+        for c in message.get("tool_calls") or []
+        if isinstance(c, dict)
+    ]
+    text = " ".join(piece for piece in [text, *calls] if piece)
+    if not role and not text:
+        return None
+    return f"{role or '?'}: {text}"
+
+
+def _request_turns(request: dict[str, Any]) -> list[str]:
+    """The conversation a request sends: Chat/Messages/Cohere/Bedrock ``messages``,
+    Responses ``input``, Gemini ``contents``, completion ``prompt``."""
+    turns: list[str] = []
+    for key in ("messages", "contents", "input"):
+        value = request.get(key)
+        if isinstance(value, str):
+            turns.append(f"user: {value}")
+        elif isinstance(value, list):
+            for message in value:
+                if isinstance(message, dict) and (turn := _turn(message)) is not None:
+                    turns.append(turn)
+    if isinstance(request.get("prompt"), str):
+        turns.append(f"user: {request['prompt']}")
+    return turns
+
+
+def _request_tools(request: dict[str, Any]) -> list[str]:
+    names: list[str] = []
+    for tool in request.get("tools") or (request.get("toolConfig") or {}).get("tools") or []:
+        if not isinstance(tool, dict):
+            continue
+        declarations = tool.get("functionDeclarations")  # Gemini: several per tool entry
+        if isinstance(declarations, list):
+            names.extend(str(d.get("name", "?")) for d in declarations if isinstance(d, dict))
+            continue
+        spec = tool.get("function") or tool.get("toolSpec") or tool
+        if isinstance(spec, dict):
+            names.append(str(spec.get("name") or spec.get("type") or next(iter(spec), "?")))
+    return names
+
+
+def stream_family(datas: list[Any]) -> str:
+    """Which provider's stream this is, judged from all its events (not only the first:
+    Azure OpenAI opens with a ``prompt_filter_results`` chunk whose ``object`` is "")."""
+    dicts = [data for data in datas if isinstance(data, dict)]
+    types = {str(data.get("type", "")) for data in dicts}
+    if any(data.get("object") == "chat.completion.chunk" for data in dicts):
+        return "openai-chat"
+    if any(t.startswith("response.") for t in types):
+        return "openai-responses"
+    if "message_start" in types:
+        return "anthropic-messages"
+    if types & {"message-start", "content-delta", "tool-call-start", "message-end"}:
+        return "cohere-chat"
+    if any("candidates" in data or "usageMetadata" in data for data in dicts):
+        return "gemini"
+    if any(key in data for data in dicts for key in _BEDROCK_EVENTS):
+        return "bedrock-converse"
+    if any("choices" in data for data in dicts):
+        return "openai-chat"  # OpenAI-style providers that leave ``object`` out
+    if any("done" in data for data in dicts):
+        return "ndjson"
+    return "stream"
+
+
+_BEDROCK_EVENTS = ("messageStart", "contentBlockStart", "contentBlockDelta", "messageStop")
 
 
 def assemble(item: Interaction) -> Answer:
     """The answer of one interaction, as the provider's SDK would assemble it."""
     payloads = event_payloads(item)
     if payloads:
-        first = next((data for _, data in payloads if isinstance(data, dict)), {})
-        if first.get("object") == "chat.completion.chunk":
-            return _openai_chat_stream(payloads)
-        if str(first.get("type", "")).startswith("response."):
-            return _responses_stream(payloads)
-        if first.get("type") == "message_start":
-            return _anthropic_stream(payloads)
-        if "done" in first:
-            return _ndjson_stream(payloads)
-        return Answer(kind="stream")
+        return assemble_events(payloads)
     body = _json(item.response_body)
+    if isinstance(body, list) and any(
+        isinstance(chunk, dict) and "candidates" in chunk for chunk in body
+    ):  # Gemini's streamGenerateContent without alt=sse: one JSON array of chunks
+        return _gemini(body)
     if not isinstance(body, dict):
         return Answer(text=item.response_body.decode("utf-8", "replace")[:2000], kind="text")
-    if body.get("object") == "chat.completion":
+    if body.get("object") == "chat.completion" or (
+        isinstance(body.get("choices"), list)
+        and body["choices"]
+        and "message" in body["choices"][0]
+    ):
         message = (body.get("choices") or [{}])[0].get("message") or {}
         calls = [
             {"name": c["function"]["name"], "arguments": c["function"]["arguments"]}
             for c in message.get("tool_calls") or []
         ]
-        return Answer(str(message.get("content") or ""), calls, body.get("usage"), "openai-chat")
-    if body.get("object") == "response":
-        return Answer(_responses_output(body), [], body.get("usage"), "openai-responses")
-    if body.get("type") == "message":
-        text = "".join(
-            b.get("text", "") for b in body.get("content", []) if b.get("type") == "text"
+        reasoning = str(message.get("reasoning_content") or message.get("reasoning") or "")
+        return Answer(
+            str(message.get("content") or ""), calls, body.get("usage"), "openai-chat", reasoning
         )
+    if body.get("object") == "response":
+        text, calls, reasoning = _responses_output(body)
+        return Answer(text, calls, body.get("usage"), "openai-responses", reasoning)
+    if body.get("type") == "message":
+        blocks = [b for b in body.get("content", []) if isinstance(b, dict)]
+        text = "".join(b.get("text", "") for b in blocks if b.get("type") == "text")
+        thinking = "".join(b.get("thinking", "") for b in blocks if b.get("type") == "thinking")
         calls = [
             {"name": b["name"], "arguments": json.dumps(b.get("input", {}))}
-            for b in body.get("content", [])
+            for b in blocks
             if b.get("type") == "tool_use"
         ]
-        return Answer(text, calls, body.get("usage"), "anthropic-messages")
+        return Answer(text, calls, body.get("usage"), "anthropic-messages", thinking)
+    if "candidates" in body:
+        return _gemini([body])
+    if isinstance((body.get("output") or {}).get("message"), dict):
+        return _bedrock_message(body)
+    if isinstance(body.get("message"), dict) and "finish_reason" in body:
+        return _cohere_message(body)
     if "error" in body:
         return Answer(json.dumps(body["error"]), [], None, "error")
     return Answer(json.dumps(body)[:2000], [], None, "json")
 
 
-def _openai_chat_stream(payloads: list[tuple[str | None, Any]]) -> Answer:
+def assemble_events(payloads: list[tuple[str | None, Any]]) -> Answer:
+    """The answer of a stream given as ``(event name, parsed data)`` pairs."""
+    datas = [data for _, data in payloads]
+    family = stream_family(datas)
+    if family == "openai-chat":
+        return _openai_chat_stream(datas)
+    if family == "openai-responses":
+        return _responses_stream(datas)
+    if family == "anthropic-messages":
+        return _anthropic_stream(datas)
+    if family == "cohere-chat":
+        return _cohere_stream(datas)
+    if family == "gemini":
+        return _gemini([data for data in datas if isinstance(data, dict)])
+    if family == "bedrock-converse":
+        return _bedrock_stream(datas)
+    if family == "ndjson":
+        return _ndjson_stream(datas)
+    return Answer(kind="stream")
+
+
+def _add_name(slot: dict[str, Any], name: str) -> None:
+    # OpenAI sends a tool name once; OpenRouter and Novita repeat it whole in every delta,
+    # so a piece equal to what is already there is a repeat, not a continuation.
+    if name and name != slot["name"]:
+        slot["name"] += name
+
+
+def _openai_chat_stream(datas: list[Any]) -> Answer:
     answer = Answer(kind="openai-chat")
     calls: dict[int, dict[str, Any]] = {}
-    for _, data in payloads:
+    for data in datas:
         if not isinstance(data, dict):
             continue
         if data.get("usage"):
@@ -119,49 +256,82 @@ def _openai_chat_stream(payloads: list[tuple[str | None, Any]]) -> Answer:
         for choice in data.get("choices") or []:
             delta = choice.get("delta") or {}
             answer.text += delta.get("content") or ""
+            # DeepSeek and Groq call it reasoning_content, OpenRouter reasoning.
+            answer.reasoning += delta.get("reasoning_content") or delta.get("reasoning") or ""
             for call in delta.get("tool_calls") or []:
                 slot = calls.setdefault(call.get("index", 0), {"name": "", "arguments": ""})
                 function = call.get("function") or {}
-                slot["name"] += function.get("name") or ""
+                _add_name(slot, function.get("name") or "")
                 slot["arguments"] += function.get("arguments") or ""
     answer.tool_calls = [calls[index] for index in sorted(calls)]
     return answer
 
 
-def _responses_output(response: dict[str, Any]) -> str:
-    return "".join(
-        part.get("text", "")
-        for item in response.get("output", [])
-        if item.get("type") == "message"
-        for part in item.get("content", [])
-        if part.get("type") == "output_text"
-    )
+def _responses_output(response: dict[str, Any]) -> tuple[str, list[dict[str, Any]], str]:
+    """The text, tool calls and reasoning summary of a whole Responses API response."""
+    text: list[str] = []
+    calls: list[dict[str, Any]] = []
+    reasoning: list[str] = []
+    for item in response.get("output") or []:
+        if not isinstance(item, dict):
+            continue
+        if item.get("type") == "message":
+            text.extend(
+                part.get("text", "")
+                for part in item.get("content") or []
+                if part.get("type") == "output_text"
+            )
+        elif item.get("type") == "function_call":
+            calls.append({"name": item.get("name", ""), "arguments": item.get("arguments", "")})
+        elif item.get("type") == "reasoning":
+            for part in (item.get("summary") or []) + (item.get("content") or []):
+                if isinstance(part, dict):
+                    reasoning.append(str(part.get("text", "")))
+    return "".join(text), calls, "".join(reasoning)
 
 
-def _responses_stream(payloads: list[tuple[str | None, Any]]) -> Answer:
+def _responses_stream(datas: list[Any]) -> Answer:
     answer = Answer(kind="openai-responses")
-    deltas = []
-    for _, data in payloads:
+    deltas: list[str] = []
+    reasoning: list[str] = []
+    calls: dict[str, dict[str, Any]] = {}  # by item id: the name comes with the item
+    final: dict[str, Any] | None = None
+    for data in datas:
         if not isinstance(data, dict):
             continue
-        if data.get("type") == "response.output_text.delta":
+        kind = data.get("type")
+        if kind == "response.output_text.delta":
             deltas.append(data.get("delta", ""))
-        elif data.get("type") == "response.function_call_arguments.done":
-            answer.tool_calls.append({"name": data.get("name", ""), "arguments": data["arguments"]})
-        elif data.get("type") in ("response.completed", "response.incomplete", "response.failed"):
-            response = data.get("response") or {}
-            answer.usage = response.get("usage")
-            answer.text = _responses_output(response)
-    if not answer.text:
-        answer.text = "".join(deltas)
+        elif kind in ("response.reasoning_summary_text.delta", "response.reasoning_text.delta"):
+            reasoning.append(str(data.get("delta", "")))
+        elif kind in ("response.output_item.added", "response.output_item.done"):
+            item = data.get("item") or {}
+            if item.get("type") == "function_call":
+                slot = calls.setdefault(str(item.get("id")), {"name": "", "arguments": ""})
+                slot["name"] = item.get("name") or slot["name"]
+                slot["arguments"] = item.get("arguments") or slot["arguments"]
+        elif kind == "response.function_call_arguments.done":
+            slot = calls.setdefault(str(data.get("item_id")), {"name": "", "arguments": ""})
+            slot["name"] = data.get("name") or slot["name"]
+            slot["arguments"] = data.get("arguments", slot["arguments"])
+        elif kind in ("response.completed", "response.incomplete", "response.failed"):
+            final = data.get("response") or {}
+    answer.text, answer.reasoning = "".join(deltas), "".join(reasoning)
+    answer.tool_calls = list(calls.values())
+    if final is not None:
+        answer.usage = final.get("usage")
+        text, final_calls, final_reasoning = _responses_output(final)
+        answer.text = text or answer.text
+        answer.tool_calls = final_calls or answer.tool_calls
+        answer.reasoning = answer.reasoning or final_reasoning
     return answer
 
 
-def _anthropic_stream(payloads: list[tuple[str | None, Any]]) -> Answer:
+def _anthropic_stream(datas: list[Any]) -> Answer:
     answer = Answer(kind="anthropic-messages")
     tools: dict[int, dict[str, Any]] = {}
     usage: dict[str, Any] = {}
-    for _, data in payloads:
+    for data in datas:
         if not isinstance(data, dict):
             continue
         kind = data.get("type")
@@ -169,12 +339,14 @@ def _anthropic_stream(payloads: list[tuple[str | None, Any]]) -> Answer:
             usage.update((data.get("message") or {}).get("usage") or {})
         elif kind == "content_block_start":
             block = data.get("content_block") or {}
-            if block.get("type") == "tool_use":
+            if block.get("type") in ("tool_use", "server_tool_use", "mcp_tool_use"):
                 tools[data.get("index", 0)] = {"name": block.get("name", ""), "arguments": ""}
         elif kind == "content_block_delta":
             delta = data.get("delta") or {}
             if delta.get("type") == "text_delta":
                 answer.text += delta.get("text", "")
+            elif delta.get("type") == "thinking_delta":
+                answer.reasoning += delta.get("thinking", "")
             elif delta.get("type") == "input_json_delta" and data.get("index", 0) in tools:
                 tools[data.get("index", 0)]["arguments"] += delta.get("partial_json", "")
         elif kind == "message_delta":
@@ -184,13 +356,119 @@ def _anthropic_stream(payloads: list[tuple[str | None, Any]]) -> Answer:
     return answer
 
 
-def _ndjson_stream(payloads: list[tuple[str | None, Any]]) -> Answer:
+def _gemini(chunks: list[dict[str, Any]]) -> Answer:
+    """Gemini ``generateContent`` responses, or the chunks of a stream, in order."""
+    answer = Answer(kind="gemini")
+    for chunk in chunks:
+        if chunk.get("usageMetadata"):
+            answer.usage = chunk["usageMetadata"]
+        candidates = chunk.get("candidates") or [{}]
+        for part in (candidates[0].get("content") or {}).get("parts") or []:
+            if not isinstance(part, dict):
+                continue
+            if isinstance(part.get("functionCall"), dict):
+                call = part["functionCall"]
+                arguments = json.dumps(call.get("args", {}), ensure_ascii=False)
+                answer.tool_calls.append({"name": call.get("name", ""), "arguments": arguments})
+            elif part.get("thought"):
+                answer.reasoning += str(part.get("text", ""))
+            else:
+                answer.text += str(part.get("text", ""))
+    return answer
+
+
+def _cohere_message(body: dict[str, Any]) -> Answer:
+    message = body["message"]
+    calls = [
+        {"name": c["function"].get("name", ""), "arguments": c["function"].get("arguments", "")}
+        for c in message.get("tool_calls") or []
+        if isinstance(c, dict) and isinstance(c.get("function"), dict)
+    ]
+    text = _content_text(message.get("content"))
+    thinking = "".join(
+        str(part.get("thinking", ""))
+        for part in message.get("content") or []
+        if isinstance(part, dict) and part.get("type") == "thinking"
+    )
+    return Answer(text, calls, body.get("usage"), "cohere-chat", thinking)
+
+
+def _cohere_stream(datas: list[Any]) -> Answer:
+    answer = Answer(kind="cohere-chat")
+    for data in datas:
+        if not isinstance(data, dict):
+            continue
+        delta = data.get("delta") or {}
+        message = delta.get("message") or {}
+        kind = data.get("type")
+        if kind == "content-delta":
+            content = message.get("content") or {}
+            answer.text += str(content.get("text") or "")
+            answer.reasoning += str(content.get("thinking") or "")
+        elif kind in ("tool-call-start", "tool-call-delta"):
+            function = (message.get("tool_calls") or {}).get("function") or {}
+            if kind == "tool-call-start":
+                answer.tool_calls.append({"name": function.get("name", ""), "arguments": ""})
+            if answer.tool_calls:
+                answer.tool_calls[-1]["arguments"] += function.get("arguments") or ""
+        elif kind == "message-end":
+            answer.usage = delta.get("usage")
+    return answer
+
+
+def _bedrock_message(body: dict[str, Any]) -> Answer:
+    answer = Answer(kind="bedrock-converse", usage=body.get("usage"))
+    for block in body["output"]["message"].get("content") or []:
+        if not isinstance(block, dict):
+            continue
+        answer.text += str(block.get("text") or "")
+        reasoning = (block.get("reasoningContent") or {}).get("reasoningText") or {}
+        answer.reasoning += str(reasoning.get("text") or "")
+        if isinstance(block.get("toolUse"), dict):
+            use = block["toolUse"]
+            arguments = json.dumps(use.get("input", {}), ensure_ascii=False)
+            answer.tool_calls.append({"name": use.get("name", ""), "arguments": arguments})
+    return answer
+
+
+def _bedrock_stream(datas: list[Any]) -> Answer:
+    """ConverseStream events as dicts keyed by their event type (``contentBlockDelta``...)."""
+    answer = Answer(kind="bedrock-converse")
+    tools: dict[int, dict[str, Any]] = {}
+    for data in datas:
+        if not isinstance(data, dict):
+            continue
+        start = (data.get("contentBlockStart") or {}).get("start") or {}
+        index = (data.get("contentBlockStart") or data.get("contentBlockDelta") or {}).get(
+            "contentBlockIndex", 0
+        )
+        if isinstance(start.get("toolUse"), dict):
+            tools[index] = {"name": start["toolUse"].get("name", ""), "arguments": ""}
+        delta = (data.get("contentBlockDelta") or {}).get("delta") or {}
+        answer.text += str(delta.get("text") or "")
+        answer.reasoning += str((delta.get("reasoningContent") or {}).get("text") or "")
+        if isinstance(delta.get("toolUse"), dict) and index in tools:
+            tools[index]["arguments"] += str(delta["toolUse"].get("input") or "")
+        if isinstance(data.get("metadata"), dict) and data["metadata"].get("usage"):
+            answer.usage = data["metadata"]["usage"]
+    answer.tool_calls = [tools[index] for index in sorted(tools)]
+    return answer
+
+
+def _ndjson_stream(datas: list[Any]) -> Answer:
     answer = Answer(kind="ndjson")
-    for _, data in payloads:
+    for data in datas:
         if not isinstance(data, dict):
             continue
         message = data.get("message") or {}
         answer.text += message.get("content") or data.get("response") or ""
+        answer.reasoning += message.get("thinking") or data.get("thinking") or ""
+        for call in message.get("tool_calls") or []:
+            function = (call.get("function") or {}) if isinstance(call, dict) else {}
+            arguments = function.get("arguments", {})
+            if not isinstance(arguments, str):
+                arguments = json.dumps(arguments, ensure_ascii=False)
+            answer.tool_calls.append({"name": function.get("name", ""), "arguments": arguments})
         if data.get("done"):
             answer.usage = {
                 k: v for k, v in data.items() if k.endswith("_count") or k.endswith("duration")
@@ -202,27 +480,19 @@ def summarize(number: int, item: Interaction) -> Shown:
     """One interaction as ``llmcassette show`` prints it."""
     request = _json(item.request_body)
     request = request if isinstance(request, dict) else {}
-    prompt: list[str] = []
-    for message in request.get("messages") or []:
-        if isinstance(message, dict):
-            prompt.append(f"{message.get('role', '?')}: {_content_text(message.get('content'))}")
-    if isinstance(request.get("input"), str):
-        prompt.append(f"user: {request['input']}")
-    if isinstance(request.get("prompt"), str):
-        prompt.append(f"user: {request['prompt']}")
-    tools = []
-    for tool in request.get("tools") or []:
-        if isinstance(tool, dict):
-            tools.append(str((tool.get("function") or tool).get("name", "?")))
+    model = request.get("model")
+    if not isinstance(model, str):  # Gemini and Bedrock name the model in the URL
+        found = _MODEL_IN_URL.search(item.uri)
+        model = urllib.parse.unquote(found.group(1)) if found else None
     times = item.event_times
     return Shown(
         number=number,
         method=item.method,
         uri=item.uri,
         status=item.status,
-        model=request.get("model"),
-        prompt=prompt,
-        tools=tools,
+        model=model,
+        prompt=_request_turns(request),
+        tools=_request_tools(request),
         answer=assemble(item),
         events=len(event_payloads(item)),
         first_event=times[0] if times else None,
@@ -231,22 +501,40 @@ def summarize(number: int, item: Interaction) -> Shown:
     )
 
 
-def render(shown: Shown, width: int = 100) -> str:
-    """The text ``llmcassette show`` prints for one interaction."""
+_MODEL_IN_URL = re.compile(r"/models?/([^/:?]+)")
 
-    def cut(text: str) -> str:
+
+def _block(label: str, text: str) -> list[str]:
+    """``  label: text``, its continuation lines indented under the text's first column,
+    so a many-line answer stays apart from the field after it."""
+    head = f"  {label}: "
+    lines = text.split("\n")
+    return [head + lines[0]] + [" " * len(head) + line if line else "" for line in lines[1:]]
+
+
+def render(shown: Shown, width: int = 80) -> str:
+    """The text ``llmcassette show`` prints for one interaction.
+
+    Request turns and the URL are cut to ``width`` columns; the answer, reasoning and tool
+    arguments are printed whole (they are what one reads a cassette for), wrapped lines
+    indented under their field.
+    """
+
+    def cut(text: str, room: int) -> str:
         text = text.replace("\n", " ")
-        return text if len(text) <= width else text[: width - 1] + "…"
+        return text if len(text) <= room else text[: room - 1] + "…"
 
-    lines = [f"#{shown.number} {shown.method} {shown.uri} -> {shown.status}"]
+    lines = [cut(f"#{shown.number} {shown.method} {shown.uri} -> {shown.status}", width)]
     if shown.model:
         lines.append(f"  model: {shown.model}")
-    lines.extend(f"  {cut(turn)}" for turn in shown.prompt)
+    lines.extend(f"  {cut(turn, width - 2)}" for turn in shown.prompt)
     if shown.tools:
-        lines.append(f"  tools: {', '.join(shown.tools)}")
-    lines.append(f"  answer: {shown.answer.text}")
+        lines.append(cut(f"  tools: {', '.join(shown.tools)}", width))
+    if shown.answer.reasoning:
+        lines.extend(_block("reasoning", shown.answer.reasoning))
+    lines.extend(_block("answer", shown.answer.text))
     for call in shown.answer.tool_calls:
-        lines.append(f"  tool call: {call['name']}({call['arguments']})")
+        lines.extend(_block("tool call", f"{call['name']}({call['arguments']})"))
     if shown.answer.usage:
         lines.append(f"  usage: {json.dumps(shown.answer.usage, sort_keys=True)}")
     if shown.events:
