@@ -18,7 +18,7 @@ import llmcassette
 from llmcassette import errors
 from llmcassette._vcr import install, stubs
 from llmcassette.config import EXPIRED_ACTIONS, ExpiredAction
-from llmcassette.matching.normalize import VOLATILE_SHAPES, MatchOptions, VolatileShape
+from llmcassette.matching.normalize import VOLATILE_PRESETS, MatchOptions, VolatileShape
 
 # Exception classes outside the tree, in modules other people are rewriting right now
 # (llmcassette.cassette, the vcrpy compatibility check); drop a name once its class derives
@@ -143,7 +143,7 @@ def test_errors_py_imports_nothing_from_the_package() -> None:
 def test_option_names_and_literal_types_agree() -> None:
     assert get_args(install.IncompleteStreams) == stubs.INCOMPLETE_STREAM_POLICIES
     assert get_args(ExpiredAction) == EXPIRED_ACTIONS
-    assert set(get_args(VolatileShape)) == set(VOLATILE_SHAPES)
+    assert set(get_args(VolatileShape)) == set(VOLATILE_PRESETS)
     assert set(get_args(install.RecordModeName)) == {mode.value for mode in vcr.mode}
     assert set(MatchOptions.__annotations__) == {
         "ignore",

@@ -27,12 +27,39 @@ VOLATILE_SHAPES: dict[str, re.Pattern[str]] = {
     "uuid": re.compile(
         r"\b[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}\b"
     ),
+    # ISO 8601 date and time (2026-12-01T05:40:00Z, with fractions and offsets).
     "timestamp": re.compile(
         r"\b\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}:\d{2}(?:\.\d+)?(?:Z|[+-]\d{2}:?\d{2})?\b"
     ),
+    # uuid4().hex and its kin: 32 hex digits with no dashes, also after a prefix such as
+    # call_ (an underscore is a word character, so \b would not see the boundary).
+    "hex_id": re.compile(r"(?<![0-9A-Za-z])[0-9a-fA-F]{32}(?![0-9A-Za-z])"),
 }
-#: A name in ``VOLATILE_SHAPES``.
-VolatileShape = Literal["uuid", "timestamp"]
+
+# Epoch times between 2000-01-01 and 2100-01-01: a JSON number, or a string of its digits.
+_EPOCH_RANGES: dict[str, tuple[int, int]] = {
+    "epoch_seconds": (946_684_800, 4_102_444_800),
+    "epoch_ms": (946_684_800_000, 4_102_444_800_000),
+}
+
+# Keys whose value is the id of a tool call or of its result, whoever made it: OpenAI chat
+# (tool_call_id), the Responses API (call_id), Anthropic (tool_use_id).
+_TOOL_ID_KEYS = frozenset({"tool_call_id", "tool_use_id", "call_id"})
+# Objects whose ``id`` is a tool call's: OpenAI tool_calls items and Anthropic blocks by
+# ``type``; Gemini's functionCall / functionResponse parts by the key that holds them.
+_TOOL_ID_TYPES = frozenset(
+    {"function", "tool_use", "tool_result", "function_call", "function_call_output"}
+)
+_TOOL_ID_HOLDERS = frozenset({"functionCall", "functionResponse"})
+
+#: A preset ``volatile`` name: a string shape, an epoch range or tool-call ids.
+VolatileShape = Literal["uuid", "timestamp", "hex_id", "epoch_seconds", "epoch_ms", "tool_call_id"]
+#: Every preset name, documented in docs/matching.md.
+VOLATILE_PRESETS: tuple[str, ...] = (
+    *VOLATILE_SHAPES,
+    *_EPOCH_RANGES,
+    "tool_call_id",
+)
 
 _PATH_TOKEN = re.compile(r"\.([^.\[\]]+)|\[(\*|\d+)\]|\[\"((?:[^\"\\]|\\.)*)\"\]")
 
@@ -100,11 +127,11 @@ class MatchConfig:
     sdk_defaults: bool = True
 
     def __post_init__(self) -> None:
-        unknown = set(self.volatile) - set(VOLATILE_SHAPES)
+        unknown = set(self.volatile) - set(VOLATILE_PRESETS)
         if unknown:
             raise ConfigError(
                 f"unknown volatile shape(s) {sorted(unknown)}; known: "
-                f"{', '.join(sorted(VOLATILE_SHAPES))}"
+                f"{', '.join(sorted(VOLATILE_PRESETS))}"
             )
         for path in self.ignore:
             parse_path(path)
@@ -154,7 +181,7 @@ class MatchConfig:
         for path in self.ignore:
             value = _drop(value, parse_path(path))
         if self.volatile:
-            value = _replace_shapes(value, [VOLATILE_SHAPES[name] for name in self.volatile])
+            value = _replace_volatile(value, self.volatile)
         for normalizer in self.normalizers:
             value = normalizer(value)
         return value
@@ -197,20 +224,53 @@ def _drop(value: Any, tokens: tuple[str | int, ...]) -> Any:
     return value
 
 
-def _replace_shapes(value: Any, shapes: list[re.Pattern[str]]) -> Any:
-    if isinstance(value, str):
-        for shape in shapes:
-            value = shape.sub(f"<{_shape_name(shape)}>", value)
-        return value
-    if isinstance(value, dict):
-        return {key: _replace_shapes(item, shapes) for key, item in value.items()}
-    if isinstance(value, list):
-        return [_replace_shapes(item, shapes) for item in value]
-    return value
+def _replace_volatile(value: Any, names: tuple[str, ...]) -> Any:
+    """``value`` with every preset in ``names`` replaced by ``<name>``."""
+    shapes = [(name, VOLATILE_SHAPES[name]) for name in names if name in VOLATILE_SHAPES]
+    epochs = [(name, _EPOCH_RANGES[name]) for name in names if name in _EPOCH_RANGES]
+    tool_ids = "tool_call_id" in names
+
+    def walk(item: Any, key: str | None, holder: Holder | None) -> Any:
+        if tool_ids and isinstance(item, str) and _is_tool_id(key, holder):
+            return "<tool_call_id>"
+        if isinstance(item, dict):
+            inner = Holder(item, key)
+            return {k: walk(v, k if isinstance(k, str) else None, inner) for k, v in item.items()}
+        if isinstance(item, list):
+            return [walk(element, None, None) for element in item]
+        for name, (low, high) in epochs:
+            if _epoch_in(item, low, high):
+                return f"<{name}>"
+        if isinstance(item, str):
+            for name, shape in shapes:
+                item = shape.sub(f"<{name}>", item)
+        return item
+
+    return walk(value, None, None)
 
 
-def _shape_name(shape: re.Pattern[str]) -> str:
-    for name, pattern in VOLATILE_SHAPES.items():
-        if pattern is shape:
-            return name
-    return "volatile"
+@dataclass(frozen=True)
+class Holder:
+    """The object a value sits in, and the key that object sits under."""
+
+    fields: dict[str, Any]
+    key: str | None
+
+
+def _is_tool_id(key: str | None, holder: Holder | None) -> bool:
+    if key in _TOOL_ID_KEYS:
+        return True
+    if key != "id" or holder is None:
+        return False
+    return holder.fields.get("type") in _TOOL_ID_TYPES or holder.key in _TOOL_ID_HOLDERS
+
+
+def _epoch_in(value: Any, low: int, high: int) -> bool:
+    # bool is an int in Python; true is never a time.
+    if isinstance(value, bool):
+        return False
+    if isinstance(value, (int, float)):
+        return low <= value < high
+    if isinstance(value, str) and value.isascii() and value.isdigit():
+        return low <= int(value) < high
+    return False
