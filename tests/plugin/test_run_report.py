@@ -2,7 +2,8 @@
 
 Whole pytest runs (pytester, in subprocesses) against the bundled LocalProvider: a module
 is recorded, then replayed with one test's request changed, one making fewer calls and one
-cassette aged past its ``max_age``; the report must hold one line for each, in the error
+cassette aged past its ``max_age`` and one stream cut before its
+terminator; the report must hold one line for each, in the error
 model, with and without pytest-xdist.
 """
 
@@ -48,6 +49,15 @@ def test_expired():
     httpx2.get(URL + "/v1/models", headers={"authorization": "Bearer sk-test"})
 
 
+@pytest.mark.vcr
+def test_stream():
+    client = openai.OpenAI(base_url=URL + "/v1", api_key="sk-test", max_retries=0)
+    stream = client.chat.completions.create(
+        model="gpt-4o-mini", messages=[{"role": "user", "content": "hi"}], stream=True
+    )
+    assert "".join(chunk.choices[0].delta.content or "" for chunk in stream if chunk.choices)
+
+
 def test_without_cassette():
     pass
 """
@@ -58,12 +68,18 @@ def recorded(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> None
     pytester.makepyfile(test_mod=MODULE)
     with LocalProvider() as provider:
         monkeypatch.setenv("PROVIDER_URL", provider.url)
-        pytester.runpytest_subprocess("--record-mode=once").assert_outcomes(passed=4)
+        pytester.runpytest_subprocess("--record-mode=once").assert_outcomes(passed=5)
     aged = pytester.path / "cassettes" / "test_mod" / "test_expired.jsonl"
     lines = aged.read_text().splitlines(keepends=True)
     header = json.loads(lines[0])
     header["created_at"] = "2020-01-01T00:00:00Z"
     aged.write_text(json.dumps(header) + "\n" + "".join(lines[1:]))
+    cut = pytester.path / "cassettes" / "test_mod" / "test_stream.jsonl"
+    lines = cut.read_text().splitlines(keepends=True)
+    assert json.loads(lines[-2])["text"] == "[DONE]"
+    end = json.loads(lines[-1])
+    end["events"] -= 1
+    cut.write_text("".join(lines[:-2]) + json.dumps(end) + "\n")  # cut before [DONE]
     monkeypatch.setenv("CHANGE", "1")
 
 
@@ -78,13 +94,14 @@ def by_code(events: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
 def check_events(events: list[dict[str, Any]]) -> None:
     codes = sorted(event["code"] for event in events)
     assert codes == [
+        "LC202 incomplete-stream",
         "LC301 cassette-mismatch",
         "LC302 unused-interactions",
         "LC303 cassette-expired",
     ], events
     for event in events:
         assert set(FIELDS) | {"code", "message", "docs", "test", "phase", "severity"} <= set(event)
-        assert event["docs"].startswith("docs/errors.md#lc3")
+        assert event["docs"] == "docs/errors.md#" + event["code"].lower().replace(" ", "-")
     found = by_code(events)
 
     mismatch = found["LC301 cassette-mismatch"]
@@ -106,6 +123,10 @@ def check_events(events: list[dict[str, Any]]) -> None:
     assert unused["severity"] == "error"
     assert [entry.split(" ", 1)[0] for entry in unused["received"]] == ["#2", "#3"]
 
+    cut = found["LC202 incomplete-stream"]
+    assert (cut["test"], cut["severity"]) == ("test_mod.py::test_stream", "warning")
+    assert "[DONE]" in cut["message"]
+
     expired = found["LC303 cassette-expired"]
     assert expired["test"] == "test_mod.py::test_expired"
     assert expired["severity"] == "warning"
@@ -117,7 +138,7 @@ def test_a_run_reports_each_event_once_with_its_code(
 ) -> None:
     recorded(pytester, monkeypatch)
     result = pytester.runpytest_subprocess("--llmcassette-report=out/report.jsonl")
-    result.assert_outcomes(passed=2, failed=2)
+    result.assert_outcomes(passed=3, failed=2)
     check_events(report_lines(pytester.path / "out" / "report.jsonl"))
 
 
@@ -126,7 +147,7 @@ def test_under_xdist_the_controller_writes_the_workers_events(
 ) -> None:
     recorded(pytester, monkeypatch)
     result = pytester.runpytest_subprocess("-n", "2", "--llmcassette-report=report.jsonl")
-    result.assert_outcomes(passed=2, failed=2)
+    result.assert_outcomes(passed=3, failed=2)
     check_events(report_lines(pytester.path / "report.jsonl"))
 
 
@@ -139,5 +160,5 @@ def test_a_clean_run_writes_an_empty_report(
         result = pytester.runpytest_subprocess(
             "--record-mode=once", "--llmcassette-report=report.jsonl"
         )
-    result.assert_outcomes(passed=4)
+    result.assert_outcomes(passed=5)
     assert (pytester.path / "report.jsonl").read_text() == ""
