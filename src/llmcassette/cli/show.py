@@ -208,7 +208,8 @@ def assemble(item: Interaction) -> Answer:
         return Answer(text, calls, body.get("usage"), "anthropic-messages", thinking)
     if "candidates" in body:
         return _gemini([body])
-    if isinstance((body.get("output") or {}).get("message"), dict):
+    output = body.get("output")
+    if isinstance(output, dict) and isinstance(output.get("message"), dict):
         return _bedrock_message(body)
     if isinstance(body.get("message"), dict) and "finish_reason" in body:
         return _cohere_message(body)
@@ -493,12 +494,21 @@ def summarize(number: int, item: Interaction) -> Shown:
         model=model,
         prompt=_request_turns(request),
         tools=_request_tools(request),
-        answer=assemble(item),
+        answer=_assemble_or_summary(item),
         events=len(event_payloads(item)),
         first_event=times[0] if times else None,
         duration=times[-1] if times else None,
         cut_short=bool(item.end_extra.get("cut_short")),
     )
+
+
+def _assemble_or_summary(item: Interaction) -> Answer:
+    # A body shaped like a known provider's but not quite (a field of another type) is
+    # shown as its text: show reads any cassette, it never fails on one.
+    try:
+        return assemble(item)
+    except (AttributeError, KeyError, TypeError, IndexError):
+        return Answer(text=item.response_body.decode("utf-8", "replace")[:2000], kind="text")
 
 
 _MODEL_IN_URL = re.compile(r"/models?/([^/:?]+)")

@@ -1,0 +1,85 @@
+"""``show`` assembling other providers' streams: names repeated per delta, Azure's opening
+chunk, Responses tool names, Cohere v2 typed events, Gemini thoughts; indented answers."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from llmcassette.cli.show import Answer, Shown, assemble_events, render
+
+
+def _chunk(delta: dict[str, Any], **extra: Any) -> tuple[None, dict[str, Any]]:
+    return None, {"object": "chat.completion.chunk", "choices": [{"delta": delta}], **extra}
+
+
+def test_a_tool_name_repeated_in_every_delta_is_kept_once() -> None:
+    # OpenRouter and Novita send the whole name again with each piece of the arguments.
+    calls = [
+        {"index": 0, "function": {"name": "llm_version", "arguments": args}}
+        for args in ('{"a"', ": 1}")
+    ]
+    payloads = [_chunk({"tool_calls": [call]}) for call in calls] + [(None, "[DONE]")]
+    answer = assemble_events(payloads)
+    assert answer.tool_calls == [{"name": "llm_version", "arguments": '{"a": 1}'}]
+
+
+def test_azure_opening_prompt_filter_chunk_does_not_hide_the_answer() -> None:
+    azure_first = (None, {"object": "", "choices": [], "prompt_filter_results": [{}]})
+    answer = assemble_events([azure_first, _chunk({"content": "Hi"}), (None, "[DONE]")])
+    assert (answer.kind, answer.text) == ("openai-chat", "Hi")
+
+
+def test_responses_stream_takes_the_tool_name_from_output_item_added() -> None:
+    item = {"type": "function_call", "id": "fc_1", "name": "multiply", "arguments": ""}
+    payloads: list[tuple[str | None, Any]] = [
+        ("response.output_item.added", {"type": "response.output_item.added", "item": item}),
+        (None, {"type": "response.function_call_arguments.delta", "item_id": "fc_1"}),
+        (
+            None,
+            {
+                "type": "response.function_call_arguments.done",
+                "item_id": "fc_1",
+                "arguments": '{"a":1231,"b":2331}',
+            },
+        ),
+    ]
+    answer = assemble_events(payloads)
+    assert answer.tool_calls == [{"name": "multiply", "arguments": '{"a":1231,"b":2331}'}]
+
+
+def test_cohere_v2_typed_events() -> None:
+    def event(kind: str, message: dict[str, Any], **delta: Any) -> tuple[str, dict[str, Any]]:
+        return kind, {"type": kind, "delta": {"message": message, **delta}}
+
+    answer = assemble_events(
+        [
+            event("message-start", {"role": "assistant"}),
+            event("content-delta", {"content": {"text": "Par"}}),
+            event("content-delta", {"content": {"text": "is"}}),
+            event("tool-call-start", {"tool_calls": {"function": {"name": "f", "arguments": ""}}}),
+            event("tool-call-delta", {"tool_calls": {"function": {"arguments": "{}"}}}),
+            event("message-end", {}, usage={"tokens": {"output_tokens": 2}}),
+        ]
+    )
+    assert (answer.text, answer.tool_calls) == ("Paris", [{"name": "f", "arguments": "{}"}])
+    assert answer.usage == {"tokens": {"output_tokens": 2}}
+
+
+def test_gemini_thoughts_are_reasoning_and_function_calls_have_names() -> None:
+    parts = [{"text": "think", "thought": True}, {"text": "say"}]
+    call = {"functionCall": {"name": "get_capital", "args": {"country": "France"}}}
+    chunks: list[tuple[str | None, Any]] = [
+        (None, {"candidates": [{"content": {"parts": parts}}]}),
+        (None, {"candidates": [{"content": {"parts": [call]}}], "usageMetadata": {"x": 1}}),
+    ]
+    answer = assemble_events(chunks)
+    assert (answer.reasoning, answer.text) == ("think", "say")
+    assert answer.tool_calls == [{"name": "get_capital", "arguments": '{"country": "France"}'}]
+
+
+def test_a_many_line_answer_is_indented_under_its_field() -> None:
+    shown = Shown(1, "POST", "http://x/" + "p" * 100, 200, None, ["user: hi"], [],
+                  Answer(text="one\ntwo\n\nthree"), 0, None, None, False)  # fmt: skip
+    lines = render(shown).split("\n")
+    assert lines[2:6] == ["  answer: one", "          two", "", "          three"]
+    assert max(map(len, lines)) <= 80
