@@ -504,3 +504,50 @@ def test_the_scan_still_refuses_a_credential_in_a_response(
     assert main(["scan", str(stream)]) == 1
     (item,) = converted(stream)
     assert b"a1B2a1B2" not in item.response_body
+
+
+# ------------------------------------------------------------------ issue #18 item 3
+
+
+def test_botocore_header_reprs_are_decoded_and_methods_upper_cased(tmp_path: Path) -> None:
+    source = tmp_path / "bedrock.yaml"
+    source.write_text(
+        vcrpy_yaml(
+            (
+                {
+                    "method": "post",
+                    "uri": "https://bedrock-runtime.us-east-1.amazonaws.com/model/m/converse",
+                    "body": "{}",
+                    "headers": {
+                        "Content-Type": ["b'application/json'"],
+                        "User-Agent": ['b"Boto3/1.35.0 md/Botocore#1.35.0"'],
+                        "amz-sdk-invocation-id": [b"5d1c-binary"],
+                    },
+                },
+                response('{"output": {}}', JSON_HEADERS),
+            )
+        )
+    )
+    (item,) = converted(source)
+    assert item.method == "POST"
+    assert item.request_headers["Content-Type"] == ["application/json"]
+    assert item.request_headers["User-Agent"] == ["Boto3/1.35.0 md/Botocore#1.35.0"]
+    assert item.request_headers["amz-sdk-invocation-id"] == ["5d1c-binary"]
+
+
+def test_out_mirrors_the_source_tree(tmp_path: Path) -> None:
+    tree = tmp_path / "cassettes"
+    for module in ("test_openai", "test_anthropic"):
+        (tree / module).mkdir(parents=True)
+        (tree / module / "test_hello.yaml").write_text(
+            vcrpy_yaml((request(CHAT_URL, {"m": module}), response("{}", JSON_HEADERS)))
+        )
+    out = tmp_path / "converted"
+    assert main(["convert", "--out", str(out), str(tree)]) == 0
+    written = sorted(p.relative_to(out).as_posix() for p in out.rglob("*.jsonl"))
+    assert written == ["test_anthropic/test_hello.jsonl", "test_openai/test_hello.jsonl"]
+    for module in ("test_openai", "test_anthropic"):
+        (item,) = cassette_file.read(
+            (out / module / "test_hello.jsonl").read_bytes(), "x"
+        ).interactions
+        assert json.loads(item.request_body or b"") == {"m": module}
