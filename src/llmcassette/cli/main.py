@@ -313,6 +313,27 @@ def _heal(args: argparse.Namespace) -> int:
     return run(args.paths, dry_run=args.dry_run, log=args.log, as_json=args.json, quiet=args.quiet)
 
 
+def _prune(args: argparse.Namespace) -> int:
+    from llmcassette.cli.prune import run
+    from llmcassette.config import ConfigError, parse_age, project_expiry
+
+    max_age = None
+    if args.expired:
+        try:  # the max_age of `check` and of the tests, unless given here
+            setting = args.max_age or project_expiry().get("max_age")
+            if setting is None:
+                raise ConfigError(
+                    "--expired needs a max_age: give --max-age AGE, or set max_age in "
+                    "[tool.llmcassette] in pyproject.toml"
+                )
+            max_age = parse_age(setting)
+        except ConfigError as error:
+            out = Output("prune", args.json)
+            out.failed(error, f"llmcassette prune: {error}")
+            return out.done()
+    return run(args.paths or ["."], max_age=max_age, yes=args.yes, as_json=args.json)
+
+
 def _convert(args: argparse.Namespace) -> int:
     from llmcassette._vcr.tempfiles import atomic_write
     from llmcassette.cli.convert import jsonl_of, target_folder, to_vcrpy_json
@@ -493,6 +514,21 @@ def main(argv: Sequence[str] | None = None) -> int:
     heal.add_argument("-q", "--quiet", action="store_true", help="no summary line")
     _add_json(heal, "the repairs made (or planned)")
     heal.set_defaults(run=_heal)
+    prune = commands.add_parser(
+        "prune",
+        help="delete cassettes no test uses (and, with --expired, expired ones) with their "
+        "sidecars; lists them only, unless --yes",
+        description="Exit codes: 0 done (or listed), 2 a file cannot be read (it is kept) "
+        "or deleted, or the options are wrong.",
+    )
+    prune.add_argument("paths", nargs="*", metavar="DIR", help="folders or files (default: .)")
+    prune.add_argument("--yes", action="store_true", help="delete; without it nothing is")
+    prune.add_argument(
+        "--expired", action="store_true", help="also cassettes older than max_age (see check)"
+    )
+    prune.add_argument("--max-age", metavar="AGE", help="the age --expired uses (30d, 12h, 2w)")
+    _add_json(prune, "what was (or would be) deleted")
+    prune.set_defaults(run=_prune)
     convert = commands.add_parser(
         "convert",
         help="vcrpy YAML/JSON cassettes (also gzip-compressed, parsed_body style) to JSONL, "
