@@ -2,7 +2,7 @@
 
 A body like ``{"a":1}`` is kept in the cassette as the object ``{"a": 1}`` plus the name of
 the *layout* that reproduces the original text (compact, spaced, indented, ASCII-escaped,
-trailing newline). If no known layout reproduces the text byte for byte, the caller keeps
+trailing newline, spaces before the closing bracket as Anthropic pads its stream events). If no known layout reproduces the text byte for byte, the caller keeps
 the text itself: a cassette never trades fidelity for readability.
 """
 
@@ -17,6 +17,7 @@ DEFAULT_LAYOUT = "compact"
 
 _JSON_START = frozenset("{[")
 _MAX_INDENT = 8
+_MAX_PAD = 4096  # Anthropic pads stream events with up to a few dozen spaces
 
 
 class _NoConstants(ValueError):
@@ -36,8 +37,9 @@ _scan: Callable[[str, int], tuple[Any, int]] = _decoder.scan_once  # type: ignor
 
 @cache
 def _layout(name: str) -> tuple[dict[str, Any], str]:
-    """Layout names are a base (``compact``, ``spaced``, ``indent<N>``) plus ``+ascii``/``+nl``."""
-    parts = name.split("+")
+    """Layout names are a base (``compact``, ``spaced``, ``indent<N>``) plus ``+ascii``/``+nl``
+    (``+pad<N>``, N spaces before the last bracket, is applied by ``render``)."""
+    parts = [part for part in name.split("+") if not _pad_flag(part)]
     base, flags = parts[0], set(parts[1:])
     kwargs: dict[str, Any] = {"ensure_ascii": "ascii" in flags}
     if base == "compact":
@@ -49,6 +51,14 @@ def _layout(name: str) -> tuple[dict[str, Any], str]:
     if flags - {"ascii", "nl"}:
         raise ValueError(f"unknown JSON layout {name!r}")
     return kwargs, "\n" if "nl" in flags else ""
+
+
+def _pad_flag(part: str) -> bool:
+    return part.startswith("pad") and part[3:].isdigit() and 0 < int(part[3:]) <= _MAX_PAD
+
+
+def _pad_of(layout: str) -> int:
+    return next((int(part[3:]) for part in layout.split("+")[1:] if _pad_flag(part)), 0)
 
 
 def _candidates(text: str) -> list[str]:
@@ -84,7 +94,11 @@ def render(value: Any, layout: str = DEFAULT_LAYOUT) -> str:
     if not isinstance(layout, str):  # a hand-edited cassette line: report, don't crash
         raise ValueError(f"unknown JSON layout {layout!r}")
     encode, suffix = _encoder(layout)
-    return str(encode(value)) + suffix
+    rendered = str(encode(value))
+    pad = _pad_of(layout) if "+pad" in layout else 0
+    if pad and rendered[-1:] in ("}", "]"):
+        rendered = rendered[:-1] + " " * pad + rendered[-1]
+    return rendered + suffix
 
 
 @cache
@@ -150,6 +164,24 @@ def parse_exact(text: str) -> tuple[Any, str] | None:
     for name in _candidates(text):
         if render(value, name) == text:
             return value, name
+    return _padded(value, text)
+
+
+def _padded(value: Any, text: str) -> tuple[Any, str] | None:
+    # Spaces before the closing bracket (Anthropic's stream events): the layout of the text
+    # without them, plus ``+pad<N>``.
+    body = text[:-1] if text.endswith("\n") else text
+    last = body[-1:]
+    if last not in ("}", "]") or not body[:-1].endswith(" ") or "\n" in body:
+        return None  # one-line bodies only: an indented one keeps its text
+    pad = len(body[:-1]) - len(body[:-1].rstrip(" "))
+    if pad > _MAX_PAD:
+        return None
+    inner = body[:-1].rstrip(" ") + last + text[len(body) :]
+    for name in [DEFAULT_LAYOUT, *_candidates(inner)]:
+        padded = f"{name}+pad{pad}"
+        if render(value, padded) == text:
+            return value, padded
     return None
 
 

@@ -49,8 +49,10 @@ def event_line(t: Any, fields: dict[str, Any], compact_data: str | None) -> str:
     ``compact_data`` is the text of ``fields["data"]`` when known (the stream's own text,
     which redaction left alone): it is copied in, which saves encoding the value again.
     """
-    if "data" not in fields or "layout" in fields:
+    if "data" not in fields:
         return dump(_event_record(t, fields))
+    # Any layout's value is written compact: the ``layout`` field says how to rebuild the
+    # stream's text, and the line stays no larger than that text (Anthropic's padded events).
     if compact_data is None:
         compact_data = _encode_compact(fields["data"])
     if len(fields) > 1 or (t is not None and (type(t) is not float or not math.isfinite(t))):
