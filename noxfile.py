@@ -26,6 +26,7 @@ TEST_DEPS = [
     "requests>=2.31",
     "aiohttp>=3.9",
     "pytest-xdist>=3.8",
+    "jsonschema>=4.20",  # tests/cli/test_report.py validates report --json
 ]
 LINT_DEPS = ["ruff>=0.15", "mypy>=1.18", "import-linter>=2.17", "pytest>=8.0", "types-PyYAML"]
 DOCS_DEPS = ["mkdocs>=1.6", "mkdocs-material>=9.6"]
@@ -44,6 +45,8 @@ CLIENT_SETS: dict[str, list[str]] = {
         "langchain-openai>=1.7",
         "langchain-anthropic>=1.7",
     ],
+    # Provider SDKs recorded against the local provider's Gemini and Ollama routes (#20).
+    "providers": ["google-genai>=1.0", "ollama>=0.4"],
 }
 
 

@@ -19,7 +19,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.parse import urlsplit
 
-from llmcassette.testing import _anthropic, _ollama, _openai
+from llmcassette.testing import _anthropic, _gemini, _ollama, _openai
 from llmcassette.testing._state import ProviderState, QueuedError, ReceivedRequest, StreamBehaviour
 from llmcassette.testing._wire import (
     HTTP_DATE,
@@ -47,6 +47,7 @@ class _Family:
 _OPENAI = _Family(_openai.error, _openai.check_auth)
 _ANTHROPIC = _Family(_anthropic.error, _anthropic.check_auth)
 _OLLAMA = _Family(_ollama.error, _ollama.check_auth)
+_GEMINI = _Family(_gemini.error, _gemini.check_auth)
 
 _ROUTES: dict[tuple[str, str], tuple[_Family, Callable[[Incoming], Reply]]] = {
     ("POST", "/v1/chat/completions"): (_OPENAI, _openai.chat_completions),
@@ -59,6 +60,8 @@ _ROUTES: dict[tuple[str, str], tuple[_Family, Callable[[Incoming], Reply]]] = {
 
 
 def _family_for(path: str) -> _Family:
+    if _gemini.is_gemini(path):
+        return _GEMINI
     if path.startswith("/api/"):
         return _OLLAMA
     if path.startswith("/v1/messages"):
@@ -163,6 +166,7 @@ class _Handler(BaseHTTPRequestHandler):
             payload=payload if isinstance(payload, dict) else {},
             digest=request_digest(self.command, target.path, body),
             events=behaviour.events,
+            query=target.query,
         )
         try:
             reply = self._answer(req, state.take_error(), payload)
@@ -180,6 +184,8 @@ class _Handler(BaseHTTPRequestHandler):
 
     def _answer(self, req: Incoming, queued: QueuedError | None, payload: object) -> Reply:
         route = _ROUTES.get((req.method, req.path))
+        if route is None and _gemini.is_gemini(req.path):
+            route = (_GEMINI, _gemini.route)
         family = route[0] if route else _family_for(req.path)
         if queued is not None:
             reply = family.error(req, queued.status)

@@ -34,6 +34,8 @@ class Incoming:
     payload: JsonObject
     digest: str
     events: int | None = None
+    #: The raw query string (Gemini sends `alt=sse` and may send `key=` there).
+    query: str = ""
 
     @property
     def model(self) -> str:

@@ -96,6 +96,11 @@ class LocalProvider:
         """Base URL for Ollama clients (they append `/api/...`)."""
         return self.url
 
+    @property
+    def gemini_base_url(self) -> str:
+        """Base URL for google-genai's `HttpOptions(base_url=...)` (it appends `/v1beta/...`)."""
+        return self.url
+
     # --- behaviour --------------------------------------------------------------------------
 
     @property

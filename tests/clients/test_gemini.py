@@ -1,0 +1,126 @@
+"""google-genai records against the local provider and replays with the provider stopped.
+
+Runs in the ``tests(clients="providers")`` nox session. Each test records into a fresh
+cassette (record mode ``all``) through llmcassette, stops the provider, then replays the same
+calls (record mode ``none``): nothing can reach a socket, so the answers come from the
+cassette. Streams are counted chunk by chunk as the SDK's own iterator yields them.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, TypeVar
+
+import pytest
+
+import llmcassette
+from llmcassette.testing import LocalProvider
+
+genai = pytest.importorskip("google.genai")
+types = pytest.importorskip("google.genai.types")
+
+MODEL = "gemini-2.0-flash"
+PROMPT = "Which clients can replay Gemini?"
+ANSWER = f"You said: {PROMPT}"
+API_KEY = "AIzaSyD-local-provider-key-000000000000"
+
+T = TypeVar("T")
+
+
+def _client(base_url: str) -> Any:
+    return genai.Client(api_key=API_KEY, http_options=types.HttpOptions(base_url=base_url))
+
+
+def _record_then_replay(tmp_path: Path, call: Callable[[Any], T]) -> tuple[T, T, Path]:
+    """Run ``call(client)`` recording against a live provider, then again offline."""
+    cassette = tmp_path / "gemini.jsonl"
+    with LocalProvider() as provider:
+        base_url = provider.gemini_base_url
+        with llmcassette.use_cassette(str(cassette), record_mode="all"):
+            recorded = call(_client(base_url))
+        sent = len(provider.requests)
+    assert sent >= 1, "recording sent nothing to the provider"
+    # The provider is stopped: a request the cassette does not answer fails to connect.
+    with llmcassette.use_cassette(str(cassette), record_mode="none") as replay:
+        replayed = call(_client(base_url))
+    assert replay.all_played, "the replay left recorded interactions unplayed"
+    return recorded, replayed, cassette
+
+
+def _stored_events(cassette: Path) -> int:
+    """How many stream events the cassette holds (its lines of kind ``event``)."""
+    lines = [json.loads(line) for line in cassette.read_text().splitlines() if line.strip()]
+    return sum(1 for line in lines if line.get("type") == "event")
+
+
+def test_generate_content(tmp_path: Path) -> None:
+    recorded, replayed, cassette = _record_then_replay(
+        tmp_path, lambda c: c.models.generate_content(model=MODEL, contents=PROMPT).text
+    )
+    assert recorded == replayed == ANSWER
+    assert API_KEY not in cassette.read_text()
+
+
+def test_generate_content_stream(tmp_path: Path) -> None:
+    def call(client: Any) -> list[str]:
+        return [
+            chunk.text
+            for chunk in client.models.generate_content_stream(model=MODEL, contents=PROMPT)
+        ]
+
+    recorded, replayed, cassette = _record_then_replay(tmp_path, call)
+    assert "".join(replayed) == ANSWER
+    assert replayed == recorded, "the replayed chunks differ from the recorded ones"
+    # One SDK chunk per recorded event: the replay was not merged into fewer reads.
+    assert len(replayed) == _stored_events(cassette) == len(recorded) > 1
+    assert API_KEY not in cassette.read_text()
+
+
+def test_async_generate_content_and_stream(tmp_path: Path) -> None:
+    async def both(client: Any) -> tuple[str, list[str]]:
+        whole = await client.aio.models.generate_content(model=MODEL, contents=PROMPT)
+        stream = await client.aio.models.generate_content_stream(model=MODEL, contents=PROMPT)
+        return whole.text, [chunk.text async for chunk in stream]
+
+    recorded, replayed, cassette = _record_then_replay(tmp_path, lambda c: asyncio.run(both(c)))
+    assert replayed == recorded
+    assert replayed[0] == ANSWER
+    assert "".join(replayed[1]) == ANSWER
+    assert len(replayed[1]) == _stored_events(cassette) > 1
+    assert API_KEY not in cassette.read_text()
+
+
+def test_function_call(tmp_path: Path) -> None:
+    weather = types.FunctionDeclaration(
+        name="get_weather",
+        description="Weather in a city",
+        parameters=types.Schema(
+            type="OBJECT", properties={"city": types.Schema(type="STRING")}, required=["city"]
+        ),
+    )
+    config = types.GenerateContentConfig(
+        tools=[types.Tool(function_declarations=[weather])],
+        automatic_function_calling=types.AutomaticFunctionCallingConfig(disable=True),
+    )
+
+    def call(client: Any) -> tuple[str, dict[str, Any]]:
+        response = client.models.generate_content(model=MODEL, contents="Paris", config=config)
+        function_call = response.function_calls[0]
+        return function_call.name, dict(function_call.args)
+
+    recorded, replayed, _ = _record_then_replay(tmp_path, call)
+    assert recorded == replayed == ("get_weather", {"city": "Paris"})
+
+
+def test_embeddings(tmp_path: Path) -> None:
+    def call(client: Any) -> list[list[float]]:
+        result = client.models.embed_content(model="text-embedding-004", contents=["a", "b"])
+        return [list(e.values) for e in result.embeddings]
+
+    recorded, replayed, _ = _record_then_replay(tmp_path, call)
+    assert recorded == replayed
+    assert len(replayed) == 2
+    assert replayed[0] != replayed[1]
