@@ -21,10 +21,13 @@ The conventions (CONTRIBUTING.md has the short version for authors):
   pytest command's output must contain the lines shown under it, in that order;
 - ``<!-- docs-test: figure -->`` before a ``text`` block: not output (a diagram, a file
   layout, a wire format); nothing runs;
+- ``<!-- docs-test: error=LCnnn -->`` before a ``text`` block of docs/errors.md: the example
+  message of that code's catalogue entry; test_error_catalogue.py provokes the error and
+  compares (nothing runs here);
 - ``<!-- docs-test: skip -->``: the block does not run.
 
 Every sample of output (a ``text``, ``console`` or unlabelled block, or a shell block with
-output under its ``$`` lines) must be ``output``, ``run`` or ``figure`` (`unchecked`
+output under its ``$`` lines) must be ``output``, ``run``, ``error`` or ``figure`` (`unchecked`
 lists those that are not; test_examples.py fails when a page has more of them than it
 allows), so no hand-written output can drift. Shown and printed text are compared after
 `normalized`: trailing spaces, the page's directory, ports, timestamps and durations do
@@ -60,6 +63,7 @@ from ._markdown import Block
 PYTHON = frozenset({"python", "py", "python3"})
 SHELL = frozenset({"console", "sh", "bash", "shell", "shell-session"})
 OUTPUT = frozenset({"text", "console", ""})
+ERROR_CATALOGUE = "docs/errors.md"  # its error= examples: test_error_catalogue.py
 
 _NAMED_FILE = re.compile(r"^#\s*(?P<path>[\w./-]+\.py)\s*$")
 _EXIT = re.compile(r"#.*\bexit (?P<code>\d+)")
@@ -88,13 +92,15 @@ class Tally:
     commands: int = 0
     skipped: int = 0
     figures: int = 0
+    error_examples: int = 0
 
     def __str__(self) -> str:
         return (
             f"{self.executed} python block(s) executed, {self.pytest_modules} pytest module(s) "
             f"recorded and replayed, {self.files} file(s) written, {self.outputs} output(s) "
             f"compared, {self.commands} command(s) run, {self.skipped} skipped, "
-            f"{self.figures} figure(s)"
+            f"{self.figures} figure(s), {self.error_examples} error example(s) left to "
+            "test_error_catalogue.py"
         )
 
 
@@ -129,7 +135,7 @@ def normalized(text: str, workdir: Path | None = None) -> str:
     return "\n".join(line.rstrip() for line in text.strip("\n").splitlines())
 
 
-def _pattern(shown: str) -> re.Pattern[str]:
+def pattern(shown: str) -> re.Pattern[str]:
     """A shown text as a regular expression: ``...`` matches anything, the rest itself."""
     return re.compile(".*?".join(re.escape(part) for part in shown.split("...")), re.DOTALL)
 
@@ -137,7 +143,7 @@ def _pattern(shown: str) -> re.Pattern[str]:
 def same_output(shown: str, printed: str, workdir: Path | None = None) -> bool:
     """Whether a sample in the docs is what the code printed (see `normalized`)."""
     shown, printed = normalized(shown, workdir), normalized(printed, workdir)
-    return shown == printed or _pattern(shown).fullmatch(printed) is not None
+    return shown == printed or pattern(shown).fullmatch(printed) is not None
 
 
 def contains_lines(shown: str, printed: str, workdir: Path | None = None) -> str | None:
@@ -146,7 +152,7 @@ def contains_lines(shown: str, printed: str, workdir: Path | None = None) -> str
     # Runs of spaces count as one: pytest indents a traceback's lines by their depth.
     lines = iter(" ".join(got.split()) for got in normalized(printed, workdir).splitlines())
     for line in normalized(shown, workdir).splitlines():
-        wanted = _pattern(" ".join(line.split()))
+        wanted = pattern(" ".join(line.split()))
         if line.strip() and not any(wanted.fullmatch(got) for got in lines):
             return line
     return None
@@ -180,6 +186,15 @@ class PageRunner:
             self.tally.figures += 1
         elif block.directive.get("skip"):
             self.tally.skipped += 1
+        elif "error" in block.directive:
+            if self.page != ERROR_CATALOGUE:
+                raise _fail(
+                    block,
+                    f"is marked error={block.directive['error']}",
+                    f"only the example messages of {ERROR_CATALOGUE} are error= blocks; "
+                    "mark this one output (after the python block that prints it) or run",
+                )
+            self.tally.error_examples += 1
         elif "file" in block.directive:
             self._write_file(block, str(block.directive["file"]))
         elif block.lang in PYTHON and is_test_module(block):
@@ -365,7 +380,7 @@ class PageRunner:
 
 def unchecked(blocks: list[Block]) -> list[Block]:
     """The samples of output among ``blocks`` that nothing checks (see the module docstring)."""
-    marks = ("output", "run", "figure", "file")
+    marks = ("output", "run", "figure", "file", "error")
     return [b for b in blocks if b.is_sample and not any(m in b.directive for m in marks)]
 
 

@@ -36,7 +36,6 @@ def test_page_examples_run(page: str, docs_workdir: Path, docs_provider: LocalPr
 UNCHECKED_ALLOWED = {
     "docs/cli.md": 5,
     "docs/concurrency.md": 1,
-    "docs/errors.md": 31,
     "docs/faults.md": 1,
     "docs/recording.md": 1,
     "docs/redaction.md": 1,
