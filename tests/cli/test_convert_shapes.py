@@ -409,22 +409,13 @@ def test_a_streamed_tool_call_with_a_password_argument_replays_unchanged(
 
 
 # ------------------------------------------------------------------ show (issue #25 item 3)
-# `show` deciding a stream's kind from all its events, and taking tool names from the event
-# that carries them, is another part of issue #25 (cli/show.py): until it lands these fail.
-_SHOW_PENDING = pytest.mark.xfail(
-    reason="needs issue #25 item 3 (show reads the stream kind from all events and tool names "
-    "from output_item events)",
-    strict=False,
-)
 
 
 @pytest.mark.parametrize(
     ("name", "uri", "body", "expected"),
     [
-        pytest.param("azure", AZURE_URL, AZURE_STREAM, "The answer is 42.", marks=_SHOW_PENDING),
-        pytest.param(
-            "responses", RESPONSES_URL, RESPONSES_STREAM, "get_weather", marks=_SHOW_PENDING
-        ),
+        pytest.param("azure", AZURE_URL, AZURE_STREAM, "The answer is 42."),
+        pytest.param("responses", RESPONSES_URL, RESPONSES_STREAM, "get_weather"),
         pytest.param("login", CHAT_URL, PASSWORD_TOOL_STREAM, "login"),
     ],
 )
