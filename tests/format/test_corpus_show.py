@@ -16,7 +16,9 @@ from typing import Any
 import pytest
 import yaml
 
+from llmcassette.cassette import events
 from llmcassette.cli.main import main
+from llmcassette.transport import integrity
 
 CORPUS = Path(__file__).resolve().parents[3] / "shared" / "corpus" / "pydantic-ai"
 
@@ -138,3 +140,46 @@ def test_show_assembles_every_streamed_answer_of_the_corpus(
         f"{event_stream} mentions of Bedrock event-stream (binary, not assembled)"
     )
     assert streamed > 20
+
+
+@pytest.mark.skipif(not CORPUS.is_dir(), reason="the shared pydantic-ai corpus is not here")
+def test_every_corpus_stream_is_judged_complete_and_cut_without_its_last_event(
+    tmp_path: Path,
+) -> None:
+    sources = [p for p in sorted(CORPUS.rglob("*.yaml")) if "- request:" in p.read_text()]
+    judged = 0
+    for source in sources:
+        for stream in _yaml_streams(source):
+            if stream is None:
+                continue
+            pieces = events.split_events(events.SSE, stream[2])
+            assert integrity.judge(events.SSE, pieces) is True, source
+            with_data = [
+                i
+                for i, p in enumerate(pieces)
+                if isinstance(events.parse_data(events.read_event(events.SSE, p)[1]), dict)
+            ]
+            if len(with_data) >= 2:  # cut before the last JSON event (not OpenRouter's [DONE])
+                verdict = integrity.judge(events.SSE, pieces[: with_data[-1]])
+                assert isinstance(verdict, str), source
+                judged += 1
+    assert judged > 20
+
+
+@pytest.mark.parametrize(
+    ("events_text", "complete"),
+    [
+        ('event: message-start\ndata: {"type":"message-start"}\n\n'
+         'event: message-end\ndata: {"type":"message-end"}\n\n', True),
+        ('event: message-start\ndata: {"type":"message-start"}\n\n'
+         'event: content-delta\ndata: {"type":"content-delta"}\n\n', False),
+        ('data: {"object":"","choices":[],"prompt_filter_results":[]}\n\n'
+         'data: {"object":"chat.completion.chunk","choices":[]}\n\n', False),
+        ('data: {"object":"","choices":[],"prompt_filter_results":[]}\n\n'
+         "data: [DONE]\n\n", True),
+    ],
+)  # fmt: skip
+def test_cohere_and_azure_stream_endings(events_text: str, complete: bool) -> None:
+    verdict = integrity.judge(events.SSE, events.split_events(events.SSE, events_text))
+    assert verdict is not None
+    assert (verdict is True) == complete

@@ -2,8 +2,9 @@
 
 A provider ends each kind of stream with a terminator: ``data: [DONE]`` for OpenAI Chat
 Completions, ``message_stop`` for Anthropic Messages, ``response.completed`` (or
-``.failed`` / ``.incomplete``) for the Responses API, an object with ``"done": true`` for
-NDJSON streams. A stream of a known kind without it was cut short, even if the connection
+``.failed`` / ``.incomplete``) for the Responses API, ``message-end`` for Cohere v2 chat,
+a last chunk with a ``finishReason`` for Gemini, an object with ``"done": true`` for NDJSON
+streams. OpenAI-style providers (Azure, Mistral, Groq, DeepSeek, OpenRouter) end as OpenAI. A stream of a known kind without it was cut short, even if the connection
 closed cleanly; streams of unknown kinds are not judged.
 """
 
@@ -39,11 +40,31 @@ def judge(kind: str | None, pieces: list[str] | None) -> bool | str | None:
     if kind == events.NDJSON:
         return _ndjson(parse(first_data), parse(last_data))
     first = parse(first_data)
-    if isinstance(first, dict) and first.get("object") == "chat.completion.chunk":
+    if isinstance(first, dict) and (
+        first.get("object") == "chat.completion.chunk"
+        or "prompt_filter_results" in first  # Azure OpenAI's opening chunk, ``object: ""``
+    ):
         if last_data == "[DONE]" or parse(last_data) == "[DONE]":  # no failed JSON parse
             return True
         return "an OpenAI chat stream that ended without `data: [DONE]`"
+    if isinstance(first, dict) and isinstance(first.get("candidates"), list):
+        last = parse(last_data)
+        candidates = last.get("candidates") if isinstance(last, dict) else None
+        if isinstance(candidates, list) and any(
+            isinstance(c, dict) and c.get("finishReason") for c in candidates
+        ):
+            return True
+        return "a Gemini stream whose last chunk has no `finishReason`"
     read = [event for event in (events.read_event(kind, p) for p in pieces) if event != _NONE]
+    if first_name == "message-start" or (
+        isinstance(first, dict) and first.get("type") == "message-start"
+    ):
+        types = {name for name, _ in read} | {
+            data.get("type") for data in map(parse, (d for _, d in read)) if isinstance(data, dict)
+        }
+        if "message-end" in types:
+            return True
+        return "a Cohere stream that ended without `message-end`"
     if first_name == "message_start" or (
         isinstance(first, dict) and first.get("type") == "message_start"
     ):
