@@ -326,15 +326,20 @@ class UnusedInteractionsError(LlmCassetteError):
         total: int,
         unused_faults: list[str] | None = None,
         scripted: bool = False,
+        described: list[str] | None = None,
     ) -> None:
         self.path = path
         self.unused = unused
         self.total = total
         self.unused_faults = unused_faults or []
+        # What tells each unplayed call apart (method, path, model, prompt), when known:
+        # ``POST <url>`` alone is the same for every LLM call.
+        self.described = described or [f"{method} {uri}" for _, method, uri in unused]
         parts = []
         if unused:
             shown = "\n".join(
-                f"  #{position}: {method} {uri}" for position, method, uri in unused[:10]
+                f"  #{position}: {text}"
+                for (position, _, _), text in zip(unused[:10], self.described, strict=False)
             )
             more = f"\n  … and {len(unused) - 10} more" if len(unused) > 10 else ""
             which = (
@@ -357,7 +362,10 @@ class UnusedInteractionsError(LlmCassetteError):
         return {
             "file": self.path,
             "expected": f"{self.total} interaction(s) played",
-            "received": [f"#{position} {method} {uri}" for position, method, uri in self.unused]
+            "received": [
+                f"#{position} {text}"
+                for (position, _, _), text in zip(self.unused, self.described, strict=True)
+            ]
             + self.unused_faults,
             "how_to_fix": self.hint,
         }

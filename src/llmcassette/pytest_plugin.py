@@ -43,6 +43,8 @@ _config_of_run: pytest.Config | None = None
 # re-recording report (llmcassette.workflow).
 _PERSISTER = pytest.StashKey[Any]()
 _PROBLEMS = pytest.StashKey[set[str]]()
+# The UnusedInteractionsError pytest_runtest_call raised, so its report can point at the test.
+_UNUSED_RAISED = pytest.StashKey[Exception]()
 # Filled only while LLMCASSETTE_REPORT is set, emptied when a session starts.
 _report_entries: list[dict[str, Any]] = []
 
@@ -70,6 +72,9 @@ def pytest_runtest_makereport(
     error."; the report section keeps the path-level differences in front of the reader.
     """
     report = yield
+    unused = item.stash.get(_UNUSED_RAISED, None)
+    if call.when == "call" and call.excinfo is not None and call.excinfo.value is unused:
+        report.longrepr = _unused_longrepr(item, call.excinfo.value)
     mismatch = sys.modules.get("llmcassette._vcr.mismatch")
     raised: list[Exception] = list(mismatch.RAISED) if mismatch is not None else []
     _record_run_events(item, call, raised)
@@ -335,8 +340,28 @@ def pytest_runtest_call(item: pytest.Item) -> Generator[None, None, None]:
 
     unused = check_unused(cassette)
     if unused is not None:
+        item.stash[_UNUSED_RAISED] = unused
         raise unused
     return result
+
+
+def _unused_longrepr(item: pytest.Item, error: Exception) -> str:
+    """The unused failure as pytest shows a failing test: at the test, not at this hook.
+
+    The first line is what the short summary repeats; the last one is the test's location,
+    where pytest puts it for a failing assertion.
+    """
+    relpath, lineno, _ = item.location
+    first, *rest = str(error).splitlines()
+    return "\n".join(
+        [
+            f"{type(error).__name__}: {first}",
+            *(f"E   {line}" for line in rest),
+            "",
+            f"{relpath}:{(lineno or 0) + 1}: in {item.name}: the test passed, but its cassette "
+            "holds calls it no longer makes",
+        ]
+    )
 
 
 def _record_mode(config: pytest.Config, options: dict[str, Any]) -> str | None:

@@ -239,12 +239,14 @@ def check_unused(cassette: Any) -> UnusedInteractionsError | None:
     # (a cassette shared between tests), a test may play a part.
     owned = owned_count(cassette)
     own = loaded if owned is None or loaded is None else min(owned, loaded)
+    described: list[str] = []
     if replaying and own:
-        unused = [
-            (position + 1, request.method, request.uri)
-            for position, (request, _) in enumerate(cassette.data[:own])
-            if cassette.play_counts[position] == 0
-        ]
+        from llmcassette.matching.report import describe_request
+
+        for position, (request, _) in enumerate(cassette.data[:own]):
+            if cassette.play_counts[position] == 0:
+                unused.append((position + 1, request.method, request.uri))
+                described.append(describe_request(request))
     if not unused and not unused_faults:
         return None
-    return UnusedInteractionsError(where, unused, own or 0, unused_faults)
+    return UnusedInteractionsError(where, unused, own or 0, unused_faults, described=described)

@@ -195,3 +195,60 @@ def _leave_out_hint(closest: Candidate | None, hints: _Hints) -> str:
         "if a field changes on every run, leave it out with the match option "
         "(ignore, volatile, hosts, normalizers: docs/matching.md)"
     )
+
+
+PROMPT_PREVIEW = 60
+
+
+def describe_request(request: Any) -> str:
+    """What tells one LLM call apart from the next: ``POST /v1/chat/completions
+    model=gpt-4o "What is the capital of..."`` (the model and the start of the last user
+    message or prompt, when the body has them)."""
+    from urllib.parse import urlsplit
+
+    url = urlsplit(request.uri)
+    # The query stays: of GET requests it is often all that tells them apart.
+    parts = [request.method, (url.path or "/") + (f"?{url.query}" if url.query else "")]
+    body = comparable_body(request, MatchConfig(sdk_defaults=False))
+    if isinstance(body, dict):
+        model = body.get("model")
+        if isinstance(model, str):
+            parts.append(f"model={model}")
+        prompt = last_user_text(body)
+        if prompt:
+            one_line = " ".join(prompt.split())
+            if len(one_line) > PROMPT_PREVIEW:
+                one_line = one_line[: PROMPT_PREVIEW - 1] + "…"
+            parts.append(repr(one_line))
+    return " ".join(parts)
+
+
+def last_user_text(body: dict[str, Any]) -> str | None:
+    """The text of the last user turn of a chat body (OpenAI, Anthropic, the Responses API,
+    Gemini ``contents``), or a completion ``prompt``; None when there is none."""
+    for key in ("messages", "input", "contents"):
+        turns = body.get(key)
+        if isinstance(turns, str):
+            return turns
+        if not isinstance(turns, list):
+            continue
+        for turn in reversed(turns):
+            if isinstance(turn, dict) and turn.get("role") == "user":
+                text = _text_of(turn.get("content", turn.get("parts")))
+                if text:
+                    return text
+    prompt = body.get("prompt")
+    return prompt if isinstance(prompt, str) else None
+
+
+def _text_of(content: Any) -> str | None:
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        texts = [
+            block["text"]
+            for block in content
+            if isinstance(block, dict) and isinstance(block.get("text"), str)
+        ]
+        return " ".join(texts) or None
+    return None
