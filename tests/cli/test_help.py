@@ -36,10 +36,10 @@ def _help_of(argv: list[str], monkeypatch: pytest.MonkeyPatch) -> str:
 
 
 def _subcommands(monkeypatch: pytest.MonkeyPatch) -> list[str]:
-    # argparse lists the choices as "{scan,redact,...}" on its own line of the help.
-    listed = re.search(r"^\s+\{([\w,-]+)\}\s*$", _help_of([], monkeypatch), re.MULTILINE)
+    # argparse lists each command under COMMAND, indented by four, its help beside it.
+    listed = re.findall(r"^    ([a-z][\w-]*)(?:\s{2,}|$)", _help_of([], monkeypatch), re.MULTILINE)
     assert listed, "llmcassette --help lists no subcommands"
-    return listed[1].split(",")
+    return listed
 
 
 def _problems(text: str) -> list[str]:

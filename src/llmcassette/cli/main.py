@@ -313,6 +313,13 @@ def _heal(args: argparse.Namespace) -> int:
     return run(args.paths, dry_run=args.dry_run, log=args.log, as_json=args.json, quiet=args.quiet)
 
 
+def _report(args: argparse.Namespace) -> int:
+    from llmcassette.cli.tree_report import run
+
+    color = _color_enabled(args.color, sys.stdout)
+    return run(args.paths or ["."], as_json=args.json, markdown=args.markdown, color=color)
+
+
 def _prune(args: argparse.Namespace) -> int:
     from llmcassette.cli.prune import run
     from llmcassette.config import ConfigError, parse_age, project_expiry
@@ -414,7 +421,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Run the ``llmcassette`` command line; returns the exit code."""
     parser = _Parser(prog="llmcassette", description=DESCRIPTION)
     parser.add_argument("--version", action="version", version=f"llmcassette {__version__}")
-    commands = parser.add_subparsers(dest="command")
+    # COMMAND, not the {scan,redact,...} list, which outgrows 80 columns as commands are added.
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND")
     scan = commands.add_parser(
         "scan", help="report secret-looking values in cassettes (exit 1 if any); never prints them"
     )
@@ -514,6 +522,20 @@ def main(argv: Sequence[str] | None = None) -> int:
     heal.add_argument("-q", "--quiet", action="store_true", help="no summary line")
     _add_json(heal, "the repairs made (or planned)")
     heal.set_defaults(run=_heal)
+    report_command = commands.add_parser(
+        "report",
+        help="summarize a tree of cassettes: interactions, models, tokens, age, size, tests "
+        "and problems per cassette, with totals, the largest, oldest and orphans",
+        description="Exit codes: 0 done, 2 a file cannot be read.",
+    )
+    report_command.add_argument(
+        "paths", nargs="*", metavar="DIR", help="folders or files (default: .)"
+    )
+    style = report_command.add_mutually_exclusive_group()
+    _add_json(style, "the report (its schema: llmcassette/cli/report.schema.json)")
+    style.add_argument("--markdown", action="store_true", help="a Markdown table, for CI")
+    _add_color(report_command)
+    report_command.set_defaults(run=_report)
     prune = commands.add_parser(
         "prune",
         help="delete cassettes no test uses (and, with --expired, expired ones) with their "

@@ -1,0 +1,244 @@
+"""``llmcassette report``: one summary over a tree of cassettes, for people, JSON or Markdown.
+
+Per cassette: its interactions, hosts and models, whether any answer streamed, the tokens
+in and out that the recorded ``usage`` fields hold, age, size, format and redaction
+version, the test that uses it (by pytest-recording's naming rule,
+``cassettes/<module>/[<Class>.]<test>.jsonl``) and how many ``check`` findings it has
+(orphans included). Then totals, the largest and the oldest cassettes, and the orphans.
+
+Tokens come from the usage the answer reports, read as ``llmcassette show`` assembles it:
+a JSON body's ``usage``; the last OpenAI chunk carrying ``usage``; Responses'
+``response.completed``; Anthropic's ``message_start`` updated by ``message_delta``; Gemini's
+``usageMetadata``; Bedrock's ``metadata.usage``; Ollama's ``*_count``. Input is the first of
+``INPUT_KEYS`` the usage has, output the first of ``OUTPUT_KEYS``: cached and reasoning
+token counts are parts of those, never added again. The ``--json`` document follows
+``report.schema.json``, shipped beside this module.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import urllib.parse
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from llmcassette.cli.check import UNREADABLE, Options, check_paths, owning_test
+from llmcassette.cli.output import Output
+from llmcassette.cli.paths import JSONL, cassettes
+from llmcassette.errors import CassetteFormatError
+
+SCHEMA = Path(__file__).with_name("report.schema.json")
+INPUT_KEYS = (
+    "prompt_tokens",
+    "input_tokens",
+    "promptTokenCount",
+    "inputTokens",
+    "prompt_eval_count",
+)
+OUTPUT_KEYS = (
+    "completion_tokens",
+    "output_tokens",
+    "candidatesTokenCount",
+    "outputTokens",
+    "eval_count",
+)
+WIDTH = 100  # the terminal table fits 100 columns
+
+
+def usage_tokens(usage: Any) -> tuple[int, int]:
+    """``(input, output)`` tokens of one recorded usage object (0 for what it lacks)."""
+    if not isinstance(usage, dict):
+        return 0, 0
+
+    def first(keys: tuple[str, ...]) -> int:
+        for key in keys:
+            value = usage.get(key)
+            if isinstance(value, int) and not isinstance(value, bool):
+                return value
+        return 0
+
+    return first(INPUT_KEYS), first(OUTPUT_KEYS)
+
+
+def _body_usage(item: Any) -> Any:
+    """The top-level ``usage`` of a JSON body no provider shape was recognized in (e.g.
+    OpenAI's /responses/compact), so its tokens are not lost."""
+    if item.stream is not None:
+        return None
+    try:
+        body = json.loads(item.response_body)
+    except ValueError:
+        return None
+    return body.get("usage") if isinstance(body, dict) else None
+
+
+def summarize_cassette(path: Path, cassette: Any, size: int, problems: int) -> dict[str, Any]:
+    """One cassette's entry of the report (see the module docstring)."""
+    from llmcassette.cli.show import summarize
+    from llmcassette.config import age_of
+
+    hosts: set[str] = set()
+    models: set[str] = set()
+    tokens_in = tokens_out = 0
+    streamed = False
+    for number, item in enumerate(cassette.interactions, 1):
+        shown = summarize(number, item)
+        hosts.add(urllib.parse.urlsplit(item.uri).hostname or "")
+        if shown.model:
+            models.add(shown.model)
+        streamed = streamed or item.stream is not None
+        used_in, used_out = usage_tokens(shown.answer.usage or _body_usage(item))
+        tokens_in += used_in
+        tokens_out += used_out
+    header = cassette.header
+    redaction = header.get("redaction")
+    owner = owning_test(path)
+    return {
+        "file": os.fspath(path),
+        "interactions": len(cassette.interactions),
+        "hosts": sorted(hosts - {""}),
+        "models": sorted(models),
+        "streamed": streamed,
+        "tokens_in": tokens_in,
+        "tokens_out": tokens_out,
+        "created_at": header.get("created_at"),
+        "age_seconds": age_of(header),
+        "size": size,
+        "format_version": header.get("format_version"),
+        "redaction_version": redaction.get("version") if isinstance(redaction, dict) else None,
+        "test": None if owner is None else ".".join(filter(None, owner)),
+        "problems": problems,
+    }
+
+
+def build(paths: Sequence[str], out: Output) -> dict[str, Any]:
+    """The report document of the cassettes under ``paths``; unreadable files go to ``out``."""
+    problems: dict[Path, list[Any]] = {}
+    for path, found in check_paths(paths, Options(orphans=True, secrets=False)):
+        problems[path] = found
+    entries: list[dict[str, Any]] = []
+    for opened in cassettes(paths, "report", (JSONL,)):
+        if isinstance(opened, CassetteFormatError):
+            out.failed(opened)
+            continue
+        found = problems.get(opened.path, [])
+        entry = summarize_cassette(opened.path, opened.cassette, len(opened.data), len(found))
+        entry["orphan"] = any(problem.kind == "orphan" for problem in found)
+        entries.append(entry)
+    unreadable = sum(
+        1 for found in problems.values() for problem in found if problem.kind == UNREADABLE
+    )
+    dated = [e for e in entries if e["age_seconds"] is not None]
+    return {
+        "cassettes": entries,
+        "totals": {
+            "cassettes": len(entries),
+            "interactions": sum(e["interactions"] for e in entries),
+            "tokens_in": sum(e["tokens_in"] for e in entries),
+            "tokens_out": sum(e["tokens_out"] for e in entries),
+            "size": sum(e["size"] for e in entries),
+            "problems": sum(e["problems"] for e in entries) + unreadable,
+        },
+        "largest": [e["file"] for e in sorted(entries, key=lambda e: -e["size"])[:5]],
+        "oldest": [e["file"] for e in sorted(dated, key=lambda e: -e["age_seconds"])[:5]],
+        "orphans": [e["file"] for e in entries if e["orphan"]],
+    }
+
+
+def _age(seconds: float | None) -> str:
+    if seconds is None:
+        return "?"
+    for unit, length in (("d", 86400), ("h", 3600), ("m", 60)):
+        if seconds >= length:
+            return f"{int(seconds // length)}{unit}"
+    return f"{int(seconds)}s"
+
+
+def _size(size: int) -> str:
+    return f"{size / 1024:.1f}K" if size >= 1024 else f"{size}B"
+
+
+def _cut(text: str, width: int) -> str:
+    return text if len(text) <= width else "…" + text[-(width - 1) :]
+
+
+def render_text(document: dict[str, Any], color: bool) -> str:
+    """The report as an aligned table of at most ``WIDTH`` columns."""
+    columns = "{:<36} {:>4} {:<18} {:>3} {:>7} {:>7} {:>5} {:>7} {:>4}"
+    head = columns.format(
+        "cassette", "int", "model", "str", "tok in", "tok out", "age", "size", "prob"
+    )
+    lines = [f"\x1b[1m{head}\x1b[0m" if color else head]
+    for entry in document["cassettes"]:
+        models = ",".join(entry["models"]) or "-"
+        row = columns.format(
+            _cut(entry["file"], 36),
+            entry["interactions"],
+            _cut(models, 18),
+            "yes" if entry["streamed"] else "no",
+            entry["tokens_in"],
+            entry["tokens_out"],
+            _age(entry["age_seconds"]),
+            _size(entry["size"]),
+            entry["problems"],
+        )
+        if color and entry["problems"]:
+            row = f"\x1b[33m{row}\x1b[0m"
+        lines.append(row)
+    totals = document["totals"]
+    lines.append(
+        f"{totals['cassettes']} cassette(s), {totals['interactions']} interaction(s), "
+        f"{totals['tokens_in']} tokens in, {totals['tokens_out']} tokens out, "
+        f"{_size(totals['size'])}, {totals['problems']} problem(s)"
+    )
+    for label in ("largest", "oldest", "orphans"):
+        if document[label]:
+            lines.append(f"{label}:")
+            lines.extend("  " + _cut(path, WIDTH - 2) for path in document[label])
+    return "\n".join(line[:WIDTH] if not color else line for line in lines)
+
+
+def render_markdown(document: dict[str, Any]) -> str:
+    """The report as a Markdown table (for a CI job summary)."""
+    lines = [
+        "| cassette | interactions | models | streamed | tokens in | tokens out | age | size "
+        "| test | problems |",
+        "|---|---:|---|---|---:|---:|---:|---:|---|---:|",
+    ]
+    for e in document["cassettes"]:
+        lines.append(
+            f"| `{e['file']}` | {e['interactions']} | {', '.join(e['models']) or '-'} | "
+            f"{'yes' if e['streamed'] else 'no'} | {e['tokens_in']} | {e['tokens_out']} | "
+            f"{_age(e['age_seconds'])} | {_size(e['size'])} | {e['test'] or '-'} | "
+            f"{e['problems']} |"
+        )
+    totals = document["totals"]
+    lines.append("")
+    lines.append(
+        f"**{totals['cassettes']} cassette(s)**, {totals['interactions']} interaction(s), "
+        f"{totals['tokens_in']} tokens in, {totals['tokens_out']} tokens out, "
+        f"{totals['problems']} problem(s)"
+    )
+    if document["orphans"]:
+        lines.append("")
+        lines.append("Orphans: " + ", ".join(f"`{path}`" for path in document["orphans"]))
+    return "\n".join(lines) + "\n"
+
+
+def run(paths: Sequence[str], *, as_json: bool, markdown: bool, color: bool) -> int:
+    """Print the report of ``paths``; the exit code (0, or 2 when a file cannot be read)."""
+    out = Output("report", as_json)
+    document = build(paths, out)
+    if as_json:
+        return out.done(**document)
+    sys.stdout.write(render_markdown(document) if markdown else render_text(document, color) + "\n")
+    return out.done()
+
+
+def schema() -> dict[str, Any]:
+    """The JSON Schema of ``report --json``."""
+    loaded: dict[str, Any] = json.loads(SCHEMA.read_text(encoding="utf-8"))
+    return loaded

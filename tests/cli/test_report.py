@@ -1,0 +1,186 @@
+"""`llmcassette report`: per-cassette tokens equal the recorded usage fields; --json follows
+the shipped schema; the terminal table fits 100 columns; --markdown for CI summaries."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+import pytest
+from _cli_support import Record, cli
+
+from llmcassette.cli.main import main
+from llmcassette.cli.tree_report import schema
+
+ROOT = Path(__file__).resolve().parents[2]
+CASSETTES = ROOT / "cassettes"
+CORPUS = ROOT / ".." / "shared" / "corpus" / "pydantic-ai"
+
+# Each provider's names of the input and output token counts in its usage object.
+TOKEN_FIELDS = [
+    ("prompt_tokens", "completion_tokens"),  # OpenAI Chat Completions
+    ("input_tokens", "output_tokens"),  # OpenAI Responses, Anthropic Messages
+    ("promptTokenCount", "candidatesTokenCount"),  # Gemini usageMetadata
+    ("inputTokens", "outputTokens"),  # Bedrock Converse
+    ("prompt_eval_count", "eval_count"),  # Ollama's final NDJSON object
+]
+
+
+def _usages(payload: Any) -> Iterator[dict[str, Any]]:
+    """The usage objects of one body or event: its own ``usage``/``usageMetadata``, or the
+    one of the message (Anthropic's message_start), response (Responses' events) or
+    metadata (Bedrock) it carries; an Ollama object is its own. Usage nested deeper (Groq's
+    per-model ``usage_breakdown``) is part of the top-level count, not added again."""
+    if isinstance(payload, list):  # a Gemini stream kept as one JSON array
+        for item in payload:
+            yield from _usages(item)
+        return
+    if not isinstance(payload, dict):
+        return
+    if "eval_count" in payload:
+        yield payload
+    for holder in (
+        payload,
+        payload.get("message"),
+        payload.get("response"),
+        payload.get("metadata"),
+    ):
+        if isinstance(holder, dict):
+            for key in ("usage", "usageMetadata"):
+                if isinstance(holder.get(key), dict):
+                    yield holder[key]
+
+
+def _parsed(line: dict[str, Any]) -> Any:
+    """The JSON a body or event line holds: ``json``/``data``, or text that is JSON."""
+    for key in ("json", "data"):
+        if key in line:
+            value = line[key]
+            return json.loads(value) if isinstance(value, str) else value
+    try:
+        return json.loads(line.get("text") or "null")
+    except ValueError:  # an SSE comment, a plain-text body
+        return None
+
+
+def recorded_tokens(path: Path) -> tuple[int, int]:
+    """Tokens in and out of a cassette, read from its lines without llmcassette: per
+    interaction, the last count recorded for each usage field (a stream's later usage
+    replaces the earlier: Anthropic's message_delta updates message_start's, Gemini's last
+    chunk holds the final counts)."""
+    total_in = total_out = 0
+    interactions: list[list[Any]] = []
+    for line in path.read_text().splitlines()[1:]:
+        record = json.loads(line)
+        if record["type"] == "request":
+            interactions.append([])
+        elif record["type"] == "response":
+            interactions[-1].append(_parsed(record.get("body") or {}))
+        elif record["type"] == "event":
+            interactions[-1].append(_parsed(record))
+    for payloads in interactions:
+        usages = [usage for payload in payloads for usage in _usages(payload)]
+        for input_key, output_key in TOKEN_FIELDS:
+            inputs = [u[input_key] for u in usages if isinstance(u.get(input_key), int)]
+            outputs = [u[output_key] for u in usages if isinstance(u.get(output_key), int)]
+            if inputs or outputs:
+                total_in += inputs[-1] if inputs else 0
+                total_out += outputs[-1] if outputs else 0
+                break
+    return total_in, total_out
+
+
+def _report(paths: list[Path], capsys: pytest.CaptureFixture[str]) -> dict[str, Any]:
+    code = main(["report", "--json", *map(str, paths)])
+    document: dict[str, Any] = json.loads(capsys.readouterr().out)
+    assert code == document["exit_code"]
+    jsonschema.validate(document, schema())
+    return document
+
+
+def _assert_tokens_match(document: dict[str, Any]) -> int:
+    """Each cassette's tokens equal the independent sum; the number that hold any."""
+    with_tokens = 0
+    for entry in document["cassettes"]:
+        expected = recorded_tokens(Path(entry["file"]))
+        assert (entry["tokens_in"], entry["tokens_out"]) == expected, entry["file"]
+        with_tokens += expected != (0, 0)
+    totals = document["totals"]
+    assert totals["tokens_in"] == sum(e["tokens_in"] for e in document["cassettes"])
+    assert totals["tokens_out"] == sum(e["tokens_out"] for e in document["cassettes"])
+    return with_tokens
+
+
+def test_the_committed_cassettes_tokens_equal_their_usage_fields(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    document = _report([CASSETTES], capsys)
+    assert document["exit_code"] == 0
+    assert document["totals"]["cassettes"] == len(list(CASSETTES.rglob("*.jsonl")))
+    assert _assert_tokens_match(document) >= 5
+    streamed = {Path(e["file"]).name: e for e in document["cassettes"]}
+    anthropic = streamed["test_messages_stream.jsonl"]
+    assert anthropic["streamed"] is True
+    assert anthropic["models"] == ["claude-haiku-4-5"]
+    assert anthropic["test"] == "test_messages_stream"
+    assert anthropic["redaction_version"] == 1
+
+
+@pytest.mark.skipif(not CORPUS.is_dir(), reason="the shared pydantic-ai corpus is not here")
+def test_the_converted_shared_corpus_tokens_equal_their_usage_fields(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    sources = [p for p in sorted(CORPUS.rglob("*.yaml")) if "- request:" in p.read_text()]
+    assert main(["convert", "--out", str(tmp_path), *map(str, sources)]) == 0
+    capsys.readouterr()
+    document = _report([tmp_path], capsys)
+    assert document["totals"]["cassettes"] > 50
+    assert _assert_tokens_match(document) >= 40  # 48 of the corpus record usage
+    assert document["totals"]["tokens_in"] > 0
+    assert len({m for e in document["cassettes"] for m in e["models"]}) > 3
+
+
+def test_orphans_tests_and_problems_are_reported(tmp_path: Path, record: Record) -> None:
+    (tmp_path / "test_mod.py").write_text("def test_kept():\n    pass\n")
+    folder = tmp_path / "cassettes" / "test_mod"
+    record(folder / "test_kept.jsonl", ("Hi",))
+    record(folder / "test_gone.jsonl", ("Hi", "Yo"))
+    result = cli("report", "--json", tmp_path / "cassettes")
+    assert result.returncode == 0, result.stderr
+    document = json.loads(result.stdout)
+    jsonschema.validate(document, schema())
+    by_name = {Path(e["file"]).name: e for e in document["cassettes"]}
+    assert by_name["test_gone.jsonl"]["orphan"] is True
+    assert by_name["test_gone.jsonl"]["problems"] == 1
+    assert by_name["test_gone.jsonl"]["interactions"] == 2
+    assert by_name["test_kept.jsonl"]["orphan"] is False
+    assert document["orphans"] == [str(folder / "test_gone.jsonl")]
+    assert document["totals"]["interactions"] == 3
+
+    text = cli("report", tmp_path / "cassettes", env={"COLUMNS": "100"})
+    assert text.returncode == 0
+    lines = text.stdout.splitlines()
+    assert all(len(line) <= 100 for line in lines), lines
+    assert "\x1b[" not in text.stdout  # no colour when not a terminal
+    assert lines[0].split()[:3] == ["cassette", "int", "model"]
+    assert "2 cassette(s), 3 interaction(s)" in text.stdout
+    assert "orphans:" in lines
+
+    markdown = cli("report", "--markdown", tmp_path / "cassettes")
+    assert markdown.stdout.startswith("| cassette | interactions |")
+    assert "| test_kept |" in markdown.stdout
+    assert "Orphans: `" in markdown.stdout
+
+
+def test_an_unreadable_cassette_is_an_error_and_the_rest_is_reported(
+    tmp_path: Path, record: Record, capsys: pytest.CaptureFixture[str]
+) -> None:
+    record(tmp_path / "good.jsonl", ("Hi",))
+    (tmp_path / "broken.jsonl").write_text('{"format": "llmcassette"\n')
+    document = _report([tmp_path], capsys)
+    assert document["exit_code"] == 2
+    assert [Path(e["file"]).name for e in document["cassettes"]] == ["good.jsonl"]
+    assert document["errors"][0]["file"] == str(tmp_path / "broken.jsonl")
