@@ -46,7 +46,7 @@ CLIENT_SETS: dict[str, list[str]] = {
         "langchain-anthropic>=1.7",
     ],
     # Provider SDKs recorded against the local provider's Gemini and Ollama routes (#20).
-    "providers": ["google-genai>=1.0", "ollama>=0.4"],
+    "providers": ["google-genai>=1.0", "ollama>=0.4", "mistralai>=1.0", "groq>=0.9", "cohere>=5.0"],
 }
 
 
