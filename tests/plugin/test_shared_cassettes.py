@@ -72,6 +72,23 @@ def test_a_test_may_play_part_of_a_cassette_it_names(
     assert "test_b_uses_one.jsonl" not in replayed.stdout.str()
 
 
+@pytest.mark.parametrize("workers", [[], ["-p", "xdist", "-n", "2"]], ids=["serial", "xdist"])
+def test_a_shared_cassette_records_and_replays_under_the_same_workers(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, workers: list[str]
+) -> None:
+    # Recording under xdist too: whichever of the two tests runs first, neither fails and
+    # no message names a file that is never written.
+    pytester.makepyfile(test_mod=TESTS)
+    with LocalProvider() as provider:
+        monkeypatch.setenv("PROVIDER_URL", provider.url)
+        recorded = pytester.runpytest_subprocess("--record-mode=once", *workers)
+        recorded.assert_outcomes(passed=2)
+    replayed = pytester.runpytest_subprocess("--record-mode=none", *workers)
+    replayed.assert_outcomes(passed=2)
+    for run in (recorded, replayed):
+        assert "test_b_uses_one.jsonl" not in run.stdout.str()
+
+
 def test_a_test_that_leaves_its_own_cassette_unplayed_still_fails(
     pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
 ) -> None:
