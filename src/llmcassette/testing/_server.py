@@ -19,7 +19,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.parse import urlsplit
 
-from llmcassette.testing import _anthropic, _gemini, _groq, _ollama, _openai
+from llmcassette.testing import _anthropic, _cohere, _gemini, _groq, _ollama, _openai
 from llmcassette.testing._state import ProviderState, QueuedError, ReceivedRequest, StreamBehaviour
 from llmcassette.testing._wire import (
     HTTP_DATE,
@@ -49,6 +49,7 @@ _ANTHROPIC = _Family(_anthropic.error, _anthropic.check_auth)
 _OLLAMA = _Family(_ollama.error, _ollama.check_auth)
 _GEMINI = _Family(_gemini.error, _gemini.check_auth)
 _GROQ = _Family(_groq.error, _openai.check_auth)
+_COHERE = _Family(_cohere.error, _cohere.check_auth)
 
 _ROUTES: dict[tuple[str, str], tuple[_Family, Callable[[Incoming], Reply]]] = {
     ("POST", "/v1/chat/completions"): (_OPENAI, _openai.chat_completions),
@@ -58,6 +59,7 @@ _ROUTES: dict[tuple[str, str], tuple[_Family, Callable[[Incoming], Reply]]] = {
     ("POST", "/api/chat"): (_OLLAMA, _ollama.chat),
     ("POST", "/api/generate"): (_OLLAMA, _ollama.generate),
     ("POST", "/openai/v1/chat/completions"): (_GROQ, _groq.chat_completions),
+    ("POST", "/v2/chat"): (_COHERE, _cohere.chat),
 }
 
 
@@ -66,6 +68,8 @@ def _family_for(path: str) -> _Family:
         return _GEMINI
     if path.startswith(_groq.PREFIX + "/"):
         return _GROQ
+    if path.startswith("/v2/"):
+        return _COHERE
     if path.startswith("/api/"):
         return _OLLAMA
     if path.startswith("/v1/messages"):
