@@ -327,9 +327,12 @@ class UnusedInteractionsError(LlmCassetteError):
         unused_faults: list[str] | None = None,
         scripted: bool = False,
         described: list[str] | None = None,
+        sessions: list[tuple[str, int, int]] | None = None,
     ) -> None:
         self.path = path
         self.unused = unused
+        # (session label, unplayed, recorded) per llmcassette.session, when there are any.
+        self.sessions = sessions or []
         self.total = total
         self.unused_faults = unused_faults or []
         # What tells each unplayed call apart (method, path, model, prompt), when known:
@@ -349,6 +352,14 @@ class UnusedInteractionsError(LlmCassetteError):
                 f"{which} {'the overrides script for' if scripted else 'recorded in'} {path} "
                 f"{'was' if len(unused) == 1 else 'were'} not played:\n"
                 f"{shown}{more}"
+            )
+        if self.sessions:
+            parts.append(
+                "by session: "
+                + "; ".join(
+                    f"{label}: {unplayed} of {total} not played"
+                    for label, unplayed, total in self.sessions
+                )
             )
         if self.unused_faults:
             shown = "\n".join(f"  {fault}" for fault in self.unused_faults)

@@ -115,8 +115,8 @@ def test_a_changed_body_is_not_replayed(tmp_path: Path, provider: LocalProvider)
         ask_and_stop(provider)
     changed = {**PROMPT, "temperature": 0.5}
     with (
-        llmcassette.use_cassette(tmp_path / "c", record_mode="none"),
         pytest.raises(vcr.errors.CannotOverwriteExistingCassetteException) as caught,
+        llmcassette.use_cassette(tmp_path / "c", record_mode="none"),
     ):
         httpx2.post(f"{provider.url}/v1/chat/completions", json=changed, headers=AUTH)
     assert "body.temperature: recorded (absent), incoming 0.5" in str(caught.value)
@@ -145,3 +145,96 @@ def test_placeholder_numbers_do_not_count_in_matching(tmp_path: Path) -> None:
     incoming = b'{"q": "use <REDACTED:openai-api-key> here"}'
     assert body_value(recorded, "application/json") == body_value(incoming, "application/json")
     assert body_value(b'{"q": "<REDACTED:a:2>"}') != body_value(b'{"q": "<REDACTED:b>"}')
+
+
+def ask_about(url: str, question: str) -> str:
+    prompt = {"model": "m", "messages": [{"role": "user", "content": question}]}
+    response = httpx2.post(f"{url}/v1/chat/completions", json=prompt, headers=AUTH)
+    return str(response.json()["choices"][0]["message"]["content"])
+
+
+def record_three(path: Path, provider: LocalProvider, labels: tuple[str | None, ...]) -> None:
+    with llmcassette.use_cassette(path, record_mode="once"):
+        for number, label in enumerate(labels, start=1):
+            if label is None:
+                ask_about(provider.url, f"question {number}")
+            else:
+                with llmcassette.session(label):
+                    ask_about(provider.url, f"question {number}")
+    provider.stop()
+
+
+def test_replaying_one_of_three_fails_at_exit_listing_the_unplayed(
+    tmp_path: Path, provider: LocalProvider
+) -> None:
+    record_three(tmp_path / "three", provider, (None, None, None))
+    with (
+        pytest.raises(llmcassette.UnusedInteractionsError) as caught,
+        llmcassette.use_cassette(tmp_path / "three", record_mode="none"),
+    ):
+        ask_about(provider.url, "question 1")
+    message = str(caught.value)
+    assert "2 of the 3 interactions recorded in" in message
+    assert "#2: POST /v1/chat/completions model=m 'question 2'" in message
+    assert "#3: POST /v1/chat/completions model=m 'question 3'" in message
+    assert "#1:" not in message
+    assert [position for position, _, _ in caught.value.unused] == [2, 3]
+    assert "by session" not in message  # no sessions recorded: no per-session line
+
+
+def test_allow_unused_lets_a_replay_play_fewer(tmp_path: Path, provider: LocalProvider) -> None:
+    record_three(tmp_path / "three", provider, (None, None, None))
+    with llmcassette.use_cassette(tmp_path / "three", record_mode="none", allow_unused=True):
+        ask_about(provider.url, "question 1")
+
+    @llmcassette.use_cassette(str(tmp_path / "three.jsonl"), record_mode="none")
+    def plays_two() -> None:
+        ask_about(provider.url, "question 1")
+        ask_about(provider.url, "question 2")
+
+    with pytest.raises(llmcassette.UnusedInteractionsError, match="1 of the 3 interactions"):
+        plays_two()
+
+
+def test_playing_everything_and_recording_do_not_fail(
+    tmp_path: Path, provider: LocalProvider
+) -> None:
+    # Recording a new cassette plays nothing recorded: it is not a replay.
+    with llmcassette.use_cassette(tmp_path / "all", record_mode="once"):
+        live = [ask_about(provider.url, f"question {n}") for n in (1, 2, 3)]
+    provider.stop()
+    with llmcassette.use_cassette(tmp_path / "all", record_mode="none"):
+        assert [ask_about(provider.url, f"question {n}") for n in (3, 1, 2)] == [
+            live[2],
+            live[0],
+            live[1],
+        ]
+
+
+def test_an_error_in_the_block_is_not_replaced(tmp_path: Path, provider: LocalProvider) -> None:
+    record_three(tmp_path / "three", provider, (None, None, None))
+
+    def plays_one_then_fails() -> None:
+        with llmcassette.use_cassette(tmp_path / "three", record_mode="none"):
+            ask_about(provider.url, "question 1")
+            raise KeyError("the block's own")
+
+    with pytest.raises(KeyError, match="the block's own"):
+        plays_one_then_fails()
+
+
+def test_unplayed_interactions_are_counted_per_session(
+    tmp_path: Path, provider: LocalProvider
+) -> None:
+    record_three(tmp_path / "three", provider, ("agent-a", "agent-b", None))
+    with (
+        pytest.raises(llmcassette.UnusedInteractionsError) as caught,
+        llmcassette.use_cassette(tmp_path / "three", record_mode="none"),
+        llmcassette.session("agent-a"),
+    ):
+        ask_about(provider.url, "question 1")
+    assert caught.value.sessions == [("agent-a", 0, 1), ("agent-b", 1, 1), ("(no session)", 1, 1)]
+    assert (
+        "by session: agent-a: 0 of 1 not played; agent-b: 1 of 1 not played; "
+        "(no session): 1 of 1 not played" in str(caught.value)
+    )

@@ -60,8 +60,8 @@ def test_the_loop_replays_with_a_new_id_every_run(provider: LocalProvider, tmp_p
 
     # Without placeholders the replayed model echoes the recorded id: the loop breaks.
     with (
-        llmcassette.use_cassette(path, record_mode="none", match=match),
         pytest.raises(AssertionError, match="another ticket"),
+        llmcassette.use_cassette(path, record_mode="none", match=match),
     ):
         agent(client)
 
@@ -121,8 +121,8 @@ def test_a_placeholder_that_matches_nothing_names_the_cassette(
         )
     )
     with (
-        llmcassette.use_cassette(path, record_mode="none", match=match),
         pytest.raises(llmcassette.errors.PlaceholderError) as raised,
+        llmcassette.use_cassette(path, record_mode="none", match=match),
     ):
         agent(client)
     cause = raised.value

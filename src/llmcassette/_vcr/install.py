@@ -267,8 +267,10 @@ def use_cassette(
     ``"recorded"``, or a number that scales the recorded delays (``0.1`` is ten times faster).
     ``redaction``, ``incomplete_streams``, ``match``, ``overrides``, ``record_errors``,
     ``max_age`` and ``expired`` are as for :func:`configure`; a value they cannot use
-    raises ``ConfigError`` at once. Other keyword arguments are vcrpy ``use_cassette``
-    options, which vcrpy checks (they differ between vcrpy releases).
+    raises ``ConfigError`` at once. In a replay mode the block (or call) fails at exit with
+    ``UnusedInteractionsError`` when recorded interactions were not played, as under
+    pytest; ``allow_unused=True`` allows it. Other keyword arguments are vcrpy
+    ``use_cassette`` options, which vcrpy checks (they differ between vcrpy releases).
     """
     import vcr as vcrpy
 
@@ -285,7 +287,11 @@ def use_cassette(
         record_mode=record_mode,
         context="use_cassette",
     )
-    cassette: CassetteContext | _Function = my_vcr.use_cassette(
-        path, record_mode=record_mode, **options
+    from llmcassette._vcr.unused import checked_use_cassette
+
+    # Replaying must play every recorded interaction, as under pytest (allow_unused=True
+    # allows fewer).
+    cassette: CassetteContext | _Function = checked_use_cassette(
+        my_vcr, path, record_mode=record_mode, **options
     )
     return cassette

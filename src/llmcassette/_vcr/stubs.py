@@ -44,6 +44,8 @@ from llmcassette.transport.timing import event_times
 
 # How many requests a cassette has been asked for (for "call #3" in mismatch reports).
 _CALLS = "_llmcassette_calls"
+#: Set on a cassette that refused a request (a mismatch), even one the caller caught.
+REFUSED = "_llmcassette_refused"
 
 # vcrpy patcher groups these replace.
 REPLACED_PATCHERS = compat.CLIENT_LIBRARIES
@@ -99,6 +101,8 @@ class InterceptedMethod(metaclass=_BindsLikeAFunction):
     @classmethod
     def _refuse(cls, vcr_request: Any) -> None:
         call = cls.cassette.__dict__.get(_CALLS, 0)
+        # A request went unanswered: use_cassette then leaves the unplayed ones unreported.
+        cls.cassette.__dict__[REFUSED] = True
         raise CassetteMismatch.for_request(cls.cassette, vcr_request, call, cls.context)
 
     @classmethod

@@ -1,0 +1,83 @@
+"""``use_cassette`` checks at exit what the pytest plugin checks after a test: in a replay
+mode every recorded interaction was played (``allow_unused=True`` allows fewer)."""
+
+from __future__ import annotations
+
+import os
+from collections import Counter
+from typing import Any
+
+from vcr.cassette import Cassette, CassetteContextDecorator
+
+from llmcassette._vcr.fault_plan import check_unused
+from llmcassette._vcr.stubs import REFUSED
+from llmcassette.errors import UnusedInteractionsError
+from llmcassette.transport.recorded import session_of
+
+#: How the error names interactions recorded outside any ``llmcassette.session``.
+NO_SESSION = "(no session)"
+
+
+class _CheckedCassetteContext(CassetteContextDecorator):  # type: ignore[misc]
+    """vcrpy's context manager and decorator, raising ``UnusedInteractionsError`` at a
+    clean exit that left recorded interactions unplayed."""
+
+    # Read by this class, not passed on to Cassette.load (which would reject it).
+    _non_cassette_arguments = (*CassetteContextDecorator._non_cassette_arguments, "allow_unused")
+
+    def __enter__(self) -> Any:
+        self._llmcassette_cassette = super().__enter__()
+        return self._llmcassette_cassette
+
+    def __exit__(self, *exc_info: Any) -> None:
+        cassette = self._llmcassette_cassette
+        self._llmcassette_cassette = None
+        super().__exit__(*exc_info)
+        if any(exc_info) or self._args_getter().get("allow_unused", False):
+            return  # the block's own error says more than what it left unplayed
+        if cassette is None or cassette.__dict__.get(REFUSED):
+            return  # so did the mismatch, even when the block caught it
+        error = unused_error(cassette)
+        if error is not None:
+            raise error
+
+
+def checked_use_cassette(
+    my_vcr: Any,
+    path: str | os.PathLike[str] | Any,
+    **options: Any,
+) -> CassetteContextDecorator:
+    """``my_vcr.use_cassette(path, **options)`` that fails at exit on unplayed interactions
+    (``allow_unused=True`` among the options allows them)."""
+    allow_unused = bool(options.pop("allow_unused", False))
+    if path is not None and not isinstance(path, (str, os.PathLike)):
+        function = path  # a bare decorator: the cassette is named after the function
+        return _CheckedCassetteContext(Cassette, _getter(my_vcr, allow_unused, options))(function)
+    return _CheckedCassetteContext(
+        Cassette, _getter(my_vcr, allow_unused, {**options, "path": path})
+    )
+
+
+def _getter(my_vcr: Any, allow_unused: bool, options: dict[str, Any]) -> Any:
+    # vcrpy's merged config keeps only the keys it knows: allow_unused is added after it.
+    def merged() -> dict[str, Any]:
+        return {**my_vcr.get_merged_config(**options), "allow_unused": allow_unused}
+
+    return merged
+
+
+def unused_error(cassette: Any) -> UnusedInteractionsError | None:
+    """``check_unused``'s error, with the counts per session when the cassette has sessions."""
+    error = check_unused(cassette)
+    if error is None or not error.unused or error.unused_faults:
+        return error
+    own = cassette.data[: error.total]
+    labels = [session_of(response) for _, response in own]
+    if not any(labels):
+        return error
+    totals = Counter(label or NO_SESSION for label in labels)
+    unplayed = Counter(labels[position - 1] or NO_SESSION for position, _, _ in error.unused)
+    sessions = [(label, unplayed[label], total) for label, total in totals.items()]
+    return UnusedInteractionsError(
+        error.path, error.unused, error.total, described=error.described, sessions=sessions
+    )
