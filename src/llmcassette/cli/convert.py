@@ -240,6 +240,9 @@ def jsonl_of(opened: Opened, redaction: Any = None) -> tuple[str, dict[str, int]
     source = opened.path
     items = serializer.stamp(read_vcrpy(source, opened.vcrpy))
     header = cassette_file.new_header(serializer.RECORDED_BY)
+    # Provenance: vcrpy recorded this without checking bodies, so replay may treat a body
+    # that changed since as drift to report rather than as a mismatch (issue 19).
+    header["converted_from"] = {"format": "vcrpy", "file": source.name}
     config = resolve_redaction(redaction)
     if not config.enabled:
         return cassette_file.write(Cassette(header, items)), {}
