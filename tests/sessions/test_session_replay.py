@@ -213,3 +213,24 @@ def test_inside_one_session_the_warning_asks_for_nested_sessions(
 )
 def test_the_warning_shows_the_start_of_the_last_message(body: Any, shown: str) -> None:
     assert overlap.prompt_start(json.dumps(body).encode()) == shown
+
+
+def test_show_names_the_session_of_each_interaction(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from llmcassette.cli.main import main
+
+    path = write(
+        tmp_path / "c.jsonl",
+        interaction("go", "A1", "agent-a"),
+        interaction("go", "plain"),
+        interaction("go", "C1", "parent/child"),
+    )
+    assert main(["show", str(path)]) == 0
+    blocks = capsys.readouterr().out.split("\n\n")
+    assert [line for line in blocks[0].splitlines() if "session" in line] == ["  session: agent-a"]
+    assert "session" not in blocks[1]
+    assert "  session: parent/child" in blocks[2].splitlines()
+    assert main(["show", "--json", str(path)]) == 0
+    shown = json.loads(capsys.readouterr().out)["interactions"]
+    assert [item["session"] for item in shown] == ["agent-a", None, "parent/child"]

@@ -47,6 +47,8 @@ class Shown:
     first_event: float | None
     duration: float | None
     cut_short: bool
+    # The llmcassette.session the request was made in (None outside any).
+    session: str | None = None
 
 
 def _json(data: bytes | None) -> Any:
@@ -499,6 +501,7 @@ def summarize(number: int, item: Interaction) -> Shown:
         first_event=times[0] if times else None,
         duration=times[-1] if times else None,
         cut_short=bool(item.end_extra.get("cut_short")),
+        session=item.session,
     )
 
 
@@ -535,6 +538,8 @@ def render(shown: Shown, width: int = 80) -> str:
         return text if len(text) <= room else text[: room - 1] + "…"
 
     lines = [cut(f"#{shown.number} {shown.method} {shown.uri} -> {shown.status}", width)]
+    if shown.session:
+        lines.append(cut(f"  session: {shown.session}", width))
     if shown.model:
         lines.append(f"  model: {shown.model}")
     lines.extend(f"  {cut(turn, width - 2)}" for turn in shown.prompt)
