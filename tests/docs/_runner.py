@@ -300,6 +300,7 @@ class PageRunner:
         self.pytest_runs += 1
         basetemp = self.workdir / f".pytest-basetemp-{self.pytest_runs}"
         env = {k: v for k, v in os.environ.items() if k not in _OUTER_PYTEST_ENV}
+        env["COLUMNS"] = "80"  # pytest's section rules are as wide as the terminal
         # No page uses Hypothesis, whose plugin imports all of it for each run's summary.
         command = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider"]
         command += ["-p", "no:hypothesispytest"]
