@@ -83,3 +83,13 @@ def test_a_many_line_answer_is_indented_under_its_field() -> None:
     lines = render(shown).split("\n")
     assert lines[2:6] == ["  answer: one", "          two", "", "          three"]
     assert max(map(len, lines)) <= 80
+
+
+def test_long_answers_and_usage_wrap_to_80_columns() -> None:
+    usage = {f"field_{n}": n for n in range(20)}
+    answer = Answer(text="word " * 60, usage=usage)
+    shown = Shown(1, "POST", "http://x/", 200, None, [], [], answer, 0, None, None, False)
+    lines = render(shown).split("\n")
+    assert max(map(len, lines)) <= 80
+    answer_lines = [line for line in lines if line.startswith(("  answer: ", " " * 10 + "w"))]
+    assert " ".join(line.split(":", 1)[-1] for line in answer_lines).split() == ["word"] * 60

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import re
+import textwrap
 import urllib.parse
 from dataclasses import dataclass, field
 from typing import Any
@@ -517,20 +518,27 @@ def _assemble_or_summary(item: Interaction) -> Answer:
 _MODEL_IN_URL = re.compile(r"/models?/([^/:?]+)")
 
 
-def _block(label: str, text: str) -> list[str]:
-    """``  label: text``, its continuation lines indented under the text's first column,
-    so a many-line answer stays apart from the field after it."""
+def _block(label: str, text: str, width: int = 80) -> list[str]:
+    """``  label: text`` wrapped to ``width`` columns, its continuation lines indented under
+    the text's first column, so a many-line answer stays apart from the field after it.
+    Words longer than a line are not broken (a URL stays whole); blank lines are kept."""
     head = f"  {label}: "
-    lines = text.split("\n")
-    return [head + lines[0]] + [" " * len(head) + line if line else "" for line in lines[1:]]
+    room = max(width - len(head), 20)
+    wrapped: list[str] = []
+    for line in text.split("\n"):
+        pieces = textwrap.wrap(
+            line, room, break_long_words=False, break_on_hyphens=False, drop_whitespace=True
+        )
+        wrapped.extend(pieces or [""])
+    return [head + wrapped[0]] + [" " * len(head) + line if line else "" for line in wrapped[1:]]
 
 
 def render(shown: Shown, width: int = 80) -> str:
     """The text ``llmcassette show`` prints for one interaction.
 
-    Request turns and the URL are cut to ``width`` columns; the answer, reasoning and tool
-    arguments are printed whole (they are what one reads a cassette for), wrapped lines
-    indented under their field.
+    Request turns and the URL are cut to ``width`` columns; the answer, reasoning, tool
+    arguments and usage are printed whole (they are what one reads a cassette for),
+    wrapped to ``width`` and indented under their field.
     """
 
     def cut(text: str, room: int) -> str:
@@ -546,12 +554,12 @@ def render(shown: Shown, width: int = 80) -> str:
     if shown.tools:
         lines.append(cut(f"  tools: {', '.join(shown.tools)}", width))
     if shown.answer.reasoning:
-        lines.extend(_block("reasoning", shown.answer.reasoning))
-    lines.extend(_block("answer", shown.answer.text))
+        lines.extend(_block("reasoning", shown.answer.reasoning, width))
+    lines.extend(_block("answer", shown.answer.text, width))
     for call in shown.answer.tool_calls:
-        lines.extend(_block("tool call", f"{call['name']}({call['arguments']})"))
+        lines.extend(_block("tool call", f"{call['name']}({call['arguments']})", width))
     if shown.answer.usage:
-        lines.append(f"  usage: {json.dumps(shown.answer.usage, sort_keys=True)}")
+        lines.extend(_block("usage", json.dumps(shown.answer.usage, sort_keys=True), width))
     if shown.events:
         timing = ""
         if shown.first_event is not None and shown.duration is not None:
