@@ -93,3 +93,23 @@ def test_long_answers_and_usage_wrap_to_80_columns() -> None:
     assert max(map(len, lines)) <= 80
     answer_lines = [line for line in lines if line.startswith(("  answer: ", " " * 10 + "w"))]
     assert " ".join(line.split(":", 1)[-1] for line in answer_lines).split() == ["word"] * 60
+
+
+def test_bedrock_converse_stream_event_dicts() -> None:
+    # The shape botocore hands out for ConverseStream, one dict per event-stream frame.
+    use = {"toolUse": {"toolUseId": "t1", "name": "get_capital"}}
+    payloads: list[tuple[str | None, Any]] = [
+        (None, {"messageStart": {"role": "assistant"}}),
+        (None, {"contentBlockDelta": {"contentBlockIndex": 0, "delta": {"text": "Hi"}}}),
+        (None, {"contentBlockStart": {"contentBlockIndex": 1, "start": use}}),
+        (
+            None,
+            {"contentBlockDelta": {"contentBlockIndex": 1, "delta": {"toolUse": {"input": "{}"}}}},
+        ),
+        (None, {"messageStop": {"stopReason": "tool_use"}}),
+        (None, {"metadata": {"usage": {"inputTokens": 3, "outputTokens": 2}}}),
+    ]
+    answer = assemble_events(payloads)
+    assert (answer.kind, answer.text) == ("bedrock-converse", "Hi")
+    assert answer.tool_calls == [{"name": "get_capital", "arguments": "{}"}]
+    assert answer.usage == {"inputTokens": 3, "outputTokens": 2}
