@@ -234,3 +234,40 @@ def test_show_names_the_session_of_each_interaction(
     assert main(["show", "--json", str(path)]) == 0
     shown = json.loads(capsys.readouterr().out)["interactions"]
     assert [item["session"] for item in shown] == ["agent-a", None, "parent/child"]
+
+
+def test_a_mismatch_names_the_session_and_ranks_its_interactions_first(tmp_path: Path) -> None:
+    path = write(
+        tmp_path / "c.jsonl",
+        interaction("summarize the report", "A1", "agent-a"),
+        interaction("translate it", "B1", "agent-b"),
+    )
+    with (
+        pytest.raises(llmcassette.CassetteMismatch) as caught,
+        llmcassette.use_cassette(path, record_mode="none"),
+        llmcassette.session("agent-b"),
+        httpx2.Client() as client,
+    ):
+        ask(client, "summarize the report!")
+    # agent-a's request is closer in content, but the request was agent-b's.
+    assert [candidate.position for candidate in caught.value.candidates] == [2, 1]
+    assert caught.value.session == "agent-b"
+    assert "llmcassette.session 'agent-b'; its interactions are compared first" in str(caught.value)
+    assert "closest recorded: interaction #2" in str(caught.value)
+
+
+def test_outside_a_session_a_mismatch_ranks_by_content_alone(tmp_path: Path) -> None:
+    path = write(
+        tmp_path / "c.jsonl",
+        interaction("translate it", "B1", "agent-b"),
+        interaction("summarize the report", "A1", "agent-a"),
+    )
+    with (
+        pytest.raises(llmcassette.CassetteMismatch) as caught,
+        llmcassette.use_cassette(path, record_mode="none"),
+        httpx2.Client() as client,
+    ):
+        ask(client, "summarize the report!")
+    assert caught.value.candidates[0].position == 2
+    assert caught.value.session is None
+    assert "llmcassette.session" not in str(caught.value)

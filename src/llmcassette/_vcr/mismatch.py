@@ -19,6 +19,8 @@ from llmcassette.errors import LlmCassetteError
 from llmcassette.matching import report
 from llmcassette.matching.jsondiff import Difference, Missing
 from llmcassette.matching.normalize import MatchConfig
+from llmcassette.sessions import current_session
+from llmcassette.transport.recorded import session_of
 
 # Mismatches (and fault errors) raised since the pytest plugin last cleared it: the plugin
 # shows them in the report of a failing test even when an SDK caught the exception and
@@ -49,8 +51,11 @@ class CassetteMismatch(LlmCassetteError, CannotOverwriteExistingCassetteExceptio
         call: int,
         candidates: list[report.Candidate],
         context: report.Context,
+        session: str | None = None,
     ) -> None:
         self.cassette = cassette
+        # The llmcassette.session the request was made in: its interactions rank first.
+        self.session = session
         self.failed_request = failed_request
         self.similar_requests: list[Any] = []  # vcrpy's field; `candidates` says more
         self.reason = reason
@@ -62,19 +67,22 @@ class CassetteMismatch(LlmCassetteError, CannotOverwriteExistingCassetteExceptio
         self.context = context
         self.differences: tuple[Difference, ...] = candidates[0].differences if candidates else ()
         record_mode = getattr(cassette.record_mode, "value", cassette.record_mode)
-        Exception.__init__(
-            self,
-            report.render(
-                reason=reason,
-                call=call,
-                method=self.method,
-                uri=self.uri,
-                path=self.path,
-                recorded=candidates,
-                record_mode=str(record_mode),
-                context=context,
-            ),
+        message = report.render(
+            reason=reason,
+            call=call,
+            method=self.method,
+            uri=self.uri,
+            path=self.path,
+            recorded=candidates,
+            record_mode=str(record_mode),
+            context=context,
         )
+        if session is not None:
+            message += (
+                f"\n  session: the request was made in llmcassette.session {session!r}; "
+                "its interactions are compared first"
+            )
+        Exception.__init__(self, message)
 
     def details(self) -> dict[str, Any]:
         """The error model, with each candidate's differences (a value absent on one side
@@ -113,7 +121,8 @@ class CassetteMismatch(LlmCassetteError, CannotOverwriteExistingCassetteExceptio
     ) -> CassetteMismatch:
         """Compare ``request`` with every recorded one and build the error (a miss only)."""
         filtered = cassette._before_record_request(request) or request
-        ranked = candidates(cassette, filtered)
+        session = current_session()
+        ranked = candidates(cassette, filtered, session)
         if not getattr(cassette, "rewound", False) and not len(cassette):
             reason = "cassette_not_found"
         elif ranked and not ranked[0].differences:
@@ -127,6 +136,7 @@ class CassetteMismatch(LlmCassetteError, CannotOverwriteExistingCassetteExceptio
             call=call,
             candidates=ranked,
             context=context,
+            session=session,
         )
         RAISED.append(error)
         return error
@@ -154,8 +164,9 @@ def _difference_dict(difference: Difference) -> dict[str, Any]:
     }
 
 
-def candidates(cassette: Any, incoming: Any) -> list[report.Candidate]:
-    """The cassette's recorded requests compared with ``incoming``, closest first."""
+def candidates(cassette: Any, incoming: Any, session: str | None = None) -> list[report.Candidate]:
+    """The cassette's recorded requests compared with ``incoming``, closest first; with a
+    ``session``, the interactions recorded in it before any other."""
     matcher = body_matcher(cassette)
     config = matcher.config if matcher is not None else MatchConfig()
     ranked = [
@@ -168,5 +179,15 @@ def candidates(cassette: Any, incoming: Any) -> list[report.Candidate]:
         )
         for position, (recorded, _) in enumerate(cassette.data)
     ]
-    ranked.sort(key=lambda candidate: (candidate.score, candidate.position))
+    if session is None:
+        ranked.sort(key=lambda candidate: (candidate.score, candidate.position))
+        return ranked
+    labels = [session_of(response) for _, response in cassette.data]
+    ranked.sort(
+        key=lambda candidate: (
+            labels[candidate.position - 1] != session,
+            candidate.score,
+            candidate.position,
+        )
+    )
     return ranked
