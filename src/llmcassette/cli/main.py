@@ -320,6 +320,24 @@ def _report(args: argparse.Namespace) -> int:
     return run(args.paths or ["."], as_json=args.json, markdown=args.markdown, color=color)
 
 
+def _run(args: argparse.Namespace) -> int:
+    from llmcassette.cli.run import run
+
+    command = list(args.command_line)
+    if command[:1] == ["--"]:
+        command = command[1:]
+    if args.record:
+        cassette, mode = args.record, args.mode or "all"
+    elif args.replay:
+        cassette, mode = args.replay, args.mode or "none"
+    elif args.cassette:
+        cassette, mode = args.cassette, args.mode or "once"
+    else:
+        print("llmcassette run: give --record, --replay or --cassette CASSETTE", file=sys.stderr)
+        return 2
+    return run(command, cassette=cassette, mode=mode)
+
+
 def _prune(args: argparse.Namespace) -> int:
     from llmcassette.cli.prune import run
     from llmcassette.config import ConfigError, parse_age, project_expiry
@@ -536,6 +554,26 @@ def main(argv: Sequence[str] | None = None) -> int:
     style.add_argument("--markdown", action="store_true", help="a Markdown table, for CI")
     _add_color(report_command)
     report_command.set_defaults(run=_report)
+    run_command = commands.add_parser(
+        "run",
+        help="run a Python program with a cassette active in it (no change to the program): "
+        "--record, --replay or --cassette with --mode; ends with what was recorded or replayed",
+        description="Exit codes: the program's, 1 when it exited 0 but a request matched no "
+        "recorded interaction or the cassette failed at exit, 2 the command could not start.",
+    )
+    which = run_command.add_mutually_exclusive_group()
+    which.add_argument("--record", metavar="PATH", help="record the cassette afresh (mode all)")
+    which.add_argument("--replay", metavar="PATH", help="replay the cassette only (mode none)")
+    which.add_argument(
+        "--cassette", metavar="PATH", help="the cassette, with --mode (default once)"
+    )
+    run_command.add_argument(
+        "--mode", choices=("all", "once", "new_episodes", "none"), help="the record mode"
+    )
+    run_command.add_argument(
+        "command_line", nargs=argparse.REMAINDER, metavar="-- COMMAND", help="the program"
+    )
+    run_command.set_defaults(run=_run)
     prune = commands.add_parser(
         "prune",
         help="delete cassettes no test uses (and, with --expired, expired ones) with their "

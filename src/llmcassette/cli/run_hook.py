@@ -1,0 +1,66 @@
+"""What ``llmcassette run`` starts inside the program it runs, from the start-up hook.
+
+``activate()`` reads ``LLMCASSETTE_CASSETTE`` and ``LLMCASSETTE_MODE`` (``all`` to record
+afresh, ``once``, ``new_episodes``, ``none`` to replay only) and enters
+``llmcassette.use_cassette`` for the whole life of the process, so recording, redaction,
+matching, mismatch reports and the check that every recorded interaction was played are
+those of ``use_cassette``. At exit the cassette is closed (saved) and, when
+``LLMCASSETTE_RUN_SUMMARY`` names a file, what happened is written to it as JSON for the
+``run`` command to report. The variables are removed from the environment once read, so
+processes the program starts do not open the same cassette again.
+"""
+
+from __future__ import annotations
+
+import atexit
+import json
+import os
+import sys
+from typing import Any
+
+CASSETTE_ENV = "LLMCASSETTE_CASSETTE"
+MODE_ENV = "LLMCASSETTE_MODE"
+SUMMARY_ENV = "LLMCASSETTE_RUN_SUMMARY"
+MODES = ("all", "once", "new_episodes", "none")
+
+
+def activate() -> None:
+    """Enter the cassette the environment names, if it names one; close it at exit."""
+    path = os.environ.pop(CASSETTE_ENV, None)
+    mode = os.environ.pop(MODE_ENV, None) or "once"
+    summary_file = os.environ.pop(SUMMARY_ENV, None)
+    if not path:
+        return
+    if mode not in MODES:
+        sys.exit(f"llmcassette: {MODE_ENV}={mode!r} is not a record mode; use one of {MODES}")
+    from typing import cast
+
+    import llmcassette
+    from llmcassette._vcr import mismatch
+    from llmcassette._vcr.install import RecordModeName
+
+    context = llmcassette.use_cassette(path, record_mode=cast("RecordModeName", mode))
+    cassette = context.__enter__()
+    loaded = len(cassette.data)
+
+    def finish() -> None:
+        error: str | None = None
+        try:
+            context.__exit__(None, None, None)
+        except llmcassette.LlmCassetteError as failure:
+            error = str(failure)
+            print(failure, file=sys.stderr)
+        misses = [e for e in mismatch.RAISED if isinstance(e, mismatch.CassetteMismatch)]
+        summary: dict[str, Any] = {
+            "cassette": path,
+            "mode": mode,
+            "recorded": len(cassette.data) - loaded,
+            "replayed": cassette.play_count,
+            "misses": len(misses),
+            "error": error,
+        }
+        if summary_file:
+            with open(summary_file, "w", encoding="utf-8") as written:
+                json.dump(summary, written)
+
+    atexit.register(finish)
