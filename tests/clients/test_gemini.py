@@ -34,12 +34,16 @@ def _client(base_url: str) -> Any:
     return genai.Client(api_key=API_KEY, http_options=types.HttpOptions(base_url=base_url))
 
 
-def _record_then_replay(tmp_path: Path, call: Callable[[Any], T]) -> tuple[T, T, Path]:
+def _record_then_replay(
+    tmp_path: Path, call: Callable[[Any], T], *, record_errors: bool = False
+) -> tuple[T, T, Path]:
     """Run ``call(client)`` recording against a live provider, then again offline."""
     cassette = tmp_path / "gemini.jsonl"
     with LocalProvider() as provider:
         base_url = provider.gemini_base_url
-        with llmcassette.use_cassette(str(cassette), record_mode="all"):
+        with llmcassette.use_cassette(
+            str(cassette), record_mode="all", record_errors=record_errors
+        ):
             recorded = call(_client(base_url))
         sent = len(provider.requests)
     assert sent >= 1, "recording sent nothing to the provider"
@@ -124,3 +128,16 @@ def test_embeddings(tmp_path: Path) -> None:
     assert recorded == replayed
     assert len(replayed) == 2
     assert replayed[0] != replayed[1]
+
+
+def test_error_status_replays_as_the_sdk_error(tmp_path: Path) -> None:
+    errors = pytest.importorskip("google.genai.errors")
+
+    def call(client: Any) -> tuple[int, str]:
+        with pytest.raises(errors.APIError) as raised:
+            client.models.generate_content(model="error-429", contents=PROMPT)
+        return raised.value.code, raised.value.status
+
+    # Error responses are kept only when asked (record_errors=True).
+    recorded, replayed, _ = _record_then_replay(tmp_path, call, record_errors=True)
+    assert recorded == replayed == (429, "RESOURCE_EXHAUSTED")
