@@ -254,3 +254,34 @@ def test_thread_agents_without_sessions_warn_while_recording(
     [message] = identical_request_warnings(caught)
     assert "POST /v1/chat/completions" in message
     assert "llmcassette.session" in message
+
+
+def test_a_parent_with_two_sub_agents_replays_without_labels(
+    tmp_path: Path, provider: LocalProvider
+) -> None:
+    """Each sub-agent has its own client, the parent starts them one after another: the
+    identical first requests replay in recorded order, with no session anywhere."""
+    path = tmp_path / "parent.jsonl"
+
+    def parent(rng: random.Random | None) -> Answers:
+        answers = {}
+        for name in ("researcher", "writer"):
+            with openai.OpenAI(
+                base_url=provider.openai_base_url, api_key="sk", max_retries=0
+            ) as client:
+                answers[name] = thread_agent(client, name, rng, None)
+        return answers
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        with llmcassette.use_cassette(path, **OPTIONS):
+            recorded = parent(None)
+    check_recording(recorded, caught)
+    sent = len(provider.requests)
+    rng = random.Random(2)
+    successes = 0
+    for _ in range(REPLAYS):
+        with llmcassette.use_cassette(path, record_mode="none", **OPTIONS):
+            successes += parent(rng) == recorded
+    assert len(provider.requests) == sent  # every replay came from the cassette
+    replay_figures("parent with two sub-agents, no labels", successes)
