@@ -372,7 +372,7 @@ def _mark_fixable(path: Path, problems: list[Problem]) -> list[Problem]:
 
 
 def check_paths(
-    paths: Iterable[str | os.PathLike[str]], options: Options
+    paths: Iterable[str | os.PathLike[str]], options: Options, command: str = "check"
 ) -> Iterator[tuple[Path, list[Problem]]]:
     """Each cassette under ``paths`` with its problems (folders are searched, ``cli.paths``);
     a file or folder that cannot be read is one with an ``unreadable`` problem."""
@@ -385,7 +385,7 @@ def check_paths(
 
         redactor = Redactor(project_redaction())
     paths = list(paths)
-    for opened in cassettes(paths, "check"):
+    for opened in cassettes(paths, command):  # command: who says a folder had none
         if isinstance(opened, CassetteFormatError):
             yield Path(opened.path), _mark_fixable(Path(opened.path), [_opening_problem(opened)])
         else:

@@ -17,6 +17,8 @@ token counts are parts of those, never added again. The ``--json`` document foll
 
 from __future__ import annotations
 
+import contextlib
+import io
 import json
 import os
 import sys
@@ -117,10 +119,13 @@ def summarize_cassette(path: Path, cassette: Any, size: int, problems: int) -> d
 def build(paths: Sequence[str], out: Output) -> dict[str, Any]:
     """The report document of the cassettes under ``paths``; unreadable files go to ``out``."""
     problems: dict[Path, list[Any]] = {}
-    for path, found in check_paths(paths, Options(orphans=True, secrets=False)):
+    for path, found in check_paths(paths, Options(orphans=True, secrets=False), "report"):
         problems[path] = found
     entries: list[dict[str, Any]] = []
-    for opened in cassettes(paths, "report", (JSONL,)):
+    # check_paths has said which folders hold no cassettes: this pass says nothing again.
+    with contextlib.redirect_stderr(io.StringIO()):
+        opened_files = list(cassettes(paths, "report", (JSONL,)))
+    for opened in opened_files:
         if isinstance(opened, CassetteFormatError):
             out.failed(opened)
             continue
