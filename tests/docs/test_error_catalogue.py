@@ -5,14 +5,19 @@ An entry ``### LCnnn name`` shows its example in a ``text`` block marked
 for real; the example must be a run of consecutive lines of what it said, after the
 normalization of every docs sample (paths, ports, times, durations; ``...`` matches anything).
 An entry with an example and no trigger fails: add one to ``_error_triggers.py``.
+
+The class tree at the top of the page is a figure, checked against the classes themselves.
 """
 
 from __future__ import annotations
 
+import builtins
 import re
 from pathlib import Path
 
 import pytest
+
+import llmcassette
 
 from ._error_triggers import TRIGGERS
 from ._markdown import Block, read_blocks
@@ -89,3 +94,46 @@ def test_example_is_what_the_code_says(
 
 def test_every_trigger_has_an_entry() -> None:
     assert sorted(set(TRIGGERS) - set(entries())) == [], "a trigger for a code not in the page"
+
+
+_TREE_LINE = re.compile(r"^(?P<prefix>[│├└─ ]*)(?P<name>\w+)(?:\s+\((?P<also>[^)]*)\))?\s*$")
+
+
+def hierarchy() -> list[tuple[str, str | None, str | None]]:
+    """``(class, parent, also)`` for each line of the page's class tree (its first block)."""
+    tree = read_blocks(CATALOGUE, PAGE)[0]
+    assert tree.directive.get("figure"), tree.where
+    assert tree.code.startswith("Exception"), tree.where
+    found: list[tuple[str, str | None, str | None]] = []
+    stack: list[str] = []
+    for line in tree.code.splitlines():
+        if not line.strip():
+            stack = []
+            continue
+        match = _TREE_LINE.match(line)
+        assert match, f"{tree.where}: cannot read the tree line {line!r}"
+        depth = len(match["prefix"]) // 4
+        stack[depth:] = [match["name"]]
+        found.append((match["name"], stack[depth - 1] if depth else None, match["also"]))
+    return found
+
+
+def test_the_class_tree_is_the_classes_as_they_are() -> None:
+    shown = hierarchy()
+    for name, parent, also in shown:
+        cls = getattr(llmcassette, name, None) or getattr(builtins, name)
+        if parent is not None:
+            assert cls.__bases__[0].__name__ == parent, f"{name} is not a {parent} first"
+        others = {base.__name__ for base in cls.__bases__[1:]}
+        said = {also.split()[-1].rpartition(".")[2]} if also else set()
+        assert others == said, (
+            f"{name}: its other bases are {others or 'none'}, the tree says {also}"
+        )
+    public = {
+        name
+        for name in [*dir(llmcassette), "CassetteMismatch"]
+        if isinstance(getattr(llmcassette, name), type)
+        and issubclass(getattr(llmcassette, name), (Exception, Warning))
+        and getattr(llmcassette, name).__module__.startswith("llmcassette")
+    }
+    assert sorted(public - {name for name, _, _ in shown}) == [], "public classes not in the tree"
