@@ -316,6 +316,10 @@ def _heal(args: argparse.Namespace) -> int:
 def _report(args: argparse.Namespace) -> int:
     from llmcassette.cli.tree_report import run
 
+    if args.html is not None:
+        from llmcassette.cli.report_html import run as run_html
+
+        return run_html(args.paths or ["."], args.html)
     color = _color_enabled(args.color, sys.stdout)
     return run(args.paths or ["."], as_json=args.json, markdown=args.markdown, color=color)
 
@@ -552,6 +556,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     style = report_command.add_mutually_exclusive_group()
     _add_json(style, "the report (its schema: llmcassette/cli/report.schema.json)")
     style.add_argument("--markdown", action="store_true", help="a Markdown table, for CI")
+    style.add_argument(
+        "--html",
+        metavar="OUT",
+        help="write one self-contained page to OUT: the table (sort, filter) and each "
+        "cassette's conversations, stream timing and findings",
+    )
     _add_color(report_command)
     report_command.set_defaults(run=_report)
     run_command = commands.add_parser(

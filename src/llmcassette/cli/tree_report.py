@@ -116,8 +116,13 @@ def summarize_cassette(path: Path, cassette: Any, size: int, problems: int) -> d
     }
 
 
-def build(paths: Sequence[str], out: Output) -> dict[str, Any]:
-    """The report document of the cassettes under ``paths``; unreadable files go to ``out``."""
+def build(
+    paths: Sequence[str], out: Output, details: dict[str, tuple[Any, list[Any]]] | None = None
+) -> dict[str, Any]:
+    """The report document of the cassettes under ``paths``; unreadable files go to ``out``.
+
+    ``details``, when given, receives per cassette file its opened cassette and its check
+    problems (what ``report --html`` shows beyond the document)."""
     problems: dict[Path, list[Any]] = {}
     for path, found in check_paths(paths, Options(orphans=True, secrets=False), "report"):
         problems[path] = found
@@ -133,6 +138,8 @@ def build(paths: Sequence[str], out: Output) -> dict[str, Any]:
         entry = summarize_cassette(opened.path, opened.cassette, len(opened.data), len(found))
         entry["orphan"] = any(problem.kind == "orphan" for problem in found)
         entries.append(entry)
+        if details is not None:
+            details[entry["file"]] = (opened.cassette, found)
     unreadable = sum(
         1 for found in problems.values() for problem in found if problem.kind == UNREADABLE
     )
