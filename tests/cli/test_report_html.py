@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from _cli_support import Record, cli
+from _cli_support import WEATHER_TOOL, Record, cli
 
 ROOT = Path(__file__).resolve().parents[2]
 CASSETTES = ROOT / "cassettes"
@@ -121,6 +121,16 @@ def report_page(
             )
             messages = [{"role": "user", "content": HOSTILE}]
             client.chat.completions.create(model="gpt-4o-mini", messages=messages)
+            messages = [{"role": "user", "content": "Oslo"}]
+            answer = client.chat.completions.create(
+                model="gpt-4o-mini", messages=messages, tools=[WEATHER_TOOL]
+            )
+            call = answer.choices[0].message.tool_calls[0]
+            messages += [
+                {"role": "assistant", "tool_calls": [call.model_dump()]},
+                {"role": "tool", "tool_call_id": call.id, "content": "Cold and clear"},
+            ]
+            client.chat.completions.create(model="gpt-4o-mini", messages=messages)
     out = base / "report.html"
     done = cli("report", "--html", out, "cassettes", base / "cassettes", cwd=ROOT)
     assert done.returncode == 0, done.stderr
@@ -163,6 +173,10 @@ def test_page_loads_clean_and_shows_the_conversations(
     assert page.locator("img").count() == 0
     assert HOSTILE in extra.locator(".turn.user").nth(1).inner_text()
     assert HOSTILE in extra.locator(".turn.assistant").nth(1).inner_text()
+
+    # The tool call the answer made, then the request sending its result back.
+    assert "get_weather(" in extra.locator(".turn.call").first.inner_text()
+    assert extra.locator(".turn.tool").inner_text() == "toolCold and clear"
 
     shot = page.screenshot(clip={"x": 0, "y": 0, "width": 600, "height": 300})
     assert _png_colours(shot) > 20, "the screenshot is (nearly) one colour"
