@@ -16,6 +16,7 @@ import binascii
 import json
 import os
 import re
+import string
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -287,6 +288,47 @@ def _options(words: Iterable[str]) -> list[str]:
     return [re.escape(char) + branch(child) for char, child in sorted(root.items()) if char]
 
 
+#: Characters of base64 and base64url: a run of them is either one token or encoded data.
+BASE64_ALPHABET = string.ascii_letters + string.digits + "+/_-"
+#: A run of base64 characters this long is encoded data (an image, a video, a binary body
+#: held as text), not words: longer than any credential around its neighbours in text.
+BASE64_RUN_MIN = 256
+
+
+def in_base64_run(text: str, start: int, end: int) -> bool:
+    """Whether ``text[start:end]``, a shape rule's match, is a piece of a base64 run of
+    ``BASE64_RUN_MIN`` or more characters, not a token of its own.
+
+    A credential in text stands at a token boundary: whatever its own length, when the
+    characters on both sides of it are not base64 characters (quotes, spaces, ``=``, ``&``,
+    ``.``, a line end) it counts. When a base64 character touches it, it counts only if the
+    run it belongs to is short: ``Credential=AKIA.../20240101/us-east-1/s3/aws4_request``
+    is a 60-character run, ``…+ABIAAAASAAAAAAAAAABD…`` is four megabytes of video, where any
+    shape turns up by chance. Only runs are measured, so a JWT (``.`` between its parts),
+    a URL path or a PEM block (line breaks) are not one run. The redactor and the
+    fail-closed scan both see it through ``Rules.shapes``; key-name rules and known values
+    (``Redactor.known``) apply inside runs too.
+    """
+    limit = BASE64_RUN_MIN
+    before = _run_left(text, start, limit)
+    if before and before + _run_right(text, start, limit) >= limit:
+        return True
+    after = _run_right(text, end, limit)
+    return bool(after) and after + _run_left(text, end, limit) >= limit
+
+
+def _run_left(text: str, at: int, limit: int) -> int:
+    """How many base64 characters end at ``at`` (at most ``limit``)."""
+    window = text[max(0, at - limit) : at]
+    return len(window) - len(window.rstrip(BASE64_ALPHABET))
+
+
+def _run_right(text: str, at: int, limit: int) -> int:
+    """How many base64 characters start at ``at`` (at most ``limit``)."""
+    window = text[at : at + limit]
+    return len(window) - len(window.lstrip(BASE64_ALPHABET))
+
+
 def is_placeholder(value: str) -> bool:
     """Whether ``value`` is one placeholder, whole."""
     return PLACEHOLDER_RE.fullmatch(value) is not None
@@ -491,6 +533,8 @@ class Rules:
             rule = self._group_rule.get(group or "")
             if rule is None or (rule.validate is not None and not rule.validate(value)):
                 continue
+            if in_base64_run(text, match.start(), match.end()):
+                continue  # a piece of encoded data, not a token (``in_base64_run``)
             spans.append((match.start(), match.end(), rule.name))
         return spans
 
