@@ -220,6 +220,16 @@ def test_html_excludes_json_and_says_what_it_wrote(tmp_path: Path, record: Recor
     text = out.read_text(encoding="utf-8")
     assert "You said: Hi" in text
     assert "http://" not in text.split("<body>")[0]
+    # A file that cannot be read: the page is written without it, says why, exit 2.
+    (cassette.parent / "broken.jsonl").write_text('{"format": "llmcassette"}\nnot json\n')
+    done = cli("report", "--html", out, cassette.parent)
+    assert done.returncode == 2
+    assert "broken.jsonl:2: line is not valid JSON" in done.stderr
+    assert done.stdout.startswith("wrote ")
+    page = out.read_text(encoding="utf-8")
+    assert "You said: Hi" in page
+    assert '<section class="cassette unreadable"><h2>' in page
+    assert "broken.jsonl:2: line is not valid JSON" in page
     both = cli("report", "--html", out, "--json", cassette.parent)
     assert both.returncode == 2
     assert "not allowed with argument" in both.stdout + both.stderr

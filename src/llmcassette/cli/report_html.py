@@ -227,6 +227,17 @@ def render(document: dict[str, Any], details: dict[str, tuple[Any, list[Any]]]) 
             section.append(_interaction(number, item))
         section.append("</section>")
         sections.append("".join(section))
+    listed = {entry["file"] for entry in document["cassettes"]}
+    for file, (_, found) in details.items():
+        if file not in listed:  # a file that could not be read: only why
+            items = "".join(
+                f"<li>{_text(problem if isinstance(problem, Exception) else problem.render())}</li>"
+                for problem in found
+            )
+            sections.append(
+                f'<section class="cassette unreadable"><h2>{_text(file)}</h2>'
+                f'<div class="findings"><b>cannot be read</b><ul>{items}</ul></div></section>'
+            )
     lists = "".join(
         f"<p><b>{label}:</b> {_text(', '.join(document[label]))}</p>"
         for label in ("largest", "oldest", "orphans")

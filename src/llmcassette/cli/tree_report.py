@@ -133,6 +133,8 @@ def build(
     for opened in opened_files:
         if isinstance(opened, CassetteFormatError):
             out.failed(opened)
+            if details is not None:  # no cassette: only what check found, or the error
+                details[opened.path] = (None, problems.get(Path(opened.path)) or [opened])
             continue
         found = problems.get(opened.path, [])
         entry = summarize_cassette(opened.path, opened.cassette, len(opened.data), len(found))
