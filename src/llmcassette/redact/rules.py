@@ -334,6 +334,22 @@ def is_placeholder(value: str) -> bool:
     return PLACEHOLDER_RE.fullmatch(value) is not None
 
 
+# What other tools (pydantic-ai's scrubbers, vcrpy filters, hand edits) write in place of a
+# credential: ``scrubbed``, ``<redacted>``, ``REDACTED_API_KEY``, ``****``, ``xxxxxxxx``.
+_SCRUBBED_RE = re.compile(
+    r"[<\[{(]?\s*(?:(?:redacted|scrubbed|filtered|removed|masked)(?:[-_:][a-z_\-]{0,40})?"
+    r"|\*{3,}|x{4,}|\.{3})\s*[>\]})]?",
+    re.IGNORECASE,
+)
+
+
+def is_scrubbed(value: str) -> bool:
+    """Whether ``value`` is a placeholder another tool left where a credential was
+    (``scrubbed``, ``<redacted>``): it is kept as it is, and not searched for elsewhere as
+    a known value (``client_id=scrubbed`` is no secret because ``client_secret=scrubbed``)."""
+    return _SCRUBBED_RE.fullmatch(value.strip()) is not None
+
+
 def kind_of(name: str) -> str:
     """The placeholder kind for a header, key or parameter name: ``X-Api-Key`` -> ``x-api-key``."""
     return _KIND_CHARS.sub("-", name).strip("-").lower() or "secret"
@@ -566,7 +582,7 @@ class Rules:
         """The kind of ``value``, known to be a credential (the value of header, key or
         parameter ``name``): that of the shape it is, if one spans it whole, else the
         name's. None when there is nothing to replace: it is empty or a placeholder."""
-        if not value or is_placeholder(value):
+        if not value or is_placeholder(value) or is_scrubbed(value):
             return None
         spans = self.shapes(value)
         if len(spans) == 1 and spans[0][0] == 0 and spans[0][1] == len(value):
