@@ -372,6 +372,25 @@ def project_expiry(start: str | os.PathLike[str] | None = None) -> dict[str, Any
     return found
 
 
+#: ``drift=``: what a legacy (vcrpy-recorded) cassette's body differences lead to.
+DRIFT_MODES = ("warn", "strict", "off")
+
+
+def check_drift(value: object, where: str = "drift") -> str:
+    """``value`` if it is one of ``DRIFT_MODES``, else ``ConfigError`` naming ``where``."""
+    if value not in DRIFT_MODES:
+        raise ConfigError(f"{where} must be one of {', '.join(DRIFT_MODES)}, not {value!r}")
+    return str(value)
+
+
+def project_drift(start: str | os.PathLike[str] | None = None) -> str | None:
+    """``drift`` from ``[tool.llmcassette]`` of the nearest pyproject.toml (None when unset)."""
+    path, settings = project_settings(start)
+    if "drift" not in settings:
+        return None
+    return check_drift(settings["drift"], f"{path}: [tool.llmcassette] drift")
+
+
 #: The keys of ``[tool.llmcassette.heal]``: each a table of old name = new name.
 HEAL_RULE_KEYS = ("event_aliases", "field_renames")
 

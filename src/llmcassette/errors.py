@@ -475,6 +475,40 @@ class CassetteExpiredError(LlmCassetteError):
         }
 
 
+class LegacyCassetteDriftWarning(LlmCassetteWarning):
+    """A vcrpy cassette (or one ``convert`` made from one) replayed a request whose body
+    differs from the recorded one at ``path``.
+
+    vcrpy recorded it without comparing bodies, so the difference is reported, not failed
+    (``drift="warn"``); ``drift="strict"`` fails it as llmcassette cassettes do.
+    """
+
+    code = "LC304 legacy-drift"
+    hint = (
+        "record the test again (pytest --record-mode=rewrite <test>), or leave it: the "
+        "cassette still replays"
+    )
+
+    def __init__(self, file: str, path: str, recorded: str, incoming: str) -> None:
+        self.file = file
+        self.path = path
+        self.recorded = recorded
+        self.incoming = incoming
+        super().__init__(
+            f"{file}: legacy cassette drift: {path}: recorded {recorded}, incoming {incoming}"
+            f"\n  how to fix: {self.hint}"
+        )
+
+    def details(self) -> dict[str, Any]:
+        return {
+            "file": self.file,
+            "path": self.path,
+            "expected": self.recorded,
+            "received": self.incoming,
+            "how_to_fix": self.hint,
+        }
+
+
 class CassetteLockError(LlmCassetteError):
     """Another process is saving (or saved) the same cassette, and this save cannot go on
     safely; nothing was written.

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 import sys
 from collections.abc import Generator, Iterable
 from pathlib import Path
@@ -22,7 +23,7 @@ from llmcassette._vcr.install import configure
 if TYPE_CHECKING:
     from typing import Literal
 
-    from llmcassette._vcr.install import RecordModeName
+    from llmcassette._vcr.install import DriftMode, RecordModeName
 from llmcassette.faults import schedule, scheduled_on
 
 # The re-recording workflow (llmcassette.workflow) talks to the plugin through these: the
@@ -47,6 +48,10 @@ _PROBLEMS = pytest.StashKey[set[str]]()
 _UNUSED_RAISED = pytest.StashKey[Exception]()
 # Filled only while LLMCASSETTE_REPORT is set, emptied when a session starts.
 _report_entries: list[dict[str, Any]] = []
+# report.user_properties name of a test's first legacy drift, and the tests that had one
+# (nodeid: "file: path"), for the terminal summary.
+_DRIFT_PROPERTY = "llmcassette_legacy_drift"
+_drifted_tests: dict[str, str] = {}
 
 
 @pytest.hookimpl(wrapper=True)
@@ -56,6 +61,9 @@ def pytest_runtest_setup(item: pytest.Item) -> Generator[None, None, None]:
     mismatch = sys.modules.get("llmcassette._vcr.mismatch")
     if mismatch is not None:
         mismatch.RAISED.clear()
+    drift = sys.modules.get("llmcassette._vcr.drift")
+    if drift is not None:
+        drift.DRIFTED.clear()
     try:
         return (yield)
     finally:
@@ -78,6 +86,7 @@ def pytest_runtest_makereport(
     mismatch = sys.modules.get("llmcassette._vcr.mismatch")
     raised: list[Exception] = list(mismatch.RAISED) if mismatch is not None else []
     _record_run_events(item, call, raised)
+    _note_drift(item, report)
     if _PERSISTER in item.stash:
         _note_problems(item, call, raised)
         if call.when == "call":
@@ -108,8 +117,57 @@ def _record_run_events(
         events.forget_seen()
 
 
+def _note_drift(item: pytest.Item, report: pytest.TestReport) -> None:
+    """Put the legacy cassette drift of the phase in the test's report: a section, and the
+    first path in ``user_properties``, which reaches an xdist controller with the report."""
+    drift = sys.modules.get("llmcassette._vcr.drift")
+    if drift is None or not drift.DRIFTED:
+        return
+    found = list(drift.DRIFTED)
+    drift.DRIFTED.clear()
+    text = "\n".join(
+        f"{w.file}: {w.path}: recorded {w.recorded}, incoming {w.incoming}" for w in found
+    )
+    report.sections.append(("llmcassette: legacy cassette drift", text))
+    if _PERSISTER in item.stash:  # --record-mode=rewrite re-records the marker's cassette only
+        report.user_properties.append((_DRIFT_PROPERTY, f"{found[0].file}: {found[0].path}"))
+
+
+def pytest_runtest_logreport(report: pytest.TestReport) -> None:
+    """Collect the drifted tests for the summary (on an xdist controller, from workers)."""
+    for name, value in report.user_properties:
+        if name == _DRIFT_PROPERTY:
+            _drifted_tests.setdefault(report.nodeid, str(value))
+
+
+def pytest_terminal_summary(terminalreporter: Any) -> None:
+    """One summary of the tests that replayed legacy cassettes whose requests changed."""
+    if not _drifted_tests:
+        return
+    count = len(_drifted_tests)
+    terminalreporter.write_sep("=", "llmcassette: legacy cassette drift")
+    terminalreporter.write_line(
+        f"{count} test{'s' if count != 1 else ''} replayed cassettes whose requests changed "
+        "since recording (vcrpy recorded them without comparing bodies; replayed as it would):"
+    )
+    for nodeid, first in _drifted_tests.items():
+        terminalreporter.write_line(f"  {nodeid}: {first}")
+    terminalreporter.write_line("re-record exactly these tests with:")
+    nodeids = " ".join(shlex.quote(nodeid) for nodeid in _drifted_tests)
+    terminalreporter.write_line(f"  pytest --record-mode=rewrite {nodeids}")
+
+
 def pytest_addoption(parser: pytest.Parser) -> None:
     group = parser.getgroup("llmcassette")
+    group.addoption(
+        "--llmcassette-drift",
+        dest="llmcassette_drift",
+        choices=("warn", "strict", "off"),
+        default=None,
+        help="what a body difference of a vcrpy-recorded (legacy) cassette leads to: warn "
+        "(replay and report it, the default), strict (fail) or off; overrides the marker, "
+        "vcr_config and [tool.llmcassette] drift",
+    )
     group.addoption(
         run_report.OPTION,
         dest="llmcassette_report",
@@ -372,6 +430,20 @@ def _record_mode(config: pytest.Config, options: dict[str, Any]) -> str | None:
     return None if option is None else str(option)
 
 
+def _drift_setting(config: pytest.Config, options: dict[str, Any]) -> DriftMode:
+    """``--llmcassette-drift``, else the marker's or vcr_config's ``drift``, else
+    ``[tool.llmcassette] drift``, else ``"warn"``."""
+    from llmcassette.config import check_drift, project_drift
+
+    flag = config.getoption("llmcassette_drift", default=None)
+    if flag is not None:
+        return cast("DriftMode", flag)
+    if "drift" in options:
+        where = "drift= of the vcr marker or vcr_config"
+        return cast("DriftMode", check_drift(options["drift"], where))
+    return cast("DriftMode", project_drift(config.rootpath) or "warn")
+
+
 @pytest.hookimpl(optionalhook=True, tryfirst=True)
 def pytest_recording_configure(config: pytest.Config, vcr: Any) -> None:
     """Install llmcassette on the VCR pytest-recording made for this test.
@@ -399,6 +471,7 @@ def pytest_recording_configure(config: pytest.Config, vcr: Any) -> None:
         expired=options.get("expired", project.get("expired")),
         record_mode=cast("RecordModeName | Literal['rewrite']", record_mode),  # configure checks it
         context="pytest",
+        drift=_drift_setting(config, options),
     )
     if _current_item is not None:
         _current_item.stash[_PERSISTER] = vcr.persister

@@ -20,6 +20,7 @@ import json
 import subprocess
 import sys
 import textwrap
+import warnings
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -324,6 +325,45 @@ def cassette_expired(monkeypatch: pytest.MonkeyPatch) -> str:
     ):
         pass
     return said[0]
+
+
+@trigger("LC304")
+def legacy_drift(monkeypatch: pytest.MonkeyPatch) -> str:
+    # A cassette as vcrpy writes it: recorded without comparing bodies.
+    body = json.dumps({"model": "m", "max_tokens": 8192})
+    answer = json.dumps({"id": "x"})
+    Path("chat.yaml").write_text(
+        textwrap.dedent(
+            f"""\
+            interactions:
+            - request:
+                body: '{body}'
+                headers: {{}}
+                method: POST
+                uri: {OPENAI_CHAT}
+              response:
+                body:
+                  string: '{answer}'
+                headers:
+                  content-type:
+                  - application/json
+                status:
+                  code: 200
+                  message: OK
+            version: 1
+            """
+        ),
+        encoding="utf-8",
+    )
+    with (
+        warnings.catch_warnings(record=True) as caught,
+        llmcassette.use_cassette("chat.jsonl", record_mode="none"),
+    ):
+        warnings.simplefilter("always")
+        httpx2.post(OPENAI_CHAT, json={"model": "m", "max_tokens": 64000})
+    drifts = [w.message for w in caught if isinstance(w.message, llmcassette.LlmCassetteWarning)]
+    assert len(drifts) == 1, drifts
+    return str(drifts[0])
 
 
 # --- LC4xx: configuration -------------------------------------------------------------------

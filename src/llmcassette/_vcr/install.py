@@ -36,6 +36,8 @@ DEFAULT_MATCH_ON = ("method", "scheme", "host", "port", "path", "query", "llm_bo
 RecordModeName = Literal["all", "any", "new_episodes", "none", "once"]
 #: ``incomplete_streams=``: what a recorded stream cut short leads to.
 IncompleteStreams = Literal["warn", "error", "ignore"]
+#: ``drift=``: what a legacy (vcrpy-recorded) cassette's body differences lead to.
+DriftMode = Literal["warn", "strict", "off"]
 
 _Function = TypeVar("_Function", bound=Callable[..., Any])
 
@@ -69,6 +71,7 @@ def configure(
     expired: ExpiredAction | None = None,
     record_mode: RecordModeName | Literal["rewrite"] | None = None,
     context: Context = "vcr",
+    drift: DriftMode | None = None,
 ) -> vcrpy.VCR:
     """Make ``my_vcr`` read and write llmcassette cassettes; returns it.
 
@@ -92,6 +95,9 @@ def configure(
     used in (default: the VCR's), which ``"rerecord"`` needs to know (see docs/recording.md).
     ``context`` says who uses the VCR, so that a mismatch's hints give the right commands:
     ``"vcr"`` (your own, the default), ``"use_cassette"`` or ``"pytest"`` (the plugin).
+    ``drift`` says what a body difference of a vcrpy-recorded cassette leads to: ``"warn"``
+    (replay it and warn, the default), ``"strict"`` (a mismatch) or ``"off"`` (replay it
+    silently); defaults to ``drift`` in ``[tool.llmcassette]``.
 
     Every option is checked before the VCR is changed: a value it cannot use raises
     ``ConfigError`` (``OverridesError`` for ``overrides``).
@@ -100,7 +106,13 @@ def configure(
     from llmcassette._vcr import fixes as vcr_fixes
     from llmcassette._vcr import stubs as stream
     from llmcassette._vcr.persister import Persister
-    from llmcassette.config import Expiry, project_expiry, resolve_redaction
+    from llmcassette.config import (
+        Expiry,
+        check_drift,
+        project_drift,
+        project_expiry,
+        resolve_redaction,
+    )
     from llmcassette.faults import Overrides
     from llmcassette.matching import matchers
     from llmcassette.matching.normalize import MatchConfig
@@ -119,6 +131,7 @@ def configure(
             f"not {incomplete_streams!r}"
         )
     plan = None if overrides is None else Overrides.parse(overrides, "the `overrides` option")
+    drift_mode = check_drift(drift) if drift is not None else project_drift() or "warn"
 
     vcr_fixes.install()
     my_vcr.register_serializer(serializer.NAME, serializer)
@@ -127,16 +140,16 @@ def configure(
     fallback = current.fallback if isinstance(current, Persister) else current
     _install_host_aliases(my_vcr, match_config)
     redactor = _install_redaction(my_vcr, redaction_config)  # llmcassette.redact
-    my_vcr.register_persister(
-        Persister(
-            fallback,
-            swap_suffix=swap_suffix,
-            rewrite=rewrite,
-            redactor=redactor,
-            expiry=expiry,
-            record_errors=record_errors,
-        )
+    persister = Persister(
+        fallback,
+        swap_suffix=swap_suffix,
+        rewrite=rewrite,
+        redactor=redactor,
+        expiry=expiry,
+        record_errors=record_errors,
     )
+    persister.drift = drift_mode
+    my_vcr.register_persister(persister)
     my_vcr.register_matcher("llm_body", matchers.LlmBody(match_config))
     my_vcr.match_on = DEFAULT_MATCH_ON
     if compat.skips_patchers():
@@ -241,6 +254,7 @@ def use_cassette(
     record_errors: bool = False,
     max_age: str | float | datetime.timedelta | None = None,
     expired: ExpiredAction | None = None,
+    drift: DriftMode | None = None,
     **options: object,
 ) -> CassetteContext: ...
 
@@ -257,6 +271,7 @@ def use_cassette(
     record_errors: bool = False,
     max_age: str | float | datetime.timedelta | None = None,
     expired: ExpiredAction | None = None,
+    drift: DriftMode | None = None,
     **options: object,
 ) -> CassetteContext | _Function:
     """Record to / replay from an llmcassette cassette, as a context manager or decorator.
@@ -266,7 +281,7 @@ def use_cassette(
     ``pace`` sets how fast replayed streams deliver their events: ``"instant"`` (default),
     ``"recorded"``, or a number that scales the recorded delays (``0.1`` is ten times faster).
     ``redaction``, ``incomplete_streams``, ``match``, ``overrides``, ``record_errors``,
-    ``max_age`` and ``expired`` are as for :func:`configure`; a value they cannot use
+    ``max_age``, ``expired`` and ``drift`` are as for :func:`configure`; a value they cannot use
     raises ``ConfigError`` at once. In a replay mode the block (or call) fails at exit with
     ``UnusedInteractionsError`` when recorded interactions were not played, as under
     pytest; ``allow_unused=True`` allows it. Other keyword arguments are vcrpy
@@ -286,6 +301,7 @@ def use_cassette(
         expired=expired,
         record_mode=record_mode,
         context="use_cassette",
+        drift=drift,
     )
     from llmcassette._vcr.unused import checked_use_cassette
 

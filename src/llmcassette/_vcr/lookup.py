@@ -18,6 +18,7 @@ from typing import Any
 
 from vcr.record_mode import RecordMode
 
+from llmcassette._vcr.drift import legacy_replay
 from llmcassette.matching.index import RequestIndex, request_key
 from llmcassette.matching.matchers import LlmBody
 from llmcassette.sessions import current_session
@@ -100,6 +101,10 @@ def decide(cassette: Any, request: Any) -> Replay | Record | Refuse | None:
                         cassette._played_interactions.append((recorded_request, response))
                     cassette.play_counts[position] += 1
                     return Replay(response)
+            # vcrpy recorded legacy cassettes without the body: played as vcrpy would.
+            legacy = legacy_replay(cassette, filtered, _url_matchers(), matcher.config, label)
+            if legacy is not None:
+                return Replay(legacy)
     if cassette.write_protected:
         # Not vcrpy's lookup: it would also play an interaction of another session.
         return Refuse()

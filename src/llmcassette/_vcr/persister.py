@@ -204,6 +204,8 @@ class Persister:
         # finds something else was preceded by another process's save (merged, see _merge).
         self._loaded: dict[str, str | None] = {}
         self.lock_timeout = LOCK_TIMEOUT
+        # What a body difference of a vcrpy-recorded interaction leads to (llmcassette._vcr.drift).
+        self.drift = "warn"
 
     def resolve(self, cassette_path: str | os.PathLike[str]) -> Path:
         """The ``.jsonl`` file a cassette path stands for."""
@@ -261,8 +263,10 @@ class Persister:
 
     def _legacy(self, path: Path, main: bool) -> tuple[list[Any], list[Any], dict[str, Any]] | None:
         loaded = _load_legacy(path)
-        if loaded is not None and main:
-            self.used.append(CassetteUse(os.fspath(path), None, 0))
+        if loaded is not None:
+            mark_legacy(loaded[0], os.fspath(path))
+            if main:
+                self.used.append(CassetteUse(os.fspath(path), None, 0))
         return loaded
 
     def _note_use(self, path: Path, header: dict[str, Any], version: int) -> bool:
@@ -296,6 +300,8 @@ class Persister:
             request.redacted_by = redactor
             requests.append(request)
             responses.append(response)
+        if cassette.header.get("converted_from"):
+            mark_legacy(requests, os.fspath(path))  # vcrpy recorded it: no body was compared
         metadata = cassette.header.get("metadata")
         return requests, responses, metadata if isinstance(metadata, dict) else {}
 
@@ -474,6 +480,16 @@ class Persister:
                 f"{error.problem}; refusing to overwrite a cassette that cannot be read",
                 "fix or delete the file, or re-record it with --record-mode=rewrite",
             ) from error
+
+
+#: Set on a request loaded from a vcrpy cassette (or a .jsonl converted from one): the file.
+LEGACY_ATTRIBUTE = "llmcassette_legacy_file"
+
+
+def mark_legacy(requests: list[Any], file: str) -> None:
+    """Note that ``requests`` were recorded by vcrpy, which never compared bodies."""
+    for request in requests:
+        setattr(request, LEGACY_ATTRIBUTE, file)
 
 
 def owned_count(cassette: Any) -> int | None:

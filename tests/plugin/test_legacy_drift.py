@@ -1,0 +1,237 @@
+"""Whole pytest runs: vcrpy cassettes whose requests changed replay with their drift reported.
+
+A project records with plain pytest-recording (``-p no:llmcassette``), then installs
+llmcassette and changes a prompt: the legacy cassette still answers (as vcrpy would, on
+method and URL), each body difference is an LC304 warning, and one summary at the end names
+the tests and the command that re-records them. ``drift`` chooses warn, strict or off.
+Runs are subprocesses (vcrpy's YAML serializer fails on a second in-process run).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from llmcassette.cli.main import main as cli_main
+
+# The `echo` fixture (conftest.py) is an EchoServer.
+EchoServer = Any
+
+TEST_MODULE = """
+import os
+import httpx2
+import pytest
+
+@pytest.mark.vcr{marker_args}
+def test_echo():
+    response = httpx2.post(os.environ["ECHO_URL"], json={{"prompt": "{prompt}", "n": 1}})
+    assert response.status_code == 200
+
+@pytest.mark.vcr
+def test_other():
+    response = httpx2.post(os.environ["ECHO_URL"], json={{"prompt": "{other}"}})
+    assert response.status_code == 200
+"""
+
+SUMMARY = "*1 test replayed cassettes whose requests changed since recording*"
+DRIFT = "*body.prompt: recorded 'hi', incoming 'bye'*"
+
+
+def write_test(
+    pytester: pytest.Pytester, prompt: str = "hi", marker_args: str = "", other: str = "x"
+) -> None:
+    module = TEST_MODULE.format(prompt=prompt, marker_args=marker_args, other=other)
+    pytester.makepyfile(test_mod=module)
+
+
+def cassette_dir(pytester: pytest.Pytester) -> Path:
+    return pytester.path / "cassettes" / "test_mod"
+
+
+def record_legacy(pytester: pytest.Pytester, echo: EchoServer) -> None:
+    """Record both tests with plain pytest-recording (YAML), then stop the server."""
+    write_test(pytester)
+    result = pytester.runpytest_subprocess("-p", "no:llmcassette", "--record-mode=once")
+    result.assert_outcomes(passed=2)
+    assert (cassette_dir(pytester) / "test_echo.yaml").is_file()
+    echo.stop()
+
+
+def test_a_drifted_legacy_cassette_passes_with_its_drift_reported(
+    pytester: pytest.Pytester, echo: EchoServer
+) -> None:
+    record_legacy(pytester, echo)
+    write_test(pytester, prompt="bye")
+    result = pytester.runpytest_subprocess("-rP")
+    result.assert_outcomes(passed=2)
+    legacy = cassette_dir(pytester) / "test_echo.yaml"
+    result.stdout.fnmatch_lines(
+        [
+            "*llmcassette: legacy cassette drift*",  # the test's report section (-rP)
+            f"{legacy}: body.prompt: recorded 'hi', incoming 'bye'",
+        ]
+    )
+    result.stdout.fnmatch_lines(["*LegacyCassetteDriftWarning*", DRIFT])  # warnings summary
+    result.stdout.fnmatch_lines(
+        [
+            "*= llmcassette: legacy cassette drift =*",
+            SUMMARY,
+            f"  test_mod.py::test_echo: {legacy}: body.prompt",
+            "re-record exactly these tests with:",
+            "  pytest --record-mode=rewrite test_mod.py::test_echo",
+        ]
+    )
+    assert "test_other:" not in result.stdout.str(), "an unchanged test is not in the summary"
+    assert not (cassette_dir(pytester) / "test_echo.jsonl").exists(), "replay writes nothing"
+
+
+def test_an_unchanged_legacy_cassette_reports_nothing(
+    pytester: pytest.Pytester, echo: EchoServer
+) -> None:
+    record_legacy(pytester, echo)
+    result = pytester.runpytest_subprocess()
+    result.assert_outcomes(passed=2)
+    assert "legacy cassette drift" not in result.stdout.str()
+    assert "LegacyCassetteDriftWarning" not in result.stdout.str()
+
+
+def test_strict_fails_the_drifted_test_naming_the_path(
+    pytester: pytest.Pytester, echo: EchoServer
+) -> None:
+    record_legacy(pytester, echo)
+    write_test(pytester, prompt="bye")
+    result = pytester.runpytest_subprocess("--llmcassette-drift=strict")
+    result.assert_outcomes(passed=1, failed=1)
+    result.stdout.fnmatch_lines([DRIFT])
+    result.stdout.fnmatch_lines(["FAILED test_mod.py::test_echo*"])
+    assert "since recording" not in result.stdout.str()
+
+
+def test_off_replays_silently(pytester: pytest.Pytester, echo: EchoServer) -> None:
+    record_legacy(pytester, echo)
+    write_test(pytester, prompt="bye")
+    result = pytester.runpytest_subprocess("--llmcassette-drift=off", "-rP")
+    result.assert_outcomes(passed=2)
+    assert "legacy cassette drift" not in result.stdout.str()
+    assert "incoming 'bye'" not in result.stdout.str()
+    assert "since recording" not in result.stdout.str()
+
+
+@pytest.mark.parametrize(
+    ("pyproject", "vcr_config", "marker_args", "flag", "outcome"),
+    [
+        ("strict", None, "", None, "failed"),
+        ("strict", "warn", "", None, "passed"),  # vcr_config over pyproject
+        ("warn", "strict", "", None, "failed"),
+        (None, "strict", '(drift="warn")', None, "passed"),  # marker over vcr_config
+        (None, None, '(drift="strict")', None, "failed"),
+        (None, None, '(drift="strict")', "warn", "passed"),  # flag over marker
+        ("warn", "warn", '(drift="warn")', "strict", "failed"),
+    ],
+)
+def test_the_setting_comes_from_flag_marker_vcr_config_pyproject_in_that_order(
+    pytester: pytest.Pytester,
+    echo: EchoServer,
+    pyproject: str | None,
+    vcr_config: str | None,
+    marker_args: str,
+    flag: str | None,
+    outcome: str,
+) -> None:
+    record_legacy(pytester, echo)
+    write_test(pytester, prompt="bye", marker_args=marker_args)
+    if pyproject is not None:
+        pytester.makepyprojecttoml(f'[tool.llmcassette]\ndrift = "{pyproject}"\n')
+    if vcr_config is not None:
+        pytester.makeconftest(
+            f"""
+            import pytest
+
+            @pytest.fixture
+            def vcr_config():
+                return {{"drift": "{vcr_config}"}}
+            """
+        )
+    args = [] if flag is None else [f"--llmcassette-drift={flag}"]
+    result = pytester.runpytest_subprocess(*args)
+    if outcome == "passed":
+        result.assert_outcomes(passed=2)
+        result.stdout.fnmatch_lines([SUMMARY])
+    else:
+        result.assert_outcomes(passed=1, failed=1)
+        result.stdout.fnmatch_lines([DRIFT, "FAILED test_mod.py::test_echo*"])
+
+
+def test_a_bad_drift_setting_names_where_it_came_from(
+    pytester: pytest.Pytester, echo: EchoServer
+) -> None:
+    record_legacy(pytester, echo)
+    pytester.makepyprojecttoml('[tool.llmcassette]\ndrift = "loud"\n')
+    result = pytester.runpytest_subprocess()
+    result.assert_outcomes(errors=2)
+    result.stdout.fnmatch_lines(
+        ["*pyproject.toml: [[]tool.llmcassette[]] drift must be one of warn, strict, off*"]
+    )
+
+
+def test_a_converted_cassette_is_legacy_too(pytester: pytest.Pytester, echo: EchoServer) -> None:
+    record_legacy(pytester, echo)
+    for name in ("test_echo", "test_other"):
+        legacy = cassette_dir(pytester) / f"{name}.yaml"
+        assert cli_main(["convert", str(legacy)]) == 0
+        legacy.rename(pytester.path / f"{name}.yaml.moved")  # only the .jsonl is left
+    converted = cassette_dir(pytester) / "test_echo.jsonl"
+    assert "converted_from" in json.loads(converted.read_text().splitlines()[0])
+    write_test(pytester, prompt="bye")
+    result = pytester.runpytest_subprocess()
+    result.assert_outcomes(passed=2)
+    result.stdout.fnmatch_lines([SUMMARY, f"  test_mod.py::test_echo: {converted}: body.prompt"])
+    strict = pytester.runpytest_subprocess("--llmcassette-drift=strict")
+    strict.assert_outcomes(passed=1, failed=1)
+    strict.stdout.fnmatch_lines([DRIFT])
+
+
+def test_a_cassette_llmcassette_recorded_stays_strict(
+    pytester: pytest.Pytester, echo: EchoServer
+) -> None:
+    write_test(pytester)
+    pytester.runpytest_subprocess("--record-mode=once").assert_outcomes(passed=2)
+    assert (cassette_dir(pytester) / "test_echo.jsonl").is_file()
+    echo.stop()
+    write_test(pytester, prompt="bye")
+    result = pytester.runpytest_subprocess()  # drift defaults to warn: not for these
+    result.assert_outcomes(passed=1, failed=1)
+    result.stdout.fnmatch_lines([DRIFT, "FAILED test_mod.py::test_echo*"])
+    assert "since recording" not in result.stdout.str()
+
+
+def test_the_summary_is_whole_under_xdist(pytester: pytest.Pytester, echo: EchoServer) -> None:
+    record_legacy(pytester, echo)
+    write_test(pytester, prompt="bye", other="y")
+    result = pytester.runpytest_subprocess("-p", "xdist", "-n", "2")
+    result.assert_outcomes(passed=2)
+    out = result.stdout.str()
+    assert out.count("2 tests replayed cassettes whose requests changed since recording") == 1
+    # The workers finish in either order: each test is named once, whichever came first.
+    result.stdout.fnmatch_lines(["  test_mod.py::test_echo: *test_echo.yaml: body.prompt"])
+    result.stdout.fnmatch_lines(["  test_mod.py::test_other: *test_other.yaml: body.prompt"])
+    rewrite = next(line for line in out.splitlines() if line.startswith("  pytest --record-mode="))
+    assert sorted(rewrite.split()[2:]) == ["test_mod.py::test_echo", "test_mod.py::test_other"]
+
+
+def test_the_run_report_has_an_lc304_line(pytester: pytest.Pytester, echo: EchoServer) -> None:
+    record_legacy(pytester, echo)
+    write_test(pytester, prompt="bye")
+    report = pytester.path / "report.jsonl"
+    result = pytester.runpytest_subprocess(f"--llmcassette-report={report}")
+    result.assert_outcomes(passed=2)
+    events = [json.loads(line) for line in report.read_text().splitlines()]
+    drifts = [e for e in events if e.get("code") == "LC304 legacy-drift"]
+    assert len(drifts) == 1, events
+    assert drifts[0]["path"] == "body.prompt"
+    assert drifts[0]["expected"] == "'hi'"
+    assert drifts[0]["received"] == "'bye'"
+    assert drifts[0]["file"].endswith("test_echo.yaml")
