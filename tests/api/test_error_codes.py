@@ -1,7 +1,8 @@
 """Every error code is in the catalogue of docs/errors.md, and every code there exists.
 
-The codes are those of the ``LlmCassetteError`` classes (each defines its own) and the
-findings of the ``llmcassette`` commands (``llmcassette.cli.output.CODES``).
+The codes are those of the ``LlmCassetteError`` classes (each defines its own), of the
+``LlmCassetteWarning`` classes that are no milder form of an error (LC304), and the findings
+of the ``llmcassette`` commands (``llmcassette.cli.output.CODES``).
 """
 
 from __future__ import annotations
@@ -13,18 +14,18 @@ from pathlib import Path
 
 import llmcassette
 from llmcassette.cli import output
-from llmcassette.errors import FIELDS, LlmCassetteError, docs_anchor
+from llmcassette.errors import FIELDS, LlmCassetteError, LlmCassetteWarning, docs_anchor
 
 CATALOGUE = Path(__file__).resolve().parents[2] / "docs" / "errors.md"
 CODE = re.compile(r"LC\d{3} [a-z][a-z-]*")
 
 
-def error_classes() -> list[type[LlmCassetteError]]:
-    """``LlmCassetteError`` and its subclasses in every module of the package."""
+def error_classes(base: type = LlmCassetteError) -> list[type]:
+    """``base`` and its subclasses in every module of the package."""
     for info in pkgutil.walk_packages(llmcassette.__path__, "llmcassette."):
         if info.name.rsplit(".", 1)[-1] != "__main__":  # would run a command
             importlib.import_module(info.name)
-    found, pending = [], [LlmCassetteError]
+    found, pending = [], [base]
     while pending:
         cls = pending.pop()
         if cls.__module__.startswith("llmcassette"):
@@ -40,6 +41,12 @@ def code_owners() -> dict[str, str]:
         assert "code" in vars(cls), f"{cls.__qualname__} has no code of its own"
         assert cls.code not in owners, f"{cls.code} of {cls.__qualname__} and {owners[cls.code]}"
         owners[cls.code] = cls.__qualname__
+    errors = dict(owners)
+    for cls in error_classes(LlmCassetteWarning)[1:]:
+        # A warning with an error's code is its milder form; any other code is its own.
+        if cls.code not in errors:
+            assert cls.code not in owners, f"{cls.code} of {cls.__qualname__} and {owners[cls.code]}"
+            owners[cls.code] = cls.__qualname__
     for code in output.CODES:
         assert code not in owners, f"{code} of llmcassette.cli.output and {owners[code]}"
         owners[code] = "llmcassette.cli.output"
