@@ -285,3 +285,67 @@ def test_a_parent_with_two_sub_agents_replays_without_labels(
             successes += parent(rng) == recorded
     assert len(provider.requests) == sent  # every replay came from the cassette
     replay_figures("parent with two sub-agents, no labels", successes)
+
+
+async def async_sub_agent(client: openai.AsyncOpenAI, rng: random.Random | None) -> list[str]:
+    """A sub-agent whose later turns depend only on the answers it got: the same words for
+    every sub-agent ("Go on.", with a run id) after its own history."""
+    messages = first_messages()
+    answers = []
+    for turn in range(TURNS):
+        if turn:
+            # A run id in every turn: each recorded answer differs (the provider echoes it).
+            note = f"Go on (step {turn}, run {uuid.uuid4()})."
+            messages.append({"role": "user", "content": note})
+        if rng is not None:
+            await asyncio.sleep(rng.uniform(0, 0.005))
+        answer = await client.chat.completions.create(
+            model="local-model",
+            messages=messages,  # type: ignore[arg-type]
+        )
+        answers.append(await async_text_of(answer))
+        messages.append({"role": "assistant", "content": answers[-1]})
+    return answers
+
+
+def test_concurrent_sub_agents_each_replay_one_recorded_conversation_whole(
+    tmp_path: Path, provider: LocalProvider
+) -> None:
+    """No labels, each sub-agent with a client of its own, all at the same time with random
+    sleeps before every call. Which sub-agent gets which first answer follows arrival order;
+    each follow-up carries the answer it got, and the recorded request carrying the same text
+    is preferred, so every sub-agent gets one recorded conversation whole, never the turns of
+    two (their follow-ups have one request key: the run ids are volatile)."""
+    path = tmp_path / "fan-out.jsonl"
+    count = 3
+
+    async def parent(rng: random.Random | None) -> list[list[str]]:
+        clients = [
+            openai.AsyncOpenAI(base_url=provider.openai_base_url, api_key="sk", max_retries=0)
+            for _ in range(count)
+        ]
+        try:
+            return list(await asyncio.gather(*(async_sub_agent(c, rng) for c in clients)))
+        finally:
+            for client in clients:
+                await client.close()
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", llmcassette.ConcurrentIdenticalRequestsWarning)
+        with llmcassette.use_cassette(path, **OPTIONS):
+            recorded = asyncio.run(parent(None))
+    assert len({conversation[0] for conversation in recorded}) == count
+    sent = len(provider.requests)
+    rng = random.Random(3)
+    whole = 0
+    orders: set[tuple[int, ...]] = set()
+    for _ in range(REPLAYS):
+        with llmcassette.use_cassette(path, record_mode="none", **OPTIONS):
+            replayed = asyncio.run(parent(rng))
+        if sorted(replayed) == sorted(recorded):
+            whole += 1
+            orders.add(tuple(recorded.index(conversation) for conversation in replayed))
+    assert len(provider.requests) == sent
+    print(f"concurrent sub-agents, no labels: {whole}/{REPLAYS} whole, {len(orders)} orders")
+    assert whole == REPLAYS
+    assert len(orders) > 1  # the scheduling did change which sub-agent got which conversation

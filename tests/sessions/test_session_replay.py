@@ -71,6 +71,50 @@ def test_each_label_replays_its_own_order_of_identical_requests(tmp_path: Path) 
         assert ask(client, "go") == "unlabelled"
 
 
+def exchange(body: dict[str, Any], answer: str) -> list[dict[str, Any]]:
+    request = {"type": "request", "method": "POST", "uri": URL, "body": {"json": body}}
+    response = {"type": "response", "status": 200, "body": {"json": {"a": answer}}}
+    return [request, response, {"type": "end", "events": 0}]
+
+
+def answer_carrying(tmp_path: Path) -> Path:
+    """Two recorded conversations whose turns differ only in run ids (volatile): both first
+    requests have one request key, and so do both follow-ups."""
+    first_a, first_b = f"first (run {uuid.uuid4()})", f"first (run {uuid.uuid4()})"
+    return write(
+        tmp_path / "c.jsonl",
+        exchange({"q": f"go (run {uuid.uuid4()})"}, first_a),
+        exchange({"q": f"go (run {uuid.uuid4()})"}, first_b),
+        exchange({"q": f"next (run {uuid.uuid4()})", "history": [first_a]}, "second of A"),
+        exchange({"q": f"next (run {uuid.uuid4()})", "history": [first_b]}, "second of B"),
+    )
+
+
+def test_a_follow_up_goes_on_with_the_conversation_whose_answer_it_carries(
+    tmp_path: Path,
+) -> None:
+    path = answer_carrying(tmp_path)
+    with llmcassette.use_cassette(path, record_mode="none", match=MATCH), httpx2.Client() as c:
+        first = c.post(URL, json={"q": f"go (run {uuid.uuid4()})"}).json()["a"]
+        second = c.post(URL, json={"q": f"go (run {uuid.uuid4()})"}).json()["a"]
+        # The caller given the second answer asks first: it gets the second conversation.
+        follow_up = {"q": f"next (run {uuid.uuid4()})", "history": [second]}
+        assert c.post(URL, json=follow_up).json()["a"] == "second of B"
+        follow_up = {"q": f"next (run {uuid.uuid4()})", "history": [first]}
+        assert c.post(URL, json=follow_up).json()["a"] == "second of A"
+
+
+def test_identical_follow_ups_carrying_no_recorded_answer_go_in_recorded_order(
+    tmp_path: Path,
+) -> None:
+    path = answer_carrying(tmp_path)
+    replay = llmcassette.use_cassette(path, record_mode="none", match=MATCH, allow_unused=True)
+    with replay, httpx2.Client() as c:
+        for expected in ["second of A", "second of B"]:
+            body = {"q": f"next (run {uuid.uuid4()})", "history": [f"first (run {uuid.uuid4()})"]}
+            assert c.post(URL, json=body).json()["a"] == expected
+
+
 @pytest.mark.parametrize(("recorded", "incoming"), [(None, "a"), ("a", None), ("a", "b")])
 def test_a_request_never_replays_another_labels_interaction(
     tmp_path: Path, recorded: str | None, incoming: str | None

@@ -7,11 +7,14 @@ takes vcrpy's own path.
 
 A request made in an ``llmcassette.session`` replays only interactions recorded in the same
 session, and one made outside any session only interactions recorded outside any: each
-session has its own order of identical requests.
+session has its own order of identical requests. Among identical unplayed ones, the recorded
+request sharing the most text with the incoming one goes first (``_preferred``): a follow-up
+goes on with the recorded conversation whose answers it carries.
 """
 
 from __future__ import annotations
 
+import json
 import threading
 from dataclasses import dataclass
 from typing import Any
@@ -26,6 +29,10 @@ from llmcassette.transport.recorded import session_of
 
 _INDEX_ATTRIBUTE = "_llmcassette_index"
 _MATCHER_ATTRIBUTE = "_llmcassette_body_matcher"
+_TEXTS_ATTRIBUTE = "_llmcassette_request_texts"  # position: the strings of its request body
+# How many unplayed identical interactions are weighed against a request at most (the
+# earliest ones): enough for any fan-out, and a cassette of identical polls stays fast.
+_MOST_WEIGHED = 64
 # Requests from several threads: one at a time finds and counts its interaction.
 _LOCK = threading.Lock()
 
@@ -77,6 +84,78 @@ def _body_matcher(cassette: Any) -> LlmBody | None:
     return None
 
 
+def _preferred(cassette: Any, positions: list[int], label: str | None, request: Any) -> list[int]:
+    """``positions``, or only the unplayed one whose recorded request shares the most text
+    with ``request`` (the earliest of equals: recorded order) when two or more are unplayed;
+    the first ``_MOST_WEIGHED`` unplayed ones are weighed.
+
+    Identical request keys can hide different requests: matching leaves out volatile values
+    and ignored paths. A follow-up carries the answers its caller was served, word for word,
+    so the recorded request sharing most of its text continues the recorded conversation
+    those answers came from. With ``allow_playback_repeats`` vcrpy plays the first match
+    again, and so does this.
+    """
+    if len(positions) < 2 or cassette.allow_playback_repeats:
+        return positions
+    counts = cassette.play_counts
+    data = cassette.data
+    first: int | None = None
+    incoming: frozenset[str] = frozenset()
+    texts: dict[int, frozenset[str]] = {}
+    best, best_shared = -1, -1
+    weighed = 1
+    for position in positions:
+        if counts[position] or session_of(data[position][1]) != label:
+            continue
+        if first is None:
+            first = position  # alone, it is what the usual lookup plays: nothing to weigh
+            continue
+        if best < 0:  # a second unplayed one: now the texts are worth comparing
+            incoming = _texts(request.body)
+            if not incoming:
+                return positions
+            texts = cassette.__dict__.setdefault(_TEXTS_ATTRIBUTE, {})
+            best, best_shared = first, _shared(incoming, texts, data, first)
+            if best_shared == len(incoming):
+                break  # nothing can share more: the same request asked again, say
+        weighed += 1
+        if weighed > _MOST_WEIGHED:
+            break  # identical polls by the thousand: bounded work per request
+        shared = _shared(incoming, texts, data, position)
+        if shared > best_shared:
+            best, best_shared = position, shared
+            if shared == len(incoming):
+                break
+    return positions if best < 0 else [best]
+
+
+def _shared(incoming: frozenset[str], texts: dict[int, frozenset[str]], data: Any, at: int) -> int:
+    """How many of the incoming request's strings the recorded request at ``at`` has."""
+    known = texts.get(at)
+    if known is None:
+        known = texts[at] = _texts(data[at][0].body)
+    return len(incoming & known)
+
+
+def _texts(body: Any) -> frozenset[str]:
+    """Every string value in a JSON body (none when it is not JSON)."""
+    try:
+        payload = json.loads(body or b"")
+    except (TypeError, ValueError):
+        return frozenset()
+    found: set[str] = set()
+    pending = [payload]
+    while pending:
+        value = pending.pop()
+        if isinstance(value, str):
+            found.add(value)
+        elif isinstance(value, dict):
+            pending.extend(value.values())
+        elif isinstance(value, list):
+            pending.extend(value)
+    return frozenset(found)
+
+
 def decide(cassette: Any, request: Any) -> Replay | Record | Refuse | None:
     """``Replay(response)``, ``Record(request)``, ``Refuse()``, or ``None`` to let vcrpy decide."""
     matcher = body_matcher(cassette)
@@ -93,7 +172,8 @@ def decide(cassette: Any, request: Any) -> Replay | Record | Refuse | None:
             index = cassette.__dict__.get(_INDEX_ATTRIBUTE)
             if index is None:
                 index = cassette.__dict__[_INDEX_ATTRIBUTE] = RequestIndex(matcher.config)
-            for position in index.positions(cassette, key):
+            positions = _preferred(cassette, index.positions(cassette, key), label, filtered)
+            for position in positions:
                 count = cassette.play_counts[position]
                 recorded_request, response = cassette.data[position]
                 if (count == 0 or repeats) and session_of(response) == label:
