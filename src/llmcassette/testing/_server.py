@@ -19,7 +19,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.parse import urlsplit
 
-from llmcassette.testing import _anthropic, _cohere, _gemini, _groq, _ollama, _openai
+from llmcassette.testing import _anthropic, _bedrock, _cohere, _gemini, _groq, _ollama, _openai
 from llmcassette.testing._state import ProviderState, QueuedError, ReceivedRequest, StreamBehaviour
 from llmcassette.testing._wire import (
     HTTP_DATE,
@@ -50,6 +50,7 @@ _OLLAMA = _Family(_ollama.error, _ollama.check_auth)
 _GEMINI = _Family(_gemini.error, _gemini.check_auth)
 _GROQ = _Family(_groq.error, _openai.check_auth)
 _COHERE = _Family(_cohere.error, _cohere.check_auth)
+_BEDROCK = _Family(_bedrock.error, _bedrock.check_auth)
 
 _ROUTES: dict[tuple[str, str], tuple[_Family, Callable[[Incoming], Reply]]] = {
     ("POST", "/v1/chat/completions"): (_OPENAI, _openai.chat_completions),
@@ -66,6 +67,8 @@ _ROUTES: dict[tuple[str, str], tuple[_Family, Callable[[Incoming], Reply]]] = {
 def _family_for(path: str) -> _Family:
     if _gemini.is_gemini(path):
         return _GEMINI
+    if _bedrock.is_bedrock(path):
+        return _BEDROCK
     if path.startswith(_groq.PREFIX + "/"):
         return _GROQ
     if path.startswith("/v2/"):
@@ -194,6 +197,8 @@ class _Handler(BaseHTTPRequestHandler):
         route = _ROUTES.get((req.method, req.path))
         if route is None and _gemini.is_gemini(req.path):
             route = (_GEMINI, _gemini.route)
+        elif route is None and _bedrock.is_bedrock(req.path):
+            route = (_BEDROCK, _bedrock.route)
         family = route[0] if route else _family_for(req.path)
         if queued is not None:
             reply = family.error(req, queued.status)

@@ -101,6 +101,11 @@ class LocalProvider:
         """Base URL for google-genai's `HttpOptions(base_url=...)` (it appends `/v1beta/...`)."""
         return self.url
 
+    @property
+    def bedrock_endpoint_url(self) -> str:
+        """`endpoint_url` for `boto3.client("bedrock-runtime", endpoint_url=...)`."""
+        return self.url
+
     # --- behaviour --------------------------------------------------------------------------
 
     @property
