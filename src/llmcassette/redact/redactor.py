@@ -283,6 +283,8 @@ class Redactor:
             if action == "drop":
                 self.changes += 1
                 continue
+            if isinstance(value, (bytes, bytearray)):  # botocore sends some values as bytes
+                value = bytes(value).decode("latin-1")
             if isinstance(value, str):
                 out[name] = self.header_value(name, value, action)
             else:

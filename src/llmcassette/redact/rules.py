@@ -160,9 +160,17 @@ CREDENTIAL_HEADER_FRAGMENTS = ("auth",)
 NOT_CREDENTIAL_HEADERS = frozenset({"www-authenticate", "authentication-info"})
 # Cookie headers: each cookie value is replaced, the names and attributes are kept.
 COOKIE_HEADERS = frozenset({"cookie", "set-cookie"})
-# Account-bound (not secret) headers: the value is replaced by a placeholder.
+# Account-bound (not secret) headers: the value is replaced by a placeholder. SigV4's
+# x-amz-date is the signing time of the credentials in Authorization: it changes on every
+# run and means nothing once the signature is gone, so it is replaced too (never matched).
 IDENTIFYING_HEADERS = frozenset(
-    {"openai-organization", "openai-project", "anthropic-organization-id", "x-goog-user-project"}
+    {
+        "openai-organization",
+        "openai-project",
+        "anthropic-organization-id",
+        "x-goog-user-project",
+        "x-amz-date",
+    }
 )
 # Infrastructure trace identifiers: meaningless on replay, dropped. Provider request ids
 # (x-request-id, request-id, x-amzn-requestid) are kept: SDKs expose them (error.request_id)
