@@ -42,3 +42,37 @@ def test_async_chat_stream(tmp_path: Path) -> None:
     assert replayed == recorded
     assert "".join(replayed) == ANSWER
     assert len(replayed) == len(stored_events(cassette)[0])
+
+
+def test_a_stream_cut_before_done_is_healed_and_the_sdk_reads_it(tmp_path: Path) -> None:
+    """llmcassette heal appends Ollama's last object (done, no counts): the SDK parses it."""
+    import json
+
+    import llmcassette
+    from llmcassette.cli.main import main
+
+    def parts(provider: LocalProvider) -> list[dict[str, object]]:
+        client = ollama.Client(host=provider.ollama_base_url)
+        stream = client.chat(model="llama3.2", messages=MESSAGES, stream=True)
+        return [part.model_dump() for part in stream]
+
+    cassette = tmp_path / "cassette.jsonl"
+    with LocalProvider() as provider, llmcassette.use_cassette(cassette, record_mode="all"):
+        recorded = parts(provider)
+    lines = cassette.read_text().splitlines()
+    assert json.loads(lines[-2])["data"]["done"] is True
+    cassette.write_text("\n".join([*lines[:-2], lines[-1]]) + "\n")  # cut before done
+    assert main(["heal", str(cassette)]) == 0
+    # The provider is stopped: only the cassette can answer.
+    with llmcassette.use_cassette(cassette, record_mode="none") as replay:
+        healed = parts(provider)
+    assert replay.all_played
+    measured = ["total_duration", "load_duration", "prompt_eval_count", "prompt_eval_duration"]
+    measured += ["eval_count", "eval_duration"]
+    assert all(recorded[-1][field] is not None for field in measured)
+    for field in measured:  # left empty by heal, not made up
+        assert healed[-1][field] is None
+        recorded[-1][field] = None
+    assert healed == recorded
+    assert healed[-1]["done"] is True
+    assert "".join(part["message"]["content"] for part in healed) == ANSWER

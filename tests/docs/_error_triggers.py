@@ -548,8 +548,15 @@ def lost_body(monkeypatch: pytest.MonkeyPatch) -> str:
 
 @trigger("LC701")
 def cannot_heal(monkeypatch: pytest.MonkeyPatch) -> str:
-    events = [
-        {"type": "event", "event": "response.created", "data": {"type": "response.created"}},
+    created = {"type": "response.created", "response": {"id": "resp_1", "output": []}}
+    added = {
+        "type": "response.output_item.added",
+        "output_index": 0,
+        "item": {"id": "msg_1", "type": "message", "status": "in_progress", "content": []},
+    }
+    events = [  # cut inside the answer: its output item was never done
+        {"type": "event", "event": "response.created", "data": created},
+        {"type": "event", "event": "response.output_item.added", "data": added},
         {
             "type": "event",
             "event": "response.output_text.delta",

@@ -13,12 +13,17 @@ must be written). The repairs, in the order they are made for each interaction:
   (time included: two real events do not arrive at the same tenth of a millisecond with
   the same payload, a copy-paste or a doubled write does).
 * ``terminator-synthesized``: the provider's own end-of-stream event appended to a stream
-  that lacks it, only where it carries nothing that was not recorded: OpenAI chat's
-  ``data: [DONE]`` after a chunk with a ``finish_reason``, Anthropic's ``message_stop`` after
-  a ``message_delta`` with a ``stop_reason``. The line gets ``"synthesized": "heal"``.
-  A Responses stream without ``response.completed`` (that event holds the whole response)
-  and an NDJSON stream without its ``done`` object cannot be completed honestly: the
-  cassette is refused (``HealError``).
+  that lacks it, built only from what the stream itself recorded: OpenAI chat's
+  ``data: [DONE]`` after a chunk with a ``finish_reason``; Anthropic's ``message_stop``
+  after a ``message_delta`` with a ``stop_reason``; the Responses API's
+  ``response.completed``, its response the ``response.created`` / ``.in_progress`` object
+  with the items of the ``response.output_item.done`` events as ``output``, ``status``
+  ``"completed"`` and ``usage`` null; Ollama's last NDJSON object (``"done": true``,
+  ``done_reason`` ``"stop"``, model and time of the line before, an empty message or
+  response) without its counts and durations. The line gets ``"synthesized": "heal"``;
+  the repair (and the header's ``healed.synthesized``) names the fields left empty and
+  those assumed. A stream cut inside its answer (no finish or stop reason, an output item
+  started and never done, an item that did not complete) is refused (``HealError``).
 * ``end-count-fixed``: the end line's ``events`` set to the number of event lines.
 
 Lines no repair touches stay byte for byte as they were; a cassette with nothing to repair
@@ -43,9 +48,29 @@ SYNTHESIZED = "heal"
 
 
 @dataclass(frozen=True)
+class Synthesized:
+    """An event heal wrote that the provider did not send: which, the fields of the
+    provider's own event it left empty (not recorded, so not invented), and the fields it
+    had to assume (``status: "completed"``, ``done_reason: "stop"``)."""
+
+    event: str
+    left_empty: tuple[str, ...] = ()
+    assumed: tuple[str, ...] = ()
+
+    def as_json(self) -> dict[str, Any]:
+        """As the heal log and the header's ``healed`` summary write it."""
+        return {
+            "event": self.event,
+            "left_empty": list(self.left_empty),
+            "assumed": list(self.assumed),
+        }
+
+
+@dataclass(frozen=True)
 class Repair:
     """One change heal made: its kind, the line it is about (as in the file that was read,
-    from 1), where in the line (a field) and what was there before and after."""
+    from 1), where in the line (a field) and what was there before and after; for a
+    synthesized event, what it is and what it left empty."""
 
     kind: str
     line: int
@@ -53,6 +78,7 @@ class Repair:
     path: str | None = None
     before: Any = None
     after: Any = None
+    synthesized: Synthesized | None = None
 
     def as_json(self) -> dict[str, Any]:
         """The repair as the heal log and ``--json`` write it."""
@@ -63,6 +89,7 @@ class Repair:
             "before": self.before,
             "after": self.after,
             "message": self.message,
+            "synthesized": None if self.synthesized is None else self.synthesized.as_json(),
         }
 
 
@@ -166,13 +193,20 @@ def plan(data: bytes, path: str | os.PathLike[str], rules: Rules | None = None) 
         healed.extend([request, response, *event_lines, end])
     if not repairs:
         return Plan(data, [])
-    header_line.record = {**header_line.record, "healed": _summary(header_line.record, repairs)}
+    # Each line's place in the new file (blank lines are kept, before the line they came
+    # before), so that the header can say where the synthesized events are.
+    placed: list[str | _Line] = [*prefix, header_line]
+    for line in healed:
+        placed.extend(blank_after.pop(n) for n in sorted(blank_after) if n < line.number)
+        placed.append(line)
+    placed.extend(blank_after[n] for n in sorted(blank_after))
+    summary = _summary(header_line.record, repairs)
+    synthesized = _synthesized_lines(header_line.record, placed, repairs)
+    if synthesized:
+        summary["synthesized"] = synthesized
+    header_line.record = {**header_line.record, "healed": summary}
     header_line.dirty = True
-    out = [*prefix, header_line.render()]
-    for line in healed:  # blank lines are kept, before the line they came before
-        out.extend(blank_after.pop(n) for n in sorted(blank_after) if n < line.number)
-        out.append(line.render())
-    out.extend(blank_after[n] for n in sorted(blank_after))
+    out = [item if isinstance(item, str) else item.render() for item in placed]
     new = ("\n".join(out) + ("\n" if trailing_newline else "")).encode("utf-8")
     jsonl.read(new, name)  # what is written must read back
     return Plan(new, repairs)
@@ -194,6 +228,41 @@ def _summary(header: dict[str, Any], repairs: list[Repair]) -> dict[str, Any]:
     for repair in repairs:
         counts[repair.kind] = counts.get(repair.kind, 0) + 1
     return {"at": jsonl.now_iso(), "by": f"llmcassette {__version__}", "repairs": counts}
+
+
+def _synthesized_lines(
+    header: dict[str, Any], placed: list[str | _Line], repairs: list[Repair]
+) -> list[dict[str, Any]]:
+    """The header's list of synthesized events: each one's line in the new file, what it
+    is and what it left empty. Those of an earlier heal keep what its list said: matched in
+    order when the file still has as many marked lines (a hand edit may have moved them),
+    else by their line number."""
+    before = header.get("healed")
+    listed = before.get("synthesized") if isinstance(before, dict) else None
+    earlier = [entry for entry in listed or [] if isinstance(entry, dict)]
+    lines = [
+        (number, item)
+        for number, item in enumerate(placed, start=1)
+        if not isinstance(item, str) and item.record.get("synthesized") == SYNTHESIZED
+    ]
+    marked = [item for _, item in lines if item.text]  # in the file as read
+    if len(marked) == len(earlier):
+        known = {id(item): entry for item, entry in zip(marked, earlier, strict=True)}
+    else:
+        by_line = {entry.get("line"): entry for entry in earlier}
+        known = {id(item): by_line[item.number] for item in marked if item.number in by_line}
+    # A line synthesized now has no text yet and the number of the line it follows.
+    new = {repair.line: repair.synthesized for repair in repairs if repair.synthesized}
+    found: list[dict[str, Any]] = []
+    for number, item in lines:
+        made = None if item.text else new.get(item.number)
+        if made is not None:
+            found.append({"line": number, **made.as_json()})
+        elif id(item) in known:
+            found.append({**known[id(item)], "line": number})
+        else:  # marked by hand, or by a heal that kept no list
+            found.append({"line": number, "event": None, "left_empty": None, "assumed": None})
+    return found
 
 
 def _unrepairable(name: str, line: _Line, problem: str) -> HealError:
@@ -238,10 +307,8 @@ def _heal_interaction(
     for event in event_lines:
         _apply_rules(event, rules, repairs)
     event_lines = _without_duplicates(event_lines, repairs)
-    if stream == events.SSE and event_lines:
-        event_lines = _with_terminator(name, request, event_lines, repairs)
-    elif stream == events.NDJSON and event_lines:
-        _check_ndjson_done(name, event_lines)
+    if stream in (events.SSE, events.NDJSON) and event_lines:
+        event_lines = _with_terminator(name, stream, event_lines, repairs)
     declared = end.record.get("events")
     if declared != len(event_lines):
         repairs.append(
@@ -406,80 +473,217 @@ def _data(event: _Line) -> Any:
     return data
 
 
+#: The events that end a Responses stream (as ``transport.integrity`` judges it).
+_RESPONSES_ENDINGS = frozenset({"response.completed", "response.failed", "response.incomplete"})
+# The counts and durations of Ollama's last object: measured by the server, never made up.
+_OLLAMA_MEASURED = (
+    "total_duration",
+    "load_duration",
+    "prompt_eval_count",
+    "prompt_eval_duration",
+    "eval_count",
+    "eval_duration",
+)
+
+
+@dataclass(frozen=True)
+class _Terminator:
+    """The event heal would append: its fields, how the log names it, the fields of the
+    provider's own terminator it left empty, and the ones it had to assume."""
+
+    fields: dict[str, Any]
+    what: str
+    left_empty: tuple[str, ...] = ()
+    assumed: tuple[str, ...] = ()
+
+
 def _with_terminator(
-    name: str, request: _Line, event_lines: list[_Line], repairs: list[Repair]
+    name: str, kind: str, event_lines: list[_Line], repairs: list[Repair]
 ) -> list[_Line]:
     """Append the provider's terminator where it is missing and can be written honestly."""
-    last = event_lines[-1]
     payloads = [_data(event) for event in event_lines]
     types = [
         event.record.get("event") or (data.get("type") if isinstance(data, dict) else None)
         for event, data in zip(event_lines, payloads, strict=True)
     ]
-    t = last.record.get("t")
-    addition: dict[str, Any] | None = None
-    what = ""
-    if any(isinstance(d, dict) and d.get("object") == "chat.completion.chunk" for d in payloads):
-        if last.record.get("text") == "[DONE]" or last.record.get("data") == "[DONE]":
-            return event_lines
-        finished = any(
-            isinstance(d, dict)
-            and any(
-                isinstance(choice, dict) and choice.get("finish_reason")
-                for choice in d.get("choices") or []
-            )
-            for d in payloads
-        )
-        if not finished:
-            raise _cut(name, last, "OpenAI chat", "no chunk has a finish_reason")
-        addition, what = {"text": "[DONE]"}, "data: [DONE]"
+    done = len(event_lines)
+    if kind == events.NDJSON:
+        terminator = _ollama_done(name, event_lines[-1], payloads[-1])
+    elif any(isinstance(d, dict) and d.get("object") == "chat.completion.chunk" for d in payloads):
+        terminator = _chat_done(name, event_lines[-1], payloads)
     elif "message_start" in types:
-        if types[-1] == "message_stop":
-            return event_lines
-        stopped = any(
-            kind == "message_delta"
-            and isinstance(d, dict)
-            and isinstance(d.get("delta"), dict)
-            and d["delta"].get("stop_reason")
-            for kind, d in zip(types, payloads, strict=True)
-        )
-        if not stopped:
-            raise _cut(name, last, "Anthropic", "no message_delta has a stop_reason")
-        addition = {"event": "message_stop", "data": {"type": "message_stop"}}
-        what = "event: message_stop"
+        terminator = _message_stop(name, event_lines[-1], types, payloads)
     elif any(isinstance(kind, str) and kind.startswith("response.") for kind in types):
-        if types[-1] in ("response.completed", "response.incomplete", "response.failed"):
-            return event_lines
-        raise _cut(
-            name,
-            last,
-            "OpenAI Responses",
-            "its terminator, response.completed, holds the whole response, which heal "
-            "cannot rebuild",
-        )
-    if addition is None:
+        if _is_done_marker(event_lines[-1]):  # OpenRouter sends [DONE] after the last event
+            done -= 1
+        terminator = _response_completed(name, event_lines[:done], types[:done], payloads[:done])
+    else:
         return event_lines  # a stream of no provider heal knows: nothing to say it is cut
-    record = {"type": "event", **({"t": t} if t is not None else {}), **addition}
+    if terminator is None:
+        return event_lines
+    last = event_lines[done - 1]
+    t = last.record.get("t")
+    record = {"type": "event", **({"t": t} if t is not None else {}), **terminator.fields}
     record["synthesized"] = SYNTHESIZED
     new = _Line(last.number, "", record, dirty=True)
+    empty = f"; left empty: {', '.join(terminator.left_empty)}" if terminator.left_empty else ""
+    assumed = f"; assumed: {', '.join(terminator.assumed)}" if terminator.assumed else ""
     repairs.append(
         Repair(
             "terminator-synthesized",
             last.number,
-            f"the stream ended without its terminator; {what} appended after line "
-            f'{last.number}, marked "synthesized": "{SYNTHESIZED}"',
+            f"the stream ended without its terminator; {terminator.what} appended after line "
+            f'{last.number}, marked "synthesized": "{SYNTHESIZED}"{empty}{assumed}',
             None,
             None,
-            what,
+            terminator.what,
+            synthesized=Synthesized(terminator.what, terminator.left_empty, terminator.assumed),
         )
     )
-    return [*event_lines, new]
+    return [*event_lines[:done], new, *event_lines[done:]]
 
 
-def _check_ndjson_done(name: str, event_lines: list[_Line]) -> None:
-    data = _data(event_lines[-1])
-    if isinstance(data, dict) and "done" in data and data["done"] is not True:
-        raise _cut(name, event_lines[-1], "NDJSON", "its last object, done: true, is missing")
+def _is_done_marker(event: _Line) -> bool:
+    return event.record.get("text") == "[DONE]" or event.record.get("data") == "[DONE]"
+
+
+def _chat_done(name: str, last: _Line, payloads: list[Any]) -> _Terminator | None:
+    """OpenAI chat's ``data: [DONE]``: it carries nothing, once a chunk has said why the
+    answer finished."""
+    if _is_done_marker(last):
+        return None
+    finished = any(
+        isinstance(d, dict)
+        and any(
+            isinstance(choice, dict) and choice.get("finish_reason")
+            for choice in d.get("choices") or []
+        )
+        for d in payloads
+    )
+    if not finished:
+        raise _cut(name, last, "OpenAI chat", "no chunk has a finish_reason")
+    return _Terminator({"text": "[DONE]"}, "data: [DONE]")
+
+
+def _message_stop(
+    name: str, last: _Line, types: list[Any], payloads: list[Any]
+) -> _Terminator | None:
+    """Anthropic's ``message_stop``: it carries nothing, once a ``message_delta`` has said
+    why the message stopped."""
+    if types[-1] == "message_stop":
+        return None
+    stopped = any(
+        kind == "message_delta"
+        and isinstance(d, dict)
+        and isinstance(d.get("delta"), dict)
+        and d["delta"].get("stop_reason")
+        for kind, d in zip(types, payloads, strict=True)
+    )
+    if not stopped:
+        raise _cut(name, last, "Anthropic", "no message_delta has a stop_reason")
+    return _Terminator(
+        {"event": "message_stop", "data": {"type": "message_stop"}}, "event: message_stop"
+    )
+
+
+def _response_completed(
+    name: str, event_lines: list[_Line], types: list[Any], payloads: list[Any]
+) -> _Terminator | None:
+    """The Responses API's ``response.completed``, built only from what the stream said:
+    the response object of ``response.created`` / ``response.in_progress``, its ``output``
+    the items of the ``response.output_item.done`` events, ``usage`` left null."""
+    last = event_lines[-1]
+    if any(kind in _RESPONSES_ENDINGS for kind in types) or "error" in types:
+        return None  # the stream ended as the provider ended it (an error is an end too)
+    snapshot: dict[str, Any] | None = None
+    started: dict[Any, Any] = {}  # output_index (or item id) -> item id, while not done
+    finished: list[tuple[int, Any, dict[str, Any]]] = []
+    for kind, data in zip(types, payloads, strict=True):
+        if not isinstance(data, dict):
+            continue
+        if kind in ("response.created", "response.in_progress") and isinstance(
+            data.get("response"), dict
+        ):
+            snapshot = data["response"]
+        item = data.get("item")
+        if not isinstance(item, dict):
+            continue
+        key = data.get("output_index", item.get("id"))
+        if kind == "response.output_item.added":
+            started[key] = item.get("id")
+        elif kind == "response.output_item.done":
+            started.pop(key, None)
+            index = data.get("output_index")
+            finished.append((index if isinstance(index, int) else len(finished), key, item))
+    provider = "OpenAI Responses"
+    if snapshot is None:
+        raise _cut(name, last, provider, "no response.created event holds the response")
+    if started:
+        key, item_id = next(iter(started.items()))
+        raise _cut(
+            name,
+            last,
+            provider,
+            f"output item {key} ({item_id}) was started and never done, so its content "
+            "is not known",
+        )
+    if not finished:
+        raise _cut(name, last, provider, "no output item was done, so there is no answer")
+    for _, key, item in finished:
+        status = item.get("status")
+        if status not in (None, "completed"):
+            raise _cut(
+                name,
+                last,
+                provider,
+                f"output item {key} ended {status!r}, so the response did not complete",
+            )
+    status = snapshot.get("status")
+    if status not in (None, "queued", "in_progress"):
+        raise _cut(name, last, provider, f"the response was {status!r}, not in progress")
+    # Items in the order of their output_index (their order in the stream when equal).
+    output = [item for _, _, item in sorted(finished, key=lambda found: found[0])]
+    response = {**snapshot, "status": "completed", "output": output, "usage": None}
+    completed: dict[str, Any] = {"type": "response.completed"}
+    numbers = [d.get("sequence_number") for d in payloads if isinstance(d, dict)]
+    if numbers and isinstance(numbers[-1], int):
+        completed["sequence_number"] = numbers[-1] + 1
+    completed["response"] = response
+    fields: dict[str, Any] = {"event": "response.completed"} if last.record.get("event") else {}
+    fields["data"] = completed
+    if "layout" in last.record:
+        fields["layout"] = last.record["layout"]
+    return _Terminator(
+        fields, "event: response.completed", ("response.usage",), ("response.status",)
+    )
+
+
+def _ollama_done(name: str, last: _Line, data: Any) -> _Terminator | None:
+    """Ollama's last NDJSON object, ``"done": true``, without the counts and durations it
+    carries: the model and time of the last object, an empty message (or response)."""
+    if not (isinstance(data, dict) and "done" in data) or data["done"] is True:
+        return None  # not an Ollama stream, or it ended properly
+    fields: dict[str, Any] = {key: data[key] for key in ("model", "created_at") if key in data}
+    message = data.get("message")
+    if isinstance(message, dict):  # /api/chat
+        role = message.get("role")
+        fields["message"] = {"role": role if isinstance(role, str) else "assistant", "content": ""}
+        left_empty: tuple[str, ...] = _OLLAMA_MEASURED
+    elif isinstance(data.get("response"), str):  # /api/generate
+        fields["response"] = ""
+        left_empty = ("context", *_OLLAMA_MEASURED)
+    else:
+        raise _cut(
+            name,
+            last,
+            "NDJSON",
+            "its last object, done: true, is missing and heal knows no shape for it",
+        )
+    fields.update({"done": True, "done_reason": "stop"})
+    record: dict[str, Any] = {"data": fields}
+    if "layout" in last.record:
+        record["layout"] = last.record["layout"]
+    return _Terminator(record, '{"done": true} object', left_empty, ("done_reason",))
 
 
 def _cut(name: str, last: _Line, provider: str, why: str) -> HealError:
