@@ -21,6 +21,10 @@ from llmcassette.errors import ConfigError
 
 _Function = TypeVar("_Function", bound=Callable[..., Any])
 
+#: How interactions recorded outside any session are named where sessions are listed
+#: (the unplayed counts of ``use_cassette``, ``llmcassette show`` and ``diff``).
+NO_SESSION = "(no session)"
+
 #: The label of the current session (``"parent/child"`` when nested), None outside any.
 _LABEL: ContextVar[str | None] = ContextVar("llmcassette_session", default=None)
 

@@ -271,10 +271,13 @@ def test_show_names_the_session_of_each_interaction(
         interaction("go", "C1", "parent/child"),
     )
     assert main(["show", str(path)]) == 0
-    blocks = capsys.readouterr().out.split("\n\n")
-    assert [line for line in blocks[0].splitlines() if "session" in line] == ["  session: agent-a"]
-    assert "session" not in blocks[1]
-    assert "  session: parent/child" in blocks[2].splitlines()
+    out = capsys.readouterr().out
+    # One heading per session (tests/cli/test_sessions_grouping.py shows the layout).
+    assert [line for line in out.splitlines() if "session" in line] == [
+        "== session 'agent-a': 1 interaction ==",
+        "== (no session): 1 interaction ==",
+        "== session 'parent/child': 1 interaction ==",
+    ]
     assert main(["show", "--json", str(path)]) == 0
     shown = json.loads(capsys.readouterr().out)["interactions"]
     assert [item["session"] for item in shown] == ["agent-a", None, "parent/child"]

@@ -12,10 +12,8 @@ from vcr.cassette import Cassette, CassetteContextDecorator
 from llmcassette._vcr.fault_plan import check_unused
 from llmcassette._vcr.stubs import REFUSED
 from llmcassette.errors import UnusedInteractionsError
+from llmcassette.sessions import NO_SESSION
 from llmcassette.transport.recorded import session_of
-
-#: How the error names interactions recorded outside any ``llmcassette.session``.
-NO_SESSION = "(no session)"
 
 
 class _CheckedCassetteContext(CassetteContextDecorator):  # type: ignore[misc]

@@ -24,7 +24,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from llmcassette.cassette.jsonl import Cassette, Interaction
-from llmcassette.cli.show import assemble, event_payloads
+from llmcassette.cli.show import assemble, event_payloads, session_heading
 from llmcassette.matching.jsondiff import (
     MISSING,
     Difference,
@@ -120,6 +120,8 @@ def view(item: Interaction, *, everything: bool = False) -> dict[str, Any]:
         },
         "response": response,
     }
+    if item.session is not None:  # absent outside a session, so old cassettes compare as before
+        result["request"]["session"] = item.session
     payloads = event_payloads(item)
     if answer.kind in _LLM_ANSWERS:
         result["answer"] = {
@@ -212,6 +214,8 @@ class Change:
     method: str
     uri: str
     differences: list[Difference] = field(default_factory=list)
+    # The session it is listed under: B's side, or A's for an interaction only in A.
+    session: str | None = None
 
 
 @dataclass
@@ -222,6 +226,8 @@ class CassetteDiff:
     b: str
     header: list[Difference]
     changes: list[Change]
+    # Whether either cassette has sessions: then changes are listed under one per session.
+    sessions: bool = False
 
     @property
     def equivalent(self) -> bool:
@@ -245,6 +251,52 @@ def _identity(item: Interaction) -> str:
 
 def _endpoint(item: Interaction) -> tuple[str, str]:
     return item.method, urlsplit(item.uri).path
+
+
+def pair_by_session(
+    a: list[Interaction], b: list[Interaction]
+) -> list[tuple[str | None, list[tuple[int | None, int | None]]]]:
+    """Pair interactions session by session (``pair`` within each), then pair what is left
+    across sessions when the request is the same (a session renamed, or added in B).
+
+    Returns each session, in order of first appearance in A then B, with its 0-based
+    pairs; a pair across sessions is listed under B's. Without sessions this is ``pair``.
+    """
+    labels_a = [item.session for item in a]
+    labels_b = [item.session for item in b]
+    order = list(dict.fromkeys([*labels_a, *labels_b]))
+    groups: dict[str | None, list[tuple[int | None, int | None]]] = {}
+    for label in order:
+        own_a = [i for i, other in enumerate(labels_a) if other == label]
+        own_b = [j for j, other in enumerate(labels_b) if other == label]
+        groups[label] = [
+            (None if i is None else own_a[i], None if j is None else own_b[j])
+            for i, j in pair([a[i] for i in own_a], [b[j] for j in own_b])
+        ]
+    if len(order) > 1:
+        # Only an identical request pairs across sessions: pairing by endpoint there would
+        # match one agent's turn with another's.
+        every = [both for found in groups.values() for both in found]
+        removed = sorted(i for i, j in every if i is not None and j is None)
+        added = sorted(j for i, j in every if i is None and j is not None)
+        keys_b = {j: _identity(b[j]) for j in added}
+        for i in removed:
+            key = _identity(a[i])
+            partner = next(
+                (j for j in added if keys_b[j] == key and labels_b[j] != labels_a[i]), None
+            )
+            if partner is None:
+                continue
+            added.remove(partner)
+            groups[labels_a[i]].remove((i, None))
+            into = groups[labels_b[partner]]
+            into.remove((None, partner))
+            # In B's order among that session's pairs, where B's interaction was listed.
+            at = next(
+                (k for k, (_, j) in enumerate(into) if j is not None and j > partner), len(into)
+            )
+            into.insert(at, (i, partner))
+    return list(groups.items())
 
 
 def pair(a: list[Interaction], b: list[Interaction]) -> Iterator[tuple[int | None, int | None]]:
@@ -285,23 +337,26 @@ def diff_cassettes(
             path="header",
         )
     changes: list[Change] = []
-    for i, j in pair(a.interactions, b.interactions):
-        if i is not None and j is not None:
-            left, right = a.interactions[i], b.interactions[j]
-            found = compare(
-                view(left, everything=everything),
-                view(right, everything=everything),
-                everything=everything,
-            )
-            status = "changed" if found else "same"
-            changes.append(Change(status, i + 1, j + 1, right.method, right.uri, found))
-        elif i is not None:
-            item = a.interactions[i]
-            changes.append(Change("removed", i + 1, None, item.method, item.uri))
-        elif j is not None:
-            item = b.interactions[j]
-            changes.append(Change("added", None, j + 1, item.method, item.uri))
-    return CassetteDiff(a_name, b_name, header, changes)
+    groups = pair_by_session(a.interactions, b.interactions)
+    for label, pairs in groups:
+        for i, j in pairs:
+            if i is not None and j is not None:
+                left, right = a.interactions[i], b.interactions[j]
+                found = compare(
+                    view(left, everything=everything),
+                    view(right, everything=everything),
+                    everything=everything,
+                )
+                status = "changed" if found else "same"
+                changes.append(Change(status, i + 1, j + 1, right.method, right.uri, found, label))
+            elif i is not None:
+                item = a.interactions[i]
+                changes.append(Change("removed", i + 1, None, item.method, item.uri, [], label))
+            elif j is not None:
+                item = b.interactions[j]
+                changes.append(Change("added", None, j + 1, item.method, item.uri, [], label))
+    sessions = any(label is not None for label, _ in groups)
+    return CassetteDiff(a_name, b_name, header, changes, sessions)
 
 
 # ---------------------------------------------------------------- output
@@ -319,13 +374,18 @@ def describe(difference: Difference, width: int = 80) -> str:
 
 def render(result: CassetteDiff, paint: Callable[[str, str], str] = _plain, width: int = 80) -> str:
     """The text ``llmcassette diff`` prints. ``paint(text, style)`` may add colour; styles
-    are ``"header"``, ``"removed"``, ``"added"``, ``"changed"`` and ``"path"``."""
+    are ``"header"``, ``"removed"``, ``"added"``, ``"changed"`` and ``"path"``. When either
+    cassette has sessions, the interactions are listed under one heading per session."""
     lines = [paint(f"--- {result.a}", "removed"), paint(f"+++ {result.b}", "added")]
     for difference in result.header:
         lines.append(paint(f"~ {describe(difference, width)}", "changed"))
+    heading: list[str | None] = []  # the session whose heading was printed last, if any
     for change in result.changes:
         if change.status == "same":
             continue
+        if result.sessions and heading != [change.session]:
+            heading = [change.session]
+            lines.append(paint(f"== {session_heading(change.session)} ==", "path"))
         where = f"{change.method} {change.uri}"
         if change.status == "removed":
             lines.append(paint(f"- #{change.a} {where} (only in {result.a})", "removed"))
@@ -354,23 +414,26 @@ def to_json(result: CassetteDiff) -> dict[str, Any]:
             out["b"] = difference.incoming
         return out
 
+    def interaction(change: Change) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "status": change.status,
+            "a": change.a,
+            "b": change.b,
+            "method": change.method,
+            "uri": change.uri,
+            "differences": [entry(d) for d in change.differences],
+        }
+        if result.sessions:  # cassettes without sessions keep the fields they always had
+            out["session"] = change.session
+        return out
+
     return {
         "a": result.a,
         "b": result.b,
         "equivalent": result.equivalent,
         "counts": result.counts(),
         "header": [entry(d) for d in result.header],
-        "interactions": [
-            {
-                "status": change.status,
-                "a": change.a,
-                "b": change.b,
-                "method": change.method,
-                "uri": change.uri,
-                "differences": [entry(d) for d in change.differences],
-            }
-            for change in result.changes
-        ],
+        "interactions": [interaction(change) for change in result.changes],
     }
 
 
@@ -393,6 +456,7 @@ def _flatten(value: Any, path: str) -> Iterator[str]:
 
 # The order of a textconv block: what the test sent, then what it got.
 _TEXTCONV_PARTS = (
+    "request.session",
     "request.body",
     "request.headers",
     "response.reason",

@@ -187,7 +187,7 @@ def _open_jsonl(raw: str, command: str, out: Output, *, empty_ok: bool = False) 
 
 
 def _show(args: argparse.Namespace) -> int:
-    from llmcassette.cli.show import render, summarize
+    from llmcassette.cli.show import render_cassette, sessions_json, summarize
 
     path = Path(args.cassette)
     if args.textconv:
@@ -205,13 +205,10 @@ def _show(args: argparse.Namespace) -> int:
         return out.done()
     shown = [summarize(n, item) for n, item in enumerate(cassette.interactions, start=1)]
     if args.json:
-        return out.done(interactions=[dataclasses.asdict(item) for item in shown])
-    paint = _painter(args)
-    blocks = []
-    for item in shown:
-        first, _, rest = render(item).partition("\n")
-        blocks.append(paint(first, "header") + ("\n" + rest if rest else ""))
-    print("\n\n".join(blocks))
+        sessions = sessions_json(shown)
+        grouped = {} if sessions is None else {"sessions": sessions}  # none: as it always was
+        return out.done(interactions=[dataclasses.asdict(item) for item in shown], **grouped)
+    print(render_cassette(shown, _painter(args)))
     return 0
 
 

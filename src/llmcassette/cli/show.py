@@ -14,11 +14,13 @@ import json
 import re
 import textwrap
 import urllib.parse
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 from llmcassette.cassette import events
 from llmcassette.cassette.jsonl import Interaction
+from llmcassette.sessions import NO_SESSION
 
 
 @dataclass
@@ -533,12 +535,13 @@ def _block(label: str, text: str, width: int = 80) -> list[str]:
     return [head + wrapped[0]] + [" " * len(head) + line if line else "" for line in wrapped[1:]]
 
 
-def render(shown: Shown, width: int = 80) -> str:
+def render(shown: Shown, width: int = 80, *, session_line: bool = True) -> str:
     """The text ``llmcassette show`` prints for one interaction.
 
     Request turns and the URL are cut to ``width`` columns; the answer, reasoning, tool
     arguments and usage are printed whole (they are what one reads a cassette for),
-    wrapped to ``width`` and indented under their field.
+    wrapped to ``width`` and indented under their field. ``session_line=False`` leaves out
+    the ``session:`` line (under a session heading it would say the heading again).
     """
 
     def cut(text: str, room: int) -> str:
@@ -546,7 +549,7 @@ def render(shown: Shown, width: int = 80) -> str:
         return text if len(text) <= room else text[: room - 1] + "…"
 
     lines = [cut(f"#{shown.number} {shown.method} {shown.uri} -> {shown.status}", width)]
-    if shown.session:
+    if shown.session and session_line:
         lines.append(cut(f"  session: {shown.session}", width))
     if shown.model:
         lines.append(f"  model: {shown.model}")
@@ -568,3 +571,61 @@ def render(shown: Shown, width: int = 80) -> str:
         events = "1 event" if shown.events == 1 else f"{shown.events} events"
         lines.append(f"  stream: {events}{timing}{cut_note}")
     return "\n".join(lines)
+
+
+def session_heading(label: str | None) -> str:
+    """How a session is named above its interactions: ``session 'a/b'``, or ``(no session)``
+    (the name is quoted so that a session called "(no session)" cannot pass for none)."""
+    return NO_SESSION if label is None else f"session {label!r}"
+
+
+def by_session(shown: list[Shown]) -> list[tuple[str | None, list[Shown]]] | None:
+    """The interactions grouped by session, sessions in order of first appearance and each
+    one's interactions in recorded order; None when none was recorded in a session."""
+    if not any(item.session is not None for item in shown):
+        return None
+    groups: dict[str | None, list[Shown]] = {}
+    for item in shown:
+        groups.setdefault(item.session, []).append(item)
+    return list(groups.items())
+
+
+def _plain(text: str, style: str) -> str:
+    return text
+
+
+def render_cassette(
+    shown: list[Shown], paint: Callable[[str, str], str] = _plain, width: int = 80
+) -> str:
+    """The text ``llmcassette show`` prints for a cassette: the interactions one after the
+    other, or, when some were recorded in a session, under one heading per session.
+
+    ``paint(text, style)`` may add colour: ``"header"`` for each interaction's first line,
+    ``"path"`` for a session heading.
+    """
+
+    def block(item: Shown, session_line: bool) -> str:
+        first, _, rest = render(item, width, session_line=session_line).partition("\n")
+        return paint(first, "header") + ("\n" + rest if rest else "")
+
+    groups = by_session(shown)
+    if groups is None:
+        return "\n\n".join(block(item, True) for item in shown)
+    parts: list[str] = []
+    for label, items in groups:
+        count = "1 interaction" if len(items) == 1 else f"{len(items)} interactions"
+        parts.append(paint(f"== {session_heading(label)}: {count} ==", "path"))
+        parts.extend(block(item, False) for item in items)
+    return "\n\n".join(parts)
+
+
+def sessions_json(shown: list[Shown]) -> list[dict[str, Any]] | None:
+    """``show --json``'s ``sessions``: each session (None for none) with the numbers of its
+    interactions, in the order of ``render_cassette``; None when there are no sessions."""
+    groups = by_session(shown)
+    if groups is None:
+        return None
+    return [
+        {"session": label, "interactions": [item.number for item in items]}
+        for label, items in groups
+    ]
