@@ -4,7 +4,8 @@ Whole pytest runs (pytester, in subprocesses) against the bundled LocalProvider:
 is recorded, then replayed with one test's request changed, one making fewer calls and one
 cassette aged past its ``max_age`` and one stream cut before its
 terminator; the report must hold one line for each, in the error
-model, with and without pytest-xdist.
+model, with and without pytest-xdist. The issue's own bar is a run with a mismatch, a
+drifted legacy (vcrpy-recorded) cassette and an unused interaction: one line each.
 """
 
 from __future__ import annotations
@@ -162,3 +163,62 @@ def test_a_clean_run_writes_an_empty_report(
         )
     result.assert_outcomes(passed=5)
     assert (pytester.path / "report.jsonl").read_text() == ""
+
+
+LEGACY_MODULE = """
+import os
+import httpx2
+import pytest
+
+
+@pytest.mark.vcr
+def test_legacy():
+    prompt = "bye" if os.environ.get("CHANGE") else "hi"
+    response = httpx2.post(os.environ["ECHO_URL"], json={"prompt": prompt})
+    assert response.status_code == 200
+"""
+
+
+def test_a_mismatch_a_drifted_legacy_cassette_and_an_unused_interaction_one_line_each(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, echo: Any
+) -> None:
+    """The issue's bar: one run, three events, one report line each with its code."""
+    pytester.makepyfile(test_mod=MODULE, test_legacy=LEGACY_MODULE)
+    with LocalProvider() as provider:
+        monkeypatch.setenv("PROVIDER_URL", provider.url)
+        pytester.runpytest_subprocess("--record-mode=once", "test_mod.py").assert_outcomes(passed=5)
+    # Recorded by plain pytest-recording and vcrpy, before llmcassette was installed.
+    legacy = pytester.runpytest_subprocess(
+        "-p", "no:llmcassette", "--record-mode=once", "test_legacy.py"
+    )
+    legacy.assert_outcomes(passed=1)
+    yaml = pytester.path / "cassettes" / "test_legacy" / "test_legacy.yaml"
+    assert yaml.is_file()
+    echo.stop()
+    monkeypatch.setenv("CHANGE", "1")
+    result = pytester.runpytest_subprocess("--llmcassette-report=report.jsonl")
+    result.assert_outcomes(passed=4, failed=2)
+    events = report_lines(pytester.path / "report.jsonl")
+    assert sorted(event["code"] for event in events) == [
+        "LC301 cassette-mismatch",
+        "LC302 unused-interactions",
+        "LC304 legacy-drift",
+    ], events
+    found = by_code(events)
+    for code, test in [
+        ("LC301 cassette-mismatch", "test_mod.py::test_mismatch"),
+        ("LC302 unused-interactions", "test_mod.py::test_unused"),
+        ("LC304 legacy-drift", "test_legacy.py::test_legacy"),
+    ]:
+        event = found[code]
+        assert event["test"] == test
+        assert event["docs"] == "docs/errors.md#" + code.lower().replace(" ", "-")
+        assert set(FIELDS) | {"message", "phase", "severity"} <= set(event)
+    assert found["LC301 cassette-mismatch"]["differences"][0]["path"] == "body.messages[0].content"
+    assert [entry.split(" ", 1)[0] for entry in found["LC302 unused-interactions"]["received"]] == [
+        "#2",
+        "#3",
+    ]
+    drift = found["LC304 legacy-drift"]
+    assert (drift["severity"], drift["file"]) == ("warning", str(yaml))
+    assert (drift["path"], drift["expected"], drift["received"]) == ("body.prompt", "'hi'", "'bye'")
