@@ -121,7 +121,13 @@ def generate(req: Incoming, model: str, streamed: bool) -> Reply:
         return body
 
     if function is not None:
-        schema = function.get("parametersJsonSchema") or function.get("parameters")
+        # The API reads proto field names in either spelling; google-genai 2.x (under
+        # pydantic-ai) writes this one snake_case.
+        schema = (
+            function.get("parametersJsonSchema")
+            or function.get("parameters_json_schema")
+            or function.get("parameters")
+        )
         call = {"name": function["name"], "args": example_arguments(_lower_types(schema), prompt)}
         # Gemini sends a function call whole, never as argument deltas.
         whole = chunk([{"functionCall": call}], True, len(split_answer(compact(call), None)))
