@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import functools
 import json
 import os
 import re
@@ -265,6 +266,13 @@ def compile_shapes(
 
 def _alternatives(words: Iterable[str]) -> str:
     """A regex matching any of ``words`` (see ``_options``); none: a regex matching nothing."""
+    return _alternatives_of(frozenset(words))
+
+
+@functools.lru_cache(maxsize=64)
+def _alternatives_of(words: frozenset[str]) -> str:
+    # Each use_cassette compiles its rules again, mostly from the same word lists: the
+    # factoring below costs milliseconds a time (the regexes themselves ``re`` caches).
     options = _options(words)
     if not options:
         return "(?!)"
@@ -301,6 +309,7 @@ BASE64_ALPHABET = string.ascii_letters + string.digits + "+/_-"
 #: A run of base64 characters this long is encoded data (an image, a video, a binary body
 #: held as text), not words: longer than any credential around its neighbours in text.
 BASE64_RUN_MIN = 256
+_LONG_RUN = re.compile(f"[{re.escape(BASE64_ALPHABET)}]{{{BASE64_RUN_MIN},}}")
 
 
 def in_base64_run(text: str, start: int, end: int) -> bool:
@@ -540,26 +549,62 @@ class Rules:
 
         Placeholders are never matched, and a rule's validator rejects look-alikes.
         """
+        runs = (
+            [match.span() for match in _LONG_RUN.finditer(text)]
+            if len(text) >= BASE64_RUN_MIN
+            else []
+        )
+        if not runs:
+            return self._shapes_in(text, [(0, len(text))], text)
+        # Encoded data (an image, a video): a shape touching a long base64 run is no token
+        # (``in_base64_run``) unless it is the whole run, so the shape rules run between the
+        # runs and once at the start of each, and megabytes of base64 cost one scan of a
+        # character class. Known values are looked for in the whole text, runs included.
+        ends = [0, *(edge for run in runs for edge in run), len(text)]
+        outside = [(ends[i], ends[i + 1]) for i in range(0, len(ends), 2) if ends[i] < ends[i + 1]]
+        spans = self._shapes_in(text, outside, "\0".join(text[a:b] for a, b in outside))
+        for start, end in runs:
+            whole = self._shapes.fullmatch(text, start, end)
+            if whole is None:
+                continue
+            rule = self._group_rule.get(whole.lastgroup or "")
+            if rule is not None and (rule.validate is None or rule.validate(whole.group())):
+                spans.append((start, end, rule.name))
+        present = [literal for literal in self._literal_kinds if literal in text]
+        if present:
+            known = [
+                (match.start(), match.end(), self._literal_kinds[match.group()])
+                for match in compile_shapes((), present).finditer(text)
+                if match.lastgroup == "literal"
+            ]
+            spans = [s for s in spans if not any(s[0] < b and a < s[1] for a, b, _ in known)]
+            spans += known
+        return sorted(set(spans))
+
+    def _shapes_in(self, text: str, regions: list[tuple[int, int]], probe: str) -> list[Span]:
+        """``shapes`` of ``text`` found in ``regions`` (start, end); ``probe`` holds the text of
+        the regions, for the triggers."""
         if self._triggers is None:
             regex = self._shapes  # a rule without triggers: every rule, every string
-        elif self._triggers.search(text) is None:
+        elif self._triggers.search(probe) is None:
             return []
         else:
-            regex = self._shapes_triggered_in(text)
+            regex = self._shapes_triggered_in(probe)
         spans = []
-        for match in regex.finditer(text):
-            group, value = match.lastgroup, match.group()
-            if group == "placeholder" or not value:
-                continue
-            if group == "literal":
-                spans.append((match.start(), match.end(), self._literal_kinds[value]))
-                continue
-            rule = self._group_rule.get(group or "")
-            if rule is None or (rule.validate is not None and not rule.validate(value)):
-                continue
-            if in_base64_run(text, match.start(), match.end()):
-                continue  # a piece of encoded data, not a token (``in_base64_run``)
-            spans.append((match.start(), match.end(), rule.name))
+        for start, end in regions:
+            for match in regex.finditer(text, start, end):
+                group, value = match.lastgroup, match.group()
+                if group == "placeholder" or not value:
+                    continue
+                if group == "literal":
+                    spans.append((match.start(), match.end(), self._literal_kinds[value]))
+                    continue
+                rule = self._group_rule.get(group or "")
+                if rule is None or (rule.validate is not None and not rule.validate(value)):
+                    continue
+                if in_base64_run(text, match.start(), match.end()):
+                    continue  # a piece of encoded data, not a token (``in_base64_run``)
+                spans.append((match.start(), match.end(), rule.name))
         return spans
 
     def _shapes_triggered_in(self, text: str) -> re.Pattern[str]:
@@ -719,7 +764,13 @@ def trigger_search(words: Iterable[str]) -> str:
     ``test_the_trigger_search_finds_exactly_the_texts_holding_a_word`` holds it to the
     plain definition, ``any(word in text for word in words)``.
     """
-    unique = sorted(set(words))
+    return _trigger_search_of(frozenset(words))
+
+
+@functools.lru_cache(maxsize=64)
+def _trigger_search_of(words: frozenset[str]) -> str:
+    # Built again by every use_cassette, from the same words (see ``_alternatives_of``).
+    unique = sorted(words)
     kept = [word for word in unique if word and not any(o != word and o in word for o in unique)]
     by_anchor: dict[str, list[str]] = {}
     for word in kept:
