@@ -72,12 +72,13 @@ def append_log(target: Path, entry: dict[str, Any]) -> None:
 
 def run(paths: list[str], *, dry_run: bool, log: str | None, as_json: bool, quiet: bool) -> int:
     """Heal every cassette of ``paths``; the exit code (0 done, 2 a file was refused)."""
+    from llmcassette.cli.progress import track
     from llmcassette.config import project_heal_rules
 
     out = Output("heal", as_json)
     log_file = Path(log) if log else None
     healed = files = 0
-    for path in cassette_files(paths):
+    for path in track(list(cassette_files(paths)), "heal", as_json=as_json, name=os.fspath):
         files += 1
         try:
             data = path.read_bytes()

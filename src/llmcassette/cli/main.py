@@ -88,12 +88,14 @@ def _scan(args: argparse.Namespace) -> int:
 
 def _redact(args: argparse.Namespace) -> int:
     from llmcassette.cli.opened import redact_opened
+    from llmcassette.cli.progress import path_of, track
     from llmcassette.config import project_redaction
     from llmcassette.redact import Redactor
 
     out = Output("redact", args.json)
     config = project_redaction()
-    for opened in cassettes(args.paths, "redact", (JSONL, VCRPY)):
+    files = cassettes(args.paths, "redact", (JSONL, VCRPY))
+    for opened in track(files, "redact", as_json=args.json, name=path_of):
         if isinstance(opened, CassetteFormatError):
             out.failed(opened)
             continue
@@ -363,11 +365,13 @@ def _prune(args: argparse.Namespace) -> int:
 def _convert(args: argparse.Namespace) -> int:
     from llmcassette._vcr.tempfiles import atomic_write
     from llmcassette.cli.convert import jsonl_of, target_folder, to_vcrpy_json
+    from llmcassette.cli.progress import path_of, track
 
     out = Output("convert", args.json)
     to_json = args.to == "vcrpy-json"
     folders = [Path(raw) for raw in args.paths if Path(raw).is_dir()]
-    for opened in cassettes(args.paths, "convert", (JSONL,) if to_json else (VCRPY,)):
+    files = cassettes(args.paths, "convert", (JSONL,) if to_json else (VCRPY,))
+    for opened in track(files, "convert", as_json=args.json, name=path_of):
         if isinstance(opened, CassetteFormatError):
             out.failed(opened)
             continue

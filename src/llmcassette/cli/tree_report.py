@@ -123,14 +123,23 @@ def build(
 
     ``details``, when given, receives per cassette file its opened cassette and its check
     problems (what ``report --html`` shows beyond the document)."""
+    from llmcassette.cli.progress import path_of, track
+
     problems: dict[Path, list[Any]] = {}
-    for path, found in check_paths(paths, Options(orphans=True, secrets=False), "report"):
+    checked = check_paths(paths, Options(orphans=True, secrets=False), "report")
+    for path, found in track(
+        checked,
+        "report",
+        as_json=out.as_json,
+        name=lambda done: os.fspath(done[0]),
+        what="checking",
+    ):
         problems[path] = found
     entries: list[dict[str, Any]] = []
     # check_paths has said which folders hold no cassettes: this pass says nothing again.
     with contextlib.redirect_stderr(io.StringIO()):
         opened_files = list(cassettes(paths, "report", (JSONL,)))
-    for opened in opened_files:
+    for opened in track(opened_files, "report", as_json=out.as_json, name=path_of):
         if isinstance(opened, CassetteFormatError):
             out.failed(opened)
             if details is not None:  # no cassette: only what check found, or the error
