@@ -245,9 +245,8 @@ def test_gemini_agents_need_tool_call_ids_left_out_of_matching(
 ) -> None:
     """pydantic-ai's made-up Gemini call id differs on replay, and the report says where."""
     monkeypatch.setenv("KEEP_TOOL_CALL_IDS", "1")
-    # --tb=short: pytest renders pydantic-ai's deep traceback in seconds at full length.
     result = project.runpytest_inprocess(
-        "--record-mode=none", *RUN, "--tb=short", "-k", "test_run_sync and google"
+        "--record-mode=none", *RUN, "-k", "test_run_sync and google"
     )
     result.assert_outcomes(failed=1)
     result.stdout.fnmatch_lines(["*functionCall.id: recorded 'pyd_ai_*', incoming 'pyd_ai_*"])
