@@ -4,7 +4,8 @@ A tool-using agent (one ``@agent.tool_plain`` function) runs against OpenAI Chat
 (``OpenAIChatModel``), Anthropic Messages (``AnthropicModel``) and Gemini (``GoogleModel``), all
 pointed at a LocalProvider, with ``run_sync`` and with ``run_stream``: a whole pytest run of a
 project's test module records (``--record-mode=once``), the provider stops, and a second run
-replays (``--record-mode=none``), so a request the cassettes do not answer fails to connect.
+replays (``--record-mode=none``; both runs in this process), so a request the cassettes do not
+answer fails to connect.
 Each agent test writes down what it saw (the tool's arguments, the output, the streamed text
 deltas); both runs must have seen the same, and that must be what the cassette holds.
 
@@ -159,7 +160,7 @@ def project(
             result = pytester.runpytest_inprocess("--record-mode=once", *RUN)
             sent = len(provider.requests)
         result.assert_outcomes(passed=len(TESTS))
-        # Each agent run is two requests: the one the tool call answers, the one after it.
+        # Each agent run is two requests: one answered with the tool call, one with its result.
         assert sent == 2 * len(TESTS)
         shutil.copytree(pytester.path / "cassettes", copy / "cassettes")
         recording.update(url=provider.url, seen=_seen(seen))
