@@ -7,6 +7,9 @@ up with vcrpy's default ``match_on``; every body difference of the interaction i
 a ``LegacyCassetteDriftWarning`` (``drift="warn"``), or nothing (``"off"``). With
 ``"strict"`` it plays nothing and the usual mismatch follows. Cassettes llmcassette recorded
 itself are never looked up this way.
+
+vcrpy never failed a test for interactions it left unplayed either: ``unplayed_drift`` turns
+those of a legacy cassette into drift too.
 """
 
 from __future__ import annotations
@@ -17,7 +20,7 @@ from typing import Any
 from vcr.matchers import requests_match
 
 from llmcassette._vcr.persister import LEGACY_ATTRIBUTE
-from llmcassette.errors import LegacyCassetteDriftWarning
+from llmcassette.errors import LegacyCassetteDriftWarning, UnusedInteractionsError
 from llmcassette.matching.jsondiff import shorten_pair
 from llmcassette.matching.normalize import MatchConfig
 from llmcassette.matching.report import compare
@@ -70,8 +73,56 @@ def legacy_replay(
 def _report(file: str, differences: tuple[Any, ...]) -> None:
     for difference in differences:
         recorded, incoming = shorten_pair(difference.recorded, difference.incoming, _VALUE_WIDTH)
-        warning = LegacyCassetteDriftWarning(file, difference.path, recorded, incoming)
-        if len(DRIFTED) < DRIFTED_LIMIT:
-            DRIFTED.append(warning)
-        # stacklevel: the warning's location would be inside the HTTP stub either way.
-        warnings.warn(warning, stacklevel=2)
+        _emit(LegacyCassetteDriftWarning(file, difference.path, recorded, incoming))
+
+
+def _emit(warning: LegacyCassetteDriftWarning) -> None:
+    if len(DRIFTED) < DRIFTED_LIMIT:
+        DRIFTED.append(warning)
+    # stacklevel: the warning's location would be inside the HTTP stub either way.
+    warnings.warn(warning, stacklevel=3)
+
+
+def unplayed_drift(cassette: Any, error: UnusedInteractionsError) -> UnusedInteractionsError | None:
+    """``error`` (``check_unused``'s, for a cassette without overrides) without what vcrpy
+    would have left unplayed too; None when nothing is left.
+
+    Under ``allow_playback_repeats`` an interaction matching an earlier one that played can
+    never play (vcrpy and the lookup answer with the first), so it is no unused call in any
+    mode. Of a legacy cassette, each other unplayed interaction is drift: an LC304 warning
+    (``"warn"``), nothing (``"off"``); ``"strict"`` keeps it in the error.
+    """
+    if error.unused_faults or not error.unused:
+        return error
+    mode = drift_mode(cassette)
+    left: list[tuple[tuple[int, str, str], str]] = []
+    for entry, described in zip(error.unused, error.described, strict=True):
+        index = entry[0] - 1
+        request = cassette.data[index][0]
+        if cassette.allow_playback_repeats and _shadowed(cassette, index):
+            continue
+        file = getattr(request, LEGACY_ATTRIBUTE, None)
+        if file is None or mode == "strict":
+            left.append((entry, described))
+        elif mode == "warn":
+            # The described request (method, path, model, prompt) is shown as it is.
+            path = f"interaction #{entry[0]}"
+            _emit(LegacyCassetteDriftWarning(file, path, described, "(not requested)"))
+    if len(left) == len(error.unused):
+        return error
+    if not left:
+        return None
+    return UnusedInteractionsError(
+        error.path, [entry for entry, _ in left], error.total, described=[d for _, d in left]
+    )
+
+
+def _shadowed(cassette: Any, index: int) -> bool:
+    """Whether an interaction before ``index`` that played matches its request."""
+    request = cassette.data[index][0]
+    matchers = cassette._match_on
+    return any(
+        cassette.play_counts[earlier] > 0
+        and requests_match(request, cassette.data[earlier][0], matchers)
+        for earlier in range(index)
+    )
