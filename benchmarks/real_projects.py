@@ -1,0 +1,411 @@
+#!/usr/bin/env python3
+"""Issue 19's first bar: real projects' vcrpy suites, before and after llmcassette.
+
+    python benchmarks/real_projects.py                      # every project below
+    python benchmarks/real_projects.py traceloop-openai     # some of them
+    python benchmarks/real_projects.py --reps 2 --work /tmp/real-projects --json out.json
+
+For each project (its sdist from PyPI, which ships its tests and cassettes) this makes two
+venvs with the versions of the project's own ``uv.lock`` (its ``test`` group): ``base``
+without llmcassette and ``llmc`` with this checkout's HEAD (``git archive``, not the work
+tree, so the commits measured are the ones named). Then it runs the project's VCR tests
+offline (``-m vcr --record-mode=none --block-network``):
+
+- ``baseline``: ``base``, the YAML cassettes as shipped;
+- ``installed``: ``llmc``, the same tree (``drift`` at its default, ``warn``);
+- ``control``: ``llmc`` with ``-p no:llmcassette``: what the upgrades llmcassette pulls in
+  (vcrpy, pytest-recording) change on their own;
+- ``strict``: ``llmc`` with ``--llmcassette-drift=strict``;
+- ``converted``: ``llmc`` on a copy whose cassettes ``llmcassette convert`` turned into
+  JSONL, the YAML moved out of the tree (for a project that configures its own vcrpy
+  serializer and persister, its conftest is patched as ``Patch`` says, and the report
+  says so).
+
+baseline, installed and converted run ``--reps`` times, interleaved; the time is the best
+wall time, with the CPU time (user + sys of the run) beside it, which a busy shared machine
+disturbs less. Outcomes per test come from ``--junitxml``. It prints a markdown table and,
+per project, the tests whose outcome differs from the baseline, the drift summary of the
+installed run and the strict failures. Needs ``uv`` and PyPI; stdlib only, Python 3.10+.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import resource
+import shutil
+import subprocess
+import sys
+import tarfile
+import time
+import xml.etree.ElementTree as ET
+from dataclasses import dataclass, field
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+# The interpreter of the venvs (--python): one on this machine, as uv would fetch one.
+PYTHON = sys.executable
+
+
+@dataclass(frozen=True)
+class Patch:
+    """An edit of the converted copy (``re.sub`` in the files ``glob`` names, which must
+    change at least one): what a user adopting JSONL cassettes does."""
+
+    glob: str
+    pattern: str
+    new: str
+    why: str
+
+
+@dataclass(frozen=True)
+class Project:
+    """A real project whose tests replay vcrpy cassettes of LLM traffic."""
+
+    name: str
+    sdist: str  # name==version on PyPI
+    tests: tuple[str, ...]  # paths given to pytest
+    cassettes: str  # the cassette tree (converted in the converted copy)
+    env: dict[str, str] = field(default_factory=dict)
+    pytest_args: tuple[str, ...] = ()
+    # Lock pins the package index here does not have, replaced by these requirements.
+    replace: dict[str, str] = field(default_factory=dict)
+    # Packages the lock takes from the project's monorepo (editable paths), from PyPI here.
+    extra: tuple[str, ...] = ()
+    patches: tuple[Patch, ...] = ()
+
+
+_LANGCHAIN_EXTRA = (
+    "langchain-core==1.8.3",
+    "langchain==1.5.2",
+    "langchain-tests==1.1.9",
+    "langchain-protocol==0.0.20",
+)
+_LANGCHAIN_PATCHES = (
+    Patch(
+        "tests/conftest.py",
+        r'    config\["serializer"\] = "yaml.gz"\n    config\["path_transformer"\] = .*\n',
+        "",
+        "drop its own vcrpy serializer (yaml.gz) and cassette suffix: JSONL cassettes need "
+        "llmcassette's",
+    ),
+    Patch(
+        "tests/conftest.py",
+        r"    vcr.register_persister\(CustomPersister\(\)\)\n    vcr.register_serializer\(.*\n",
+        "    pass\n",
+        "drop its own persister, which would replace llmcassette's (the one reading JSONL)",
+    ),
+    Patch(
+        "tests/integration_tests/**/*.py",
+        r'(default_cassette\("[^"]*)\.yaml\.gz"',
+        r'\1.yaml"',
+        'default_cassette("x.yaml.gz") -> "x.yaml", the name llmcassette reads as x.jsonl',
+    ),
+)
+
+PROJECTS = {
+    p.name: p
+    for p in (
+        Project(
+            "traceloop-anthropic",
+            "opentelemetry-instrumentation-anthropic==0.62.4",
+            ("tests",),
+            "tests/cassettes",
+            pytest_args=("-W", "ignore::DeprecationWarning"),
+        ),
+        Project(
+            "traceloop-openai",
+            "opentelemetry-instrumentation-openai==0.62.4",
+            ("tests",),
+            "tests",
+            pytest_args=("-W", "ignore::DeprecationWarning"),
+        ),
+        Project(
+            "langchain-anthropic",
+            "langchain-anthropic==1.7.10",
+            ("tests/integration_tests",),
+            "tests/cassettes",
+            env={"ANTHROPIC_API_KEY": "test"},
+            replace={"certifi": "certifi"},
+            extra=_LANGCHAIN_EXTRA,
+            patches=_LANGCHAIN_PATCHES,
+        ),
+        Project(
+            "langchain-openai",
+            "langchain-openai==1.8.1",
+            ("tests/integration_tests",),
+            "tests/cassettes",
+            env={"OPENAI_API_KEY": "test"},
+            # Azure's standard tests need Azure settings even to replay.
+            pytest_args=("--ignore=tests/integration_tests/chat_models/test_azure_standard.py",),
+            replace={"certifi": "certifi"},
+            extra=_LANGCHAIN_EXTRA,
+            patches=_LANGCHAIN_PATCHES,
+        ),
+    )
+}
+
+VCR_ARGS = ("-p", "no:cacheprovider", "-m", "vcr", "--record-mode=none", "--block-network")
+LEGACY_SUFFIXES = (".yaml", ".yml", ".json", ".yaml.gz", ".yml.gz", ".json.gz")
+
+
+def run(command: list[str], **options: object) -> subprocess.CompletedProcess[str]:
+    """``subprocess.run`` that fails loudly, with the output of the failed command."""
+    done = subprocess.run(command, capture_output=True, text=True, **options)
+    if done.returncode != 0:
+        sys.exit(f"failed ({done.returncode}): {' '.join(command)}\n{done.stdout}{done.stderr}")
+    return done
+
+
+def prepare(project: Project, work: Path, llmcassette: Path) -> dict[str, Path]:
+    """The unpacked sdist and the two venvs (reused when already there; the llmcassette
+    one per commit)."""
+    root = work / project.name
+    root.mkdir(parents=True, exist_ok=True)
+    source = root / "src"
+    if not source.exists():
+        download = root / "download"
+        run([sys.executable, "-m", "pip", "download", "--no-deps", "--no-binary", ":all:",
+             project.sdist, "-d", str(download), "-q"])  # fmt: skip
+        archive = next(download.glob("*.tar.gz"))
+        with tarfile.open(archive) as tar:
+            tar.extractall(root / "unpacked", filter="data")
+        next((root / "unpacked").iterdir()).rename(source)
+    requirements = root / "requirements.txt"
+    if not requirements.exists():
+        exported = run(["uv", "export", "--project", str(source), "--frozen", "--group", "test",
+                        "--no-hashes", "--no-emit-project", "--no-header", "--no-annotate"],
+                       cwd=root)  # fmt: skip
+        lines = []
+        for line in exported.stdout.splitlines():
+            name = re.split(r"[=<>\[; ]", line.strip(), maxsplit=1)[0]
+            if not line.strip() or line.startswith(("#", "-e")):
+                continue  # the monorepo's editable packages come from `extra`
+            lines.append(project.replace.get(name, line))
+        requirements.write_text("\n".join([*lines, *project.extra]) + "\n")
+    venvs = {}
+    for kind in ("base", "llmc"):
+        venv = root / (f"venv-{kind}" if kind == "base" else f"venv-{llmcassette.name}")
+        venvs[kind] = venv
+        if (venv / "bin" / "pytest").exists():
+            continue
+        env = {**os.environ, "VIRTUAL_ENV": str(venv)}
+        run(["uv", "venv", "-q", "-p", PYTHON, str(venv)], cwd=root)
+        run(["uv", "pip", "install", "-q", "--no-deps", "-r", str(requirements)], env=env, cwd=root)
+        run(["uv", "pip", "install", "-q", "--no-deps", "--no-sources", "-e", str(source)],
+            env=env, cwd=root)  # fmt: skip
+        if kind == "llmc":
+            run(["uv", "pip", "install", "-q", str(llmcassette)], env=env, cwd=root)
+    return {"src": source, **venvs}
+
+
+def convert_copy(project: Project, source: Path, root: Path, venv: Path) -> tuple[Path, int]:
+    """A copy of the tree with its cassettes converted and the vcrpy files moved out."""
+    copy = root / "converted"
+    moved = root / "moved-away"
+    shutil.rmtree(copy, ignore_errors=True)
+    shutil.rmtree(moved, ignore_errors=True)
+    shutil.copytree(source, copy)
+    files = sorted(
+        p for p in (copy / project.cassettes).rglob("*") if p.name.endswith(LEGACY_SUFFIXES)
+    )
+    files = [p for p in files if "cassettes" in p.relative_to(copy).parts]
+    run([str(venv / "bin" / "llmcassette"), "convert", *map(str, files)], cwd=copy)
+    for file in files:
+        target = moved / file.relative_to(copy)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        file.rename(target)
+    for patch in project.patches:
+        changed = 0
+        for path in copy.glob(patch.glob):
+            text = path.read_text()
+            new, count = re.subn(patch.pattern, patch.new, text)
+            changed += count
+            path.write_text(new)
+        if not changed:
+            sys.exit(f"{project.name}: nothing in {patch.glob} matches {patch.pattern!r}")
+    return copy, len(files)
+
+
+def pytest_run(venv: Path, tree: Path, project: Project, extra: tuple[str, ...], out: Path) -> dict:
+    """One run: outcome per test, wall and CPU seconds, the output."""
+    junit = out.with_suffix(".xml")
+    command = [str(venv / "bin" / "pytest"), *VCR_ARGS, *project.pytest_args, *extra,
+               f"--junitxml={junit}", *project.tests]  # fmt: skip
+    env = {**os.environ, **project.env}
+    env.pop("VIRTUAL_ENV", None)
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    start = time.perf_counter()
+    done = subprocess.run(command, cwd=tree, env=env, capture_output=True, text=True)
+    wall = time.perf_counter() - start
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    out.write_text(done.stdout + done.stderr)
+    found, messages = outcomes(junit)
+    return {"outcomes": found, "messages": messages, "wall": wall, "cpu": cpu,
+            "output": done.stdout}  # fmt: skip
+
+
+def outcomes(junit: Path) -> tuple[dict[str, str], dict[str, str]]:
+    """passed / failed / error / skipped per test id, and the failure text of each failed
+    one, from a junit XML file."""
+    found: dict[str, str] = {}
+    messages: dict[str, str] = {}
+    for case in ET.parse(junit).iter("testcase"):
+        test = f"{case.get('classname')}::{case.get('name')}"
+        found[test] = "passed"
+        for child in case:
+            if child.tag in ("error", "failure", "skipped"):
+                found[test] = {"failure": "failed"}.get(child.tag, child.tag)
+                messages[test] = f"{child.get('message', '')}\n{child.text or ''}"
+                break
+    return found, messages
+
+
+def counts(result: dict) -> str:
+    values = list(result["outcomes"].values())
+    return "/".join(str(values.count(kind)) for kind in ("passed", "failed", "skipped", "error"))
+
+
+def drift_summary(output: str) -> list[str]:
+    """The lines of llmcassette's end-of-run drift summary."""
+    lines = output.splitlines()
+    for index, line in enumerate(lines):
+        if "llmcassette: legacy cassette drift" in line and line.startswith("="):
+            summary = []
+            for rest in lines[index + 1 :]:
+                if rest.startswith("=") or rest.startswith("re-record"):
+                    break
+                summary.append(rest)
+            return summary
+    return []
+
+
+def drift_values(output: str) -> list[str]:
+    """The distinct LC304 warnings (file, path, both values) of the warnings summary."""
+    found = re.findall(r"LegacyCassetteDriftWarning: (.*?: legacy cassette drift: .*)", output)
+    return sorted(set(found))
+
+
+def measure(project: Project, work: Path, llmcassette: Path, reps: int) -> dict:
+    """Every run of one project, and what they say."""
+    paths = prepare(project, work, llmcassette)
+    root = work / project.name
+    logs = root / "logs"
+    logs.mkdir(exist_ok=True)
+    converted, files = convert_copy(project, paths["src"], root, paths["llmc"])
+    runs: dict[str, list[dict]] = {"baseline": [], "installed": [], "converted": []}
+    for rep in range(reps):  # interleaved, so the machine's drift hits each alike
+        for kind, venv, tree in (
+            ("baseline", paths["base"], paths["src"]),
+            ("installed", paths["llmc"], paths["src"]),
+            ("converted", paths["llmc"], converted),
+        ):
+            runs[kind].append(pytest_run(venv, tree, project, (), logs / f"{kind}-{rep}.txt"))
+    control = pytest_run(paths["llmc"], paths["src"], project, ("-p", "no:llmcassette"),
+                         logs / "control.txt")  # fmt: skip
+    strict = pytest_run(paths["llmc"], paths["src"], project, ("--llmcassette-drift=strict",),
+                        logs / "strict.txt")  # fmt: skip
+    best = {kind: min(results, key=lambda r: r["wall"]) for kind, results in runs.items()}
+    baseline = best["baseline"]["outcomes"]
+    summary = drift_summary(best["installed"]["output"])
+    drifted = sorted(line.strip().split(": ", 1)[0] for line in summary[1:])
+    strict_failed = sorted(t for t, o in strict["outcomes"].items() if o in ("failed", "error"))
+    newly_failed = [t for t in strict_failed if baseline.get(t) == "passed"]
+    return {
+        "project": project.name,
+        "sdist": project.sdist,
+        "cassette_files": files,
+        "patched": [f"{p.glob}: {p.why}" for p in project.patches],
+        "counts": {kind: counts(result) for kind, result in best.items()}
+        | {"control": counts(control), "strict": counts(strict)},
+        "wall": {kind: min(r["wall"] for r in results) for kind, results in runs.items()},
+        "cpu": {kind: min(r["cpu"] for r in results) for kind, results in runs.items()},
+        "differ": {
+            kind: sorted(
+                f"{test}: {baseline.get(test)} -> {outcome}"
+                for test, outcome in best[kind]["outcomes"].items()
+                if outcome != baseline.get(test)
+            )
+            for kind in ("installed", "converted")
+        }
+        | {
+            "control": sorted(
+                f"{test}: {baseline.get(test)} -> {outcome}"
+                for test, outcome in control["outcomes"].items()
+                if outcome != baseline.get(test)
+            )
+        },
+        "drift_summary": summary,
+        "drift_values": drift_values(best["installed"]["output"]),
+        "drifted_tests": len(drifted),
+        "strict_newly_failed": newly_failed,
+        # Each test that fails under strict only: does the output name its drifted path?
+        "strict_without_path": [
+            test
+            for test in newly_failed
+            if not re.search(r"body\.\w|#\d+: [A-Z]+ ", strict["messages"].get(test, ""))
+        ],
+    }
+
+
+def table(results: list[dict]) -> str:
+    """The markdown table of counts (passed/failed/skipped/error) and times."""
+    rows = [
+        "| project | baseline | installed | converted | control | strict | drifted tests | "
+        "wall s: baseline / installed / converted | ratio | CPU s: baseline / installed / "
+        "converted | ratio |",
+        "|---|---|---|---|---|---|---|---|---|---|---|",
+    ]
+    for r in results:
+        c, w, u = r["counts"], r["wall"], r["cpu"]
+        rows.append(
+            f"| {r['project']} | {c['baseline']} | {c['installed']} | {c['converted']} | "
+            f"{c['control']} | {c['strict']} | {r['drifted_tests']} | "
+            f"{w['baseline']:.1f} / {w['installed']:.1f} / {w['converted']:.1f} | "
+            f"{w['installed'] / w['baseline']:.2f}x | "
+            f"{u['baseline']:.1f} / {u['installed']:.1f} / {u['converted']:.1f} | "
+            f"{u['installed'] / u['baseline']:.2f}x |"
+        )
+    return "\n".join(rows)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("projects", nargs="*", help=f"some of: {', '.join(PROJECTS)}")
+    parser.add_argument("--work", type=Path, default=Path("/tmp/llmcassette-real-projects"))
+    parser.add_argument("--reps", type=int, default=2)
+    parser.add_argument("--python", default=sys.executable, help="the venvs' interpreter")
+    parser.add_argument("--json", type=Path, help="write every result here")
+    args = parser.parse_args()
+    unknown = set(args.projects) - set(PROJECTS)
+    if unknown:
+        parser.error(f"unknown project(s): {', '.join(sorted(unknown))}")
+    args.work.mkdir(parents=True, exist_ok=True)
+    global PYTHON
+    PYTHON = args.python
+    head = run(["git", "-C", str(REPO), "rev-parse", "--short", "HEAD"]).stdout.strip()
+    llmcassette = args.work / f"llmcassette-{head}"
+    if not llmcassette.exists():
+        archive = run(["git", "-C", str(REPO), "archive", "--format=tar.gz",
+                       "-o", str(args.work / "head.tar.gz"), "HEAD"])  # fmt: skip
+        del archive
+        llmcassette.mkdir()
+        with tarfile.open(args.work / "head.tar.gz") as tar:
+            tar.extractall(llmcassette, filter="data")
+    results = []
+    for name in args.projects or list(PROJECTS):
+        print(f"{name} ...", file=sys.stderr, flush=True)
+        result = measure(PROJECTS[name], args.work, llmcassette, args.reps)
+        results.append(result)
+        print(json.dumps(result, indent=1), file=sys.stderr, flush=True)
+    print(f"llmcassette {head}, best of {args.reps}, counts passed/failed/skipped/error\n")
+    print(table(results))
+    if args.json:
+        args.json.write_text(json.dumps({"head": head, "results": results}, indent=1))
+
+
+if __name__ == "__main__":
+    main()
