@@ -9,7 +9,8 @@ A request made in an ``llmcassette.session`` replays only interactions recorded 
 session, and one made outside any session only interactions recorded outside any: each
 session has its own order of identical requests. Among identical unplayed ones, the recorded
 request sharing the most text with the incoming one goes first (``_preferred``): a follow-up
-goes on with the recorded conversation whose answers it carries.
+goes on with the recorded conversation whose answers it carries. Among those, one recorded
+by the client the live client is bound to (``clients``), then the earliest.
 """
 
 from __future__ import annotations
@@ -21,11 +22,13 @@ from typing import Any
 
 from vcr.record_mode import RecordMode
 
+from llmcassette._vcr import clients
+from llmcassette._vcr.clients import LiveClient
 from llmcassette._vcr.drift import legacy_replay
 from llmcassette.matching.index import RequestIndex, request_key
 from llmcassette.matching.matchers import LlmBody
 from llmcassette.sessions import current_session
-from llmcassette.transport.recorded import session_of
+from llmcassette.transport.recorded import client_of, session_of
 
 _INDEX_ATTRIBUTE = "_llmcassette_index"
 _MATCHER_ATTRIBUTE = "_llmcassette_body_matcher"
@@ -84,49 +87,44 @@ def _body_matcher(cassette: Any) -> LlmBody | None:
     return None
 
 
-def _preferred(cassette: Any, positions: list[int], label: str | None, request: Any) -> list[int]:
-    """``positions``, or only the unplayed one whose recorded request shares the most text
-    with ``request`` (the earliest of equals: recorded order) when two or more are unplayed;
-    the first ``_MOST_WEIGHED`` unplayed ones are weighed.
+def _preferred(
+    cassette: Any, positions: list[int], label: str | None, request: Any, bound: int | None
+) -> list[int]:
+    """``positions``, or only the one to play when two or more of them are unplayed: of the
+    first ``_MOST_WEIGHED`` unplayed ones, those whose recorded request shares the most text
+    with ``request``; of these, the first recorded by client ``bound``, else the earliest.
 
     Identical request keys can hide different requests: matching leaves out volatile values
     and ignored paths. A follow-up carries the answers its caller was served, word for word,
     so the recorded request sharing most of its text continues the recorded conversation
-    those answers came from. With ``allow_playback_repeats`` vcrpy plays the first match
-    again, and so does this.
+    those answers came from. Where the text does not choose, the live client's bound
+    recorded client does (``clients``), then recorded order. With ``allow_playback_repeats``
+    vcrpy plays the first match again, and so does this.
     """
     if len(positions) < 2 or cassette.allow_playback_repeats:
         return positions
     counts = cassette.play_counts
     data = cassette.data
-    first: int | None = None
-    incoming: frozenset[str] = frozenset()
-    texts: dict[int, frozenset[str]] = {}
-    best, best_shared = -1, -1
-    weighed = 1
+    unplayed: list[int] = []
     for position in positions:
-        if counts[position] or session_of(data[position][1]) != label:
-            continue
-        if first is None:
-            first = position  # alone, it is what the usual lookup plays: nothing to weigh
-            continue
-        if best < 0:  # a second unplayed one: now the texts are worth comparing
-            incoming = _texts(request.body)
-            if not incoming:
-                return positions
-            texts = cassette.__dict__.setdefault(_TEXTS_ATTRIBUTE, {})
-            best, best_shared = first, _shared(incoming, texts, data, first)
-            if best_shared == len(incoming):
-                break  # nothing can share more: the same request asked again, say
-        weighed += 1
-        if weighed > _MOST_WEIGHED:
-            break  # identical polls by the thousand: bounded work per request
-        shared = _shared(incoming, texts, data, position)
-        if shared > best_shared:
-            best, best_shared = position, shared
-            if shared == len(incoming):
-                break
-    return positions if best < 0 else [best]
+        if not counts[position] and session_of(data[position][1]) == label:
+            unplayed.append(position)
+            if len(unplayed) == _MOST_WEIGHED:
+                break  # identical polls by the thousand: bounded work per request
+    if len(unplayed) < 2:
+        return positions  # alone, it is what the usual lookup plays: nothing to weigh
+    best = unplayed
+    incoming = _texts(request.body)
+    if incoming:
+        texts = cassette.__dict__.setdefault(_TEXTS_ATTRIBUTE, {})
+        shared = [_shared(incoming, texts, data, position) for position in unplayed]
+        most = max(shared)
+        best = [position for position, count in zip(unplayed, shared, strict=True) if count == most]
+    if bound is not None:
+        for position in best:
+            if client_of(data[position][1]) == bound:
+                return [position]
+    return best[:1]
 
 
 def _shared(incoming: frozenset[str], texts: dict[int, frozenset[str]], data: Any, at: int) -> int:
@@ -156,8 +154,11 @@ def _texts(body: Any) -> frozenset[str]:
     return frozenset(found)
 
 
-def decide(cassette: Any, request: Any) -> Replay | Record | Refuse | None:
-    """``Replay(response)``, ``Record(request)``, ``Refuse()``, or ``None`` to let vcrpy decide."""
+def decide(
+    cassette: Any, request: Any, client: LiveClient | None = None
+) -> Replay | Record | Refuse | None:
+    """``Replay(response)``, ``Record(request)``, ``Refuse()``, or ``None`` to let vcrpy decide;
+    ``client`` is the live client sending ``request``, when known."""
     matcher = body_matcher(cassette)
     if matcher is None:
         return None
@@ -172,7 +173,9 @@ def decide(cassette: Any, request: Any) -> Replay | Record | Refuse | None:
             index = cassette.__dict__.get(_INDEX_ATTRIBUTE)
             if index is None:
                 index = cassette.__dict__[_INDEX_ATTRIBUTE] = RequestIndex(matcher.config)
-            positions = _preferred(cassette, index.positions(cassette, key), label, filtered)
+            bound = None if client is None else client.bound
+            positions = index.positions(cassette, key)
+            positions = _preferred(cassette, positions, label, filtered, bound)
             for position in positions:
                 count = cassette.play_counts[position]
                 recorded_request, response = cassette.data[position]
@@ -180,6 +183,7 @@ def decide(cassette: Any, request: Any) -> Replay | Record | Refuse | None:
                     if count == 0 and position < cassette._loaded_count:
                         cassette._played_interactions.append((recorded_request, response))
                     cassette.play_counts[position] += 1
+                    clients.played(client, client_of(response))
                     return Replay(response)
             # vcrpy recorded legacy cassettes without the body: played as vcrpy would.
             legacy = legacy_replay(cassette, filtered, _url_matchers(), matcher.config, label)

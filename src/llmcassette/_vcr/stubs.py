@@ -21,7 +21,7 @@ import warnings
 from collections.abc import Iterable, Iterator
 from typing import Any, ClassVar
 
-from llmcassette._vcr import compat, fault_plan, lookup, overlap
+from llmcassette._vcr import clients, compat, fault_plan, lookup, overlap
 from llmcassette._vcr.bridge import incoming_request
 from llmcassette._vcr.mismatch import RAISED, CassetteMismatch
 from llmcassette._vcr.persister import display_path
@@ -106,7 +106,9 @@ class InterceptedMethod(metaclass=_BindsLikeAFunction):
         raise CassetteMismatch.for_request(cls.cassette, vcr_request, call, cls.context)
 
     @classmethod
-    def _recorded_response(cls, vcr_request: Any) -> tuple[Any, Any]:
+    def _recorded_response(
+        cls, vcr_request: Any, client: clients.LiveClient | None = None
+    ) -> tuple[Any, Any]:
         """The recorded response to replay (or None to go to the network and record), and
         the request as the cassette will store it when the lookup already filtered it.
 
@@ -114,7 +116,7 @@ class InterceptedMethod(metaclass=_BindsLikeAFunction):
         recorded.
         """
         cassette = cls.cassette
-        decision = lookup.decide(cassette, vcr_request)
+        decision = lookup.decide(cassette, vcr_request, client)
         if isinstance(decision, lookup.Replay):
             return decision.response, None
         if isinstance(decision, lookup.Record):
@@ -128,10 +130,18 @@ class InterceptedMethod(metaclass=_BindsLikeAFunction):
         return None, None
 
     @classmethod
-    def _finisher(cls, vcr_request: Any, filtered: Any, response: Any, started: float) -> Any:
+    def _finisher(
+        cls,
+        vcr_request: Any,
+        filtered: Any,
+        response: Any,
+        started: float,
+        client: clients.LiveClient | None = None,
+    ) -> Any:
         cassette = cls.cassette
         headers_time = time.monotonic() - started
         session = current_session()  # of the caller: the stream may be read elsewhere
+        number = None if client is None else client.bound
         headers: dict[str, list[str]] = {}
         for name, value in _header_items(response.headers):
             headers.setdefault(name, []).append(value)
@@ -195,6 +205,7 @@ class InterceptedMethod(metaclass=_BindsLikeAFunction):
                     "response_extra": {"t": round(headers_time, 4)},
                     "end_extra": end_extra,
                     "session": session,
+                    "client": number,
                 },
             }
             if filtered is None:
@@ -206,7 +217,9 @@ class InterceptedMethod(metaclass=_BindsLikeAFunction):
         return finish
 
     @classmethod
-    def _lookup(cls, request: Any, body: bytes) -> tuple[Any, Any, Any, float, Any]:
+    def _lookup(
+        cls, request: Any, body: bytes, client: clients.LiveClient | None = None
+    ) -> tuple[Any, Any, Any, float, Any]:
         """Restore the read request body; the vcrpy request, the response to replay (or
         None to record), the request as it will be stored (when already filtered), how long
         to wait before replaying, and the fault answer (None when no fault is involved)."""
@@ -224,7 +237,7 @@ class InterceptedMethod(metaclass=_BindsLikeAFunction):
         if answer is not None and not answer.lookup:
             recorded = answer.response
         else:
-            recorded, filtered = cls._recorded_response(vcr_request)
+            recorded, filtered = cls._recorded_response(vcr_request, client)
             if recorded is None:
                 cls._no_fault_when_recording(answer)
                 return vcr_request, None, filtered, 0.0, None
@@ -275,10 +288,17 @@ class InterceptedMethod(metaclass=_BindsLikeAFunction):
 
     @classmethod
     def _pass_through(
-        cls, vcr_request: Any, filtered: Any, response: Any, started: float, *, is_async: bool
+        cls,
+        vcr_request: Any,
+        filtered: Any,
+        response: Any,
+        started: float,
+        client: clients.LiveClient | None = None,
+        *,
+        is_async: bool,
     ) -> Any:
         """Give the caller the live response, recording its stream as it is read."""
-        finish = cls._finisher(vcr_request, filtered, response, started)
+        finish = cls._finisher(vcr_request, filtered, response, started, client)
         response.stream = recording_stream(
             cls.library, response.stream, started, finish, is_async=is_async
         )
@@ -312,9 +332,10 @@ class InterceptedMethod(metaclass=_BindsLikeAFunction):
     @classmethod
     def handle(cls, transport: Any, request: Any) -> Any:
         body = b"".join(request.stream)
+        client = clients.live_client(cls.cassette, transport)  # each SDK client: a transport
         try:
             with _SHOWN_IN_REPORT:
-                vcr_request, recorded, filtered, delay, answer = cls._lookup(request, body)
+                vcr_request, recorded, filtered, delay, answer = cls._lookup(request, body, client)
         except CassetteMismatch as mismatch:
             return cls._answer_mismatch(request, mismatch)
         if recorded is not None or answer is not None:
@@ -324,7 +345,7 @@ class InterceptedMethod(metaclass=_BindsLikeAFunction):
                 return cls._replay(request, vcr_request, recorded, answer, is_async=False)
         started = time.monotonic()
         response = cls.original(transport, request)
-        return cls._pass_through(vcr_request, filtered, response, started, is_async=False)
+        return cls._pass_through(vcr_request, filtered, response, started, client, is_async=False)
 
 
 class AsyncInterceptedMethod(InterceptedMethod):
@@ -333,9 +354,10 @@ class AsyncInterceptedMethod(InterceptedMethod):
     @classmethod
     async def handle(cls, transport: Any, request: Any) -> Any:
         body = b"".join([part async for part in request.stream])
+        client = clients.live_client(cls.cassette, transport)
         try:
             with _SHOWN_IN_REPORT:
-                vcr_request, recorded, filtered, delay, answer = cls._lookup(request, body)
+                vcr_request, recorded, filtered, delay, answer = cls._lookup(request, body, client)
         except CassetteMismatch as mismatch:
             return cls._answer_mismatch(request, mismatch)
         if recorded is not None or answer is not None:
@@ -347,7 +369,7 @@ class AsyncInterceptedMethod(InterceptedMethod):
                 return cls._replay(request, vcr_request, recorded, answer, is_async=True)
         started = time.monotonic()
         response = await cls.original(transport, request)
-        return cls._pass_through(vcr_request, filtered, response, started, is_async=True)
+        return cls._pass_through(vcr_request, filtered, response, started, client, is_async=True)
 
 
 def _append_filtered(cassette: Any, filtered: Any, response: dict[str, Any]) -> None:

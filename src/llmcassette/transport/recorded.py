@@ -24,3 +24,10 @@ def session_of(response: Mapping[str, Any]) -> str | None:
     """The ``llmcassette.session`` label a recorded response's request was made in."""
     meta = response.get(META_KEY)
     return meta.get("session") if meta else None
+
+
+def client_of(response: Mapping[str, Any]) -> int | None:
+    """The number of the client that made a recorded response's request (first-call order
+    within its cassette), None when not known."""
+    meta = response.get(META_KEY)
+    return meta.get("client") if meta else None
