@@ -401,7 +401,7 @@ def pytest_runtest_call(item: pytest.Item) -> Generator[None, None, None]:
         from llmcassette._vcr.drift import unplayed_drift
 
         # What vcrpy left unplayed as well is drift, or (repeats) no unused call at all.
-        unused = unplayed_drift(cassette, unused)
+        unused = unplayed_drift(cassette, unused, _drift_setting(item.config, _options_of(item)))
     if unused is not None:
         item.stash[_UNUSED_RAISED] = unused
         raise unused

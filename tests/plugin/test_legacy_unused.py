@@ -113,3 +113,42 @@ def test_a_repeat_of_a_played_call_is_no_unused_call_even_when_strict(
     pytester.runpytest_subprocess(
         "--record-mode=none", "--llmcassette-drift=strict"
     ).assert_outcomes(passed=1)
+
+
+OWN_PERSISTER = """
+import pytest
+from vcr.persisters.filesystem import FilesystemPersister
+
+
+class ProjectPersister(FilesystemPersister):
+    pass
+
+
+@pytest.fixture(scope="session")
+def vcr_config():
+    return {"serializer": "yaml"}
+
+
+def pytest_recording_configure(config, vcr):
+    vcr.register_persister(ProjectPersister)
+"""
+
+
+def test_a_cassette_read_by_the_projects_own_persister_is_treated_as_vcrpys(
+    pytester: pytest.Pytester, echo: EchoServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # langchain's suites register their own persister and serializer: llmcassette cannot
+    # tell who recorded those cassettes, and vcrpy did not fail on unplayed interactions.
+    pytester.makeconftest(OWN_PERSISTER)
+    write_test(pytester)
+    cassette = record_legacy(pytester, echo, monkeypatch, "one,two")
+    monkeypatch.setenv("PROMPTS", "one")
+
+    warned = pytester.runpytest_subprocess("--record-mode=none")
+    warned.assert_outcomes(passed=1)
+    warned.stdout.fnmatch_lines(
+        [f"*{cassette}: legacy cassette drift: interaction #2: recorded POST /echo model=m*"]
+    )
+    strict = pytester.runpytest_subprocess("--record-mode=none", "--llmcassette-drift=strict")
+    strict.assert_outcomes(failed=1)
+    strict.stdout.fnmatch_lines(["E     #2: POST /echo model=m 'two'"])

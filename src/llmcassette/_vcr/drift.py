@@ -19,7 +19,7 @@ from typing import Any
 
 from vcr.matchers import requests_match
 
-from llmcassette._vcr.persister import LEGACY_ATTRIBUTE
+from llmcassette._vcr.persister import LEGACY_ATTRIBUTE, Persister
 from llmcassette.errors import LegacyCassetteDriftWarning, UnusedInteractionsError
 from llmcassette.matching.jsondiff import shorten_pair
 from llmcassette.matching.normalize import MatchConfig
@@ -83,18 +83,23 @@ def _emit(warning: LegacyCassetteDriftWarning) -> None:
     warnings.warn(warning, stacklevel=3)
 
 
-def unplayed_drift(cassette: Any, error: UnusedInteractionsError) -> UnusedInteractionsError | None:
+def unplayed_drift(
+    cassette: Any, error: UnusedInteractionsError, mode: str | None = None
+) -> UnusedInteractionsError | None:
     """``error`` (``check_unused``'s, for a cassette without overrides) without what vcrpy
     would have left unplayed too; None when nothing is left.
 
     Under ``allow_playback_repeats`` an interaction matching an earlier one that played can
     never play (vcrpy and the lookup answer with the first), so it is no unused call in any
     mode. Of a legacy cassette, each other unplayed interaction is drift: an LC304 warning
-    (``"warn"``), nothing (``"off"``); ``"strict"`` keeps it in the error.
+    (``"warn"``), nothing (``"off"``); ``"strict"`` keeps it in the error. So is one of a
+    cassette a persister of the project's own read (llmcassette's would have said whether
+    vcrpy recorded it): ``mode`` is the test's drift setting, which that persister lacks.
     """
     if error.unused_faults or not error.unused:
         return error
-    mode = drift_mode(cassette)
+    own_persister = not isinstance(getattr(cassette, "_persister", None), Persister)
+    mode = mode if own_persister and mode is not None else drift_mode(cassette)
     left: list[tuple[tuple[int, str, str], str]] = []
     for entry, described in zip(error.unused, error.described, strict=True):
         index = entry[0] - 1
@@ -102,6 +107,8 @@ def unplayed_drift(cassette: Any, error: UnusedInteractionsError) -> UnusedInter
         if cassette.allow_playback_repeats and _shadowed(cassette, index):
             continue
         file = getattr(request, LEGACY_ATTRIBUTE, None)
+        if file is None and own_persister:
+            file = error.path
         if file is None or mode == "strict":
             left.append((entry, described))
         elif mode == "warn":
