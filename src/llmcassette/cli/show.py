@@ -18,7 +18,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from llmcassette.cassette import events
+from llmcassette.cassette import events, eventstream
 from llmcassette.cassette.jsonl import Interaction
 from llmcassette.sessions import NO_SESSION
 
@@ -65,6 +65,8 @@ def event_payloads(item: Interaction) -> list[tuple[str | None, Any]]:
     """The events of a streamed response as ``(event name, parsed data)``; [] for a body."""
     if item.stream is None:
         return []
+    if item.stream == eventstream.KIND:  # Bedrock frames, as boto3 hands them to its caller
+        return eventstream.payloads(item.response_body)
     return events.payloads(item.stream, item.response_body.decode("utf-8", "replace"))
 
 

@@ -219,7 +219,8 @@ def _sse_data(event: bytes) -> JsonObject | None:
 
 def _chunk(data: JsonObject) -> bytes:
     inner = compact(data).encode("utf-8")
-    return _frame("chunk", {"bytes": base64.b64encode(inner).decode("ascii")})
+    encoded = base64.b64encode(inner).decode("ascii")
+    return _frame("chunk", {"bytes": encoded, "p": _padding(len(inner))})
 
 
 def invoke(req: Incoming, model: str, *, streamed: bool) -> Reply:

@@ -4,7 +4,9 @@ A provider ends each kind of stream with a terminator: ``data: [DONE]`` for Open
 Completions, ``message_stop`` for Anthropic Messages, ``response.completed`` (or
 ``.failed`` / ``.incomplete``) for the Responses API, ``message-end`` for Cohere v2 chat,
 a last chunk with a ``finishReason`` for Gemini, an object with ``"done": true`` for NDJSON
-streams. OpenAI-style providers (Azure, Mistral, Groq, DeepSeek, OpenRouter) end as OpenAI. A stream of a known kind without it was cut short, even if the connection
+streams; a Bedrock ConverseStream (AWS event-stream frames) ends with ``messageStop`` then
+``metadata``, an InvokeModelWithResponseStream with the chunk holding ``message_stop``, and
+either with an exception frame. OpenAI-style providers (Azure, Mistral, Groq, DeepSeek, OpenRouter) end as OpenAI. A stream of a known kind without it was cut short, even if the connection
 closed cleanly; streams of unknown kinds are not judged.
 """
 
@@ -12,13 +14,16 @@ from __future__ import annotations
 
 from typing import Any
 
-from llmcassette.cassette import events
+from llmcassette import _eventstream as wire
+from llmcassette.cassette import events, eventstream
 
 RESPONSES_ENDINGS = frozenset({"response.completed", "response.failed", "response.incomplete"})
 
 
 def missing_terminator(kind: str | None, body: bytes) -> str | None:
     """Why a recorded stream looks cut off, or None when it ended properly (or is unknown)."""
+    if kind == eventstream.KIND:
+        return bedrock_verdict(body)
     verdict = judge(kind, events.split_body(kind, body))
     return verdict if isinstance(verdict, str) else None
 
@@ -110,3 +115,27 @@ def _ndjson(first: Any, last: Any) -> bool | str | None:
     if isinstance(last, dict) and last.get("done") is True:
         return True
     return 'an NDJSON stream whose last object is not `"done": true`'
+
+
+def bedrock_verdict(body: bytes) -> str | None:
+    """Why a Bedrock event stream looks cut off, or None when it ended properly (or is not
+    a Converse or InvokeModel stream)."""
+    pieces = wire.split_frames(body)
+    if not pieces:
+        return None
+    try:
+        last = wire.decode_frame(pieces[-1])
+    except wire.EventStreamError:
+        return "a Bedrock event stream whose last frame is cut off"
+    if last.header(":message-type") == "exception":
+        return None  # the service ended the stream with an error: it is complete
+    names = [eventstream.payload_of(eventstream.encode_frame(piece))[0] for piece in pieces]
+    if "messageStart" in names:
+        if names[-2:] == ["messageStop", "metadata"]:
+            return None
+        return "a Bedrock ConverseStream that ended without `messageStop` and `metadata`"
+    if "message_start" in names:  # InvokeModel chunks holding Anthropic events
+        if "message_stop" in names or "error" in names:
+            return None
+        return "a Bedrock InvokeModel stream that ended without `message_stop`"
+    return None

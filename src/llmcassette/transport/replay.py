@@ -15,7 +15,8 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-from llmcassette.cassette import events
+from llmcassette import _eventstream as wire
+from llmcassette.cassette import events, eventstream
 from llmcassette.errors import IncompleteStreamError, IncompleteStreamWarning
 from llmcassette.transport import integrity
 from llmcassette.transport.pace import Pace
@@ -56,6 +57,10 @@ def event_pieces(response: Mapping[str, Any]) -> tuple[list[bytes], list[float] 
     kind = meta.get("stream")
     if kind is None:
         return [body], None
+    if kind == eventstream.KIND:  # Bedrock: one binary frame per chunk, as it was sent
+        frames = wire.split_frames(body)
+        times = event_times_of(meta)
+        return frames, times if times is not None and len(times) == len(frames) else None
     try:
         texts = events.split_events(kind, body.decode("utf-8"))
     except UnicodeDecodeError:
