@@ -264,6 +264,12 @@ def outcomes(junit: Path) -> tuple[dict[str, str], dict[str, str]]:
     return found, messages
 
 
+def junit_id(nodeid: str) -> str:
+    """``tests/a.py::Class::test`` as junit names it: ``tests.a.Class::test``."""
+    *scope, name = nodeid.split("::")
+    return ".".join([scope[0].removesuffix(".py").replace("/", "."), *scope[1:]]) + "::" + name
+
+
 def counts(result: dict) -> str:
     values = list(result["outcomes"].values())
     return "/".join(str(values.count(kind)) for kind in ("passed", "failed", "skipped", "error"))
@@ -311,7 +317,7 @@ def measure(project: Project, work: Path, llmcassette: Path, reps: int) -> dict:
     best = {kind: min(results, key=lambda r: r["wall"]) for kind, results in runs.items()}
     baseline = best["baseline"]["outcomes"]
     summary = drift_summary(best["installed"]["output"])
-    drifted = sorted(line.strip().split(": ", 1)[0] for line in summary[1:])
+    drifted = {junit_id(line.strip().split(": ", 1)[0]) for line in summary[1:]}
     strict_failed = sorted(t for t, o in strict["outcomes"].items() if o in ("failed", "error"))
     newly_failed = [t for t in strict_failed if baseline.get(t) == "passed"]
     return {
@@ -341,6 +347,9 @@ def measure(project: Project, work: Path, llmcassette: Path, reps: int) -> dict:
         "drift_summary": summary,
         "drift_values": drift_values(best["installed"]["output"]),
         "drifted_tests": len(drifted),
+        # Strict must fail each drifted test, and nothing else that passed with warn.
+        "drifted_passing_strict": sorted(drifted - set(strict_failed)),
+        "strict_failing_undrifted": sorted(set(newly_failed) - drifted),
         "strict_newly_failed": newly_failed,
         # Each test that fails under strict only: does the output name its drifted path?
         "strict_without_path": [
