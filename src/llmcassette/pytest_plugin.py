@@ -394,14 +394,10 @@ def pytest_runtest_call(item: pytest.Item) -> Generator[None, None, None]:
     result = yield  # a test that failed already raises here, and is not checked further
     if cassette is None or _options_of(item).get("allow_unused", False):
         return result
-    from llmcassette._vcr.fault_plan import check_unused, plan_of
+    from llmcassette._vcr.unused import unused_error
 
-    unused = check_unused(cassette)
-    if unused is not None and plan_of(cassette) is None:
-        from llmcassette._vcr.drift import unplayed_drift
-
-        # What vcrpy left unplayed as well is drift, or (repeats) no unused call at all.
-        unused = unplayed_drift(cassette, unused, _drift_setting(item.config, _options_of(item)))
+    # What vcrpy left unplayed as well is drift, or (repeats) no unused call at all.
+    unused = unused_error(cassette, _drift_setting(item.config, _options_of(item)))
     if unused is not None:
         item.stash[_UNUSED_RAISED] = unused
         raise unused

@@ -12,6 +12,7 @@ import pytest
 import vcr
 
 import llmcassette
+from llmcassette import LegacyCassetteDriftWarning
 from llmcassette.testing import LocalProvider
 
 PROMPT = {"model": "m", "messages": [{"role": "user", "content": "ping"}]}
@@ -238,3 +239,31 @@ def test_unplayed_interactions_are_counted_per_session(
         "by session: agent-a: 0 of 1 not played; agent-b: 1 of 1 not played; "
         "(no session): 1 of 1 not played" in str(caught.value)
     )
+
+
+def test_what_a_vcrpy_cassette_leaves_unplayed_is_drift_unless_strict(
+    tmp_path: Path, provider: LocalProvider
+) -> None:
+    # vcrpy never failed a block for what it left unplayed: use_cassette follows the
+    # pytest plugin's rule (an LC304 warning; ``drift="strict"`` fails, naming the YAML).
+    path, chat = tmp_path / "three.yaml", "/v1/chat/completions"
+    with vcr.VCR(record_mode="once").use_cassette(str(path)):
+        for number in (1, 2, 3):
+            ask_about(provider.url, f"question {number}")
+    provider.stop()
+    with (
+        pytest.warns(llmcassette.LegacyCassetteDriftWarning) as warned,
+        llmcassette.use_cassette(path, record_mode="none"),
+    ):
+        ask_about(provider.url, "question 1")
+    drifts = [w.message for w in warned if isinstance(w.message, LegacyCassetteDriftWarning)]
+    assert [(d.file, d.path, d.recorded, d.incoming) for d in drifts] == [
+        (str(path), f"interaction #{n}", f"POST {chat} model=m 'question {n}'", "(not requested)")
+        for n in (2, 3)
+    ]
+    with (
+        pytest.raises(llmcassette.UnusedInteractionsError) as caught,
+        llmcassette.use_cassette(path, record_mode="none", drift="strict"),
+    ):
+        ask_about(provider.url, "question 1")
+    assert f"2 of the 3 interactions recorded in {path}" in str(caught.value)

@@ -76,10 +76,11 @@ def test_an_unplayed_legacy_interaction_is_drift_and_strict_fails_it(
     strict.assert_outcomes(failed=1)
     strict.stdout.fnmatch_lines(
         [
-            "UnusedInteractionsError: 1 of the 2 interactions recorded in *test_asks.*",
+            f"UnusedInteractionsError: 1 of the 2 interactions recorded in {cassette}*",
             "E     #2: POST /echo model=m 'two'",
         ]
     )
+    assert "test_asks.jsonl" not in strict.stdout.str()  # the file read is the YAML one
 
     off = pytester.runpytest_subprocess("--record-mode=none", "--llmcassette-drift=off")
     off.assert_outcomes(passed=1)

@@ -9,7 +9,8 @@ from typing import Any
 
 from vcr.cassette import Cassette, CassetteContextDecorator
 
-from llmcassette._vcr.fault_plan import check_unused
+from llmcassette._vcr.drift import unplayed_drift
+from llmcassette._vcr.fault_plan import check_unused, plan_of
 from llmcassette._vcr.stubs import REFUSED
 from llmcassette.errors import UnusedInteractionsError
 from llmcassette.sessions import NO_SESSION
@@ -64,9 +65,14 @@ def _getter(my_vcr: Any, allow_unused: bool, options: dict[str, Any]) -> Any:
     return merged
 
 
-def unused_error(cassette: Any) -> UnusedInteractionsError | None:
-    """``check_unused``'s error, with the counts per session when the cassette has sessions."""
+def unused_error(cassette: Any, drift: str | None = None) -> UnusedInteractionsError | None:
+    """``check_unused``'s error, without what vcrpy would have left unplayed too
+    (``unplayed_drift``, under the ``drift`` setting, default the cassette's), with the
+    counts per session when the cassette has sessions. The pytest plugin and
+    ``use_cassette`` apply this one rule."""
     error = check_unused(cassette)
+    if error is not None and plan_of(cassette) is None:
+        error = unplayed_drift(cassette, error, drift)
     if error is None or not error.unused or error.unused_faults:
         return error
     own = cassette.data[: error.total]
