@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import warnings
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -267,3 +268,27 @@ def test_what_a_vcrpy_cassette_leaves_unplayed_is_drift_unless_strict(
     ):
         ask_about(provider.url, "question 1")
     assert f"2 of the 3 interactions recorded in {path}" in str(caught.value)
+
+
+def test_a_vcrpy_cassette_plays_in_vcrpys_order_even_when_a_later_copy_has_the_body(
+    tmp_path: Path, provider: LocalProvider
+) -> None:
+    # Found in traceloop's openai suite: a later recorded copy equal in body (there a
+    # recorded 400) went before the first copy matching on vcrpy's match_on, which vcrpy
+    # plays. The body is only checked (drift); strict matches it as llmcassette does.
+    path = tmp_path / "two.yaml"
+    with vcr.VCR(record_mode="once").use_cassette(str(path)):
+        recorded = [ask_about(provider.url, f"question {n}") for n in (1, 2)]
+    provider.stop()
+    assert recorded[0] != recorded[1]
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        with llmcassette.use_cassette(path, record_mode="none"):
+            answers = [ask_about(provider.url, "question 2") for _ in range(2)]
+    assert answers == recorded
+    drifts = [w.message for w in caught if isinstance(w.message, LegacyCassetteDriftWarning)]
+    assert [(d.path, d.recorded, d.incoming) for d in drifts] == [
+        ("body.messages[0].content", "'question 1'", "'question 2'")
+    ]
+    with llmcassette.use_cassette(path, record_mode="none", drift="strict", allow_unused=True):
+        assert ask_about(provider.url, "question 2") == recorded[1]

@@ -24,7 +24,8 @@ from vcr.record_mode import RecordMode
 
 from llmcassette._vcr import clients
 from llmcassette._vcr.clients import LiveClient
-from llmcassette._vcr.drift import legacy_replay
+from llmcassette._vcr.drift import drift_mode, legacy_replay
+from llmcassette._vcr.persister import is_legacy
 from llmcassette.matching.index import RequestIndex, request_key
 from llmcassette.matching.matchers import LlmBody
 from llmcassette.sessions import current_session
@@ -175,6 +176,11 @@ def decide(
                 index = cassette.__dict__[_INDEX_ATTRIBUTE] = RequestIndex(matcher.config)
             bound = None if client is None else client.bound
             positions = index.positions(cassette, key)
+            if drift_mode(cassette) != "strict":
+                # A vcrpy cassette plays in vcrpy's order (``legacy_replay`` below), its
+                # bodies only checked: a later copy equal in body must not go first.
+                data = cassette.data
+                positions = [p for p in positions if not is_legacy(data[p][0])]
             positions = _preferred(cassette, positions, label, filtered, bound)
             for position in positions:
                 count = cassette.play_counts[position]

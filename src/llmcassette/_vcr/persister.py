@@ -486,6 +486,11 @@ class Persister:
 LEGACY_ATTRIBUTE = "llmcassette_legacy_file"
 
 
+def is_legacy(request: Any) -> bool:
+    """Whether ``request`` was loaded from a vcrpy cassette (or one converted from it)."""
+    return getattr(request, LEGACY_ATTRIBUTE, None) is not None
+
+
 def mark_legacy(requests: list[Any], file: str) -> None:
     """Note that ``requests`` were recorded by vcrpy, which never compared bodies."""
     for request in requests:
