@@ -45,7 +45,9 @@ def code_owners() -> dict[str, str]:
     for cls in error_classes(LlmCassetteWarning)[1:]:
         # A warning with an error's code is its milder form; any other code is its own.
         if cls.code not in errors:
-            assert cls.code not in owners, f"{cls.code} of {cls.__qualname__} and {owners[cls.code]}"
+            assert cls.code not in owners, (
+                f"{cls.code} of {cls.__qualname__} and {owners[cls.code]}"
+            )
             owners[cls.code] = cls.__qualname__
     for code in output.CODES:
         assert code not in owners, f"{code} of llmcassette.cli.output and {owners[code]}"
