@@ -39,23 +39,34 @@ DOCS_DEPS = ["mkdocs>=1.6", "mkdocs-material>=9.6"]
 CLIENT_SETS: dict[str, list[str]] = {
     # openai 2.x on httpx, with litellm and langchain-openai on top of it.
     "openai2": ["openai>=2.54,<3", "litellm>=1.110", "langchain-openai>=1.7"],
-    # litellm and langchain on the current openai SDK (httpx2) and anthropic SDK.
+    # litellm, langchain and pydantic-ai on the current openai SDK (httpx2) and anthropic SDK,
+    # and for Gemini (#20). pydantic-ai-slim 2.68's google extra holds google-genai below 3.
     "frameworks": [
         "openai>=3.50",
         "litellm>=1.110",
         "langchain-openai>=1.7",
         "langchain-anthropic>=1.7",
+        "langchain-google-genai>=4.4",
+        "pydantic-ai-slim[openai,anthropic,google]>=2.68",
     ],
-    # Provider SDKs recorded against the local provider (Gemini, Ollama, Groq, Mistral, Cohere; #20).
-    # Lower bounds are the versions tested (mistralai 3 moved Mistral to mistralai.client).
-    "providers": ["google-genai>=3.6", "ollama>=0.6", "mistralai>=3.7", "groq>=1.7", "cohere>=7.3"],
+    # Provider SDKs recorded against the local provider (Gemini, Ollama, Groq, Mistral, Cohere,
+    # Bedrock through boto3; #20). Lower bounds are the versions tested (mistralai 3 moved
+    # Mistral to mistralai.client).
+    "providers": [
+        "google-genai>=3.6",
+        "ollama>=0.6",
+        "mistralai>=3.7",
+        "groq>=1.7",
+        "cohere>=7.3",
+        "boto3>=1.44.8",
+    ],
 }
 # Client sets that run only some of tests/clients (the providers set has no openai SDK, which
 # the framework modules import).
 CLIENT_TESTS: dict[str, list[str]] = {
     "providers": [
         f"tests/clients/test_{name}.py"
-        for name in ("gemini", "ollama", "groq", "mistral", "cohere")
+        for name in ("gemini", "ollama", "groq", "mistral", "cohere", "bedrock")
     ],
 }
 
@@ -116,7 +127,7 @@ def tests(session: nox.Session, clients: str) -> None:
         session.run("python", "-m", "tests.docs._recipes", recipe, env=_test_env(session))
         return
     if clients == "current":
-        session.install("-e", ".[brotli,zstd]", *TEST_DEPS)
+        session.install("-e", ".[brotli,zstd,progress]", *TEST_DEPS)
         parallel = ["-n", "auto", "--dist", "worksteal"]
         session.run("pytest", *parallel, *session.posargs, env=_test_env(session))
         return
@@ -158,14 +169,14 @@ def record(session: nox.Session) -> None:
     """Re-record the project's example cassettes in cassettes/ against the bundled provider."""
     # The same packages as `tests`: httpx advertises the encodings it can decode, so a
     # different set would change every recorded request's accept-encoding header.
-    session.install("-e", ".[brotli,zstd]", *TEST_DEPS)
+    session.install("-e", ".[brotli,zstd,progress]", *TEST_DEPS)
     session.run("pytest", "tests/examples", "--record-mode=rewrite", *session.posargs)
 
 
 @nox.session
 def rerecord(session: nox.Session) -> None:
     """Re-record only the example cassettes that are missing, stale, expired or outdated."""
-    session.install("-e", ".[brotli,zstd]", *TEST_DEPS)
+    session.install("-e", ".[brotli,zstd,progress]", *TEST_DEPS)
     session.run("python", "-m", "llmcassette.workflow", "tests/examples", *session.posargs)
 
 

@@ -27,6 +27,11 @@ NOT_YET_IN_THE_TREE = {
     "llmcassette.cassette.jsontext._NoConstants",
     "llmcassette.cassette.migrations.MissingMigrationError",
 }
+# Internal exceptions that never reach a caller: the event-stream codec, which the local
+# provider shares and which therefore imports nothing of the package, raises a ValueError
+# that the cassette reader turns into a CassetteFormatError naming the line, and that
+# integrity and the recorder catch (a frame kept as base64).
+INTERNAL = {"llmcassette._eventstream.EventStreamError"}
 
 
 def modules() -> Iterator[ModuleType]:
@@ -73,7 +78,7 @@ def test_every_exception_derives_from_llmcassette_error() -> None:
         and not issubclass(cls, Warning)
         and not issubclass(cls, errors.LlmCassetteError)
     }
-    assert outside - NOT_YET_IN_THE_TREE == set()
+    assert outside - NOT_YET_IN_THE_TREE - INTERNAL == set()
 
 
 def test_the_walk_finds_the_classes_it_should() -> None:
