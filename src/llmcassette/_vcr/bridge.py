@@ -3,8 +3,8 @@
 vcrpy hands persisters and serializers a ``vcr.request.Request`` and a response dict
 (``{"status": {"code", "message"}, "headers": {name: [values]}, "body": {"string": ...}}``).
 llmcassette keeps what vcrpy has no field for (stream kind, event timing, end-line
-metadata, the request's session label) under the response dict's ``"llmcassette"`` key,
-which vcrpy carries along untouched.
+metadata, the request's session label and client number) under the response dict's
+``"llmcassette"`` key, which vcrpy carries along untouched.
 """
 
 from __future__ import annotations
@@ -41,8 +41,15 @@ def _as_bytes(body: Any) -> bytes | None:
 def _headers(raw: Mapping[str, Any]) -> Headers:
     out: Headers = {}
     for name, value in raw.items():
-        out[name] = [value] if isinstance(value, str) else list(map(str, value))
+        if isinstance(value, (bytes, bytearray)):  # botocore sends some header values as bytes
+            out[name] = [bytes(value).decode("latin-1")]
+        else:
+            out[name] = [value] if isinstance(value, str) else list(map(_text, value))
     return out
+
+
+def _text(value: Any) -> str:
+    return bytes(value).decode("latin-1") if isinstance(value, (bytes, bytearray)) else str(value)
 
 
 def from_vcr(request: Any, response: Mapping[str, Any]) -> Interaction:
@@ -69,6 +76,7 @@ def from_vcr(request: Any, response: Mapping[str, Any]) -> Interaction:
         response_extra=dict(meta.get("response_extra") or {}),
         end_extra=dict(meta.get("end_extra") or {}),
         session=meta.get("session"),
+        client=meta.get("client"),
     )
 
 
@@ -140,6 +148,7 @@ def to_vcr(item: Interaction) -> tuple[Request, dict[str, Any]]:
                 "response_extra": item.response_extra,
                 "end_extra": item.end_extra,
                 "session": item.session,
+                "client": item.client,
             },
         }
     )

@@ -21,10 +21,10 @@ import math
 import os
 import re
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
-from llmcassette.cassette import bodies, events, jsontext, lines
+from llmcassette.cassette import bodies, events, eventstream, jsontext, lines
 from llmcassette.cassette.compression import decode_content
 from llmcassette.cassette.migrations import (
     FIRST_RELEASE_WITH_VERSION,
@@ -69,6 +69,9 @@ class Interaction:
     request_redacted: bool = False
     # The ``llmcassette.session`` label the request was made in (``"parent/child"``), if any.
     session: str | None = None
+    # Which client object sent the request, numbered in first-call order (1, 2, ...) within
+    # one use of the cassette; None when unknown. Written only when it tells clients apart.
+    client: int | None = None
 
 
 @dataclass
@@ -156,18 +159,26 @@ class _Records:
         }
         if item.session is not None:
             request["session"] = item.session
+        if item.client is not None:
+            request["client"] = item.client
         body_bytes, response_headers = decode_content(item.response_body, item.response_headers)
         kind = events.stream_kind(_content_type(response_headers))
+        if kind is None and eventstream.is_eventstream(_content_type(response_headers)):
+            kind = eventstream.KIND
         response: dict[str, Any] = {
             "type": "response",
             "status": item.status,
             "reason": item.reason,
             "headers": _headers_out(response_headers),
         }
-        text = _stream_text(body_bytes) if kind else None
+        text = _stream_text(body_bytes) if kind and kind != eventstream.KIND else None
         event_records: list[dict[str, Any]] = []
         compact_data: list[str | None] = []
-        if kind and text is not None:
+        if kind == eventstream.KIND:  # binary frames: one record each, payloads decoded
+            event_records = eventstream.encode_records(body_bytes)
+            compact_data = [None] * len(event_records)
+            response["body"] = {"stream": kind}
+        elif kind and text is not None:
             event_records = events.encode_events(kind, text, compact_data)
             response["body"] = {"stream": kind}
         else:
@@ -219,7 +230,7 @@ def write(
             records = _Records.of(old, redaction)
             reusable.setdefault(tuple(records.lines(with_timing=False)), []).append(records.lines())
     out = [lines.dump(cassette.header)]
-    for item in cassette.interactions:
+    for item in _numbered_clients(cassette.interactions):
         records = _Records.of(item, redaction)
         if reusable:
             candidates = reusable.get(tuple(records.lines(with_timing=False)))
@@ -228,6 +239,18 @@ def write(
                 continue
         out.extend(records.lines())
     return "\n".join(out) + "\n"
+
+
+def _numbered_clients(items: list[Interaction]) -> list[Interaction]:
+    """``items``, without client numbers unless they name two or more clients.
+
+    The number only tells clients apart at replay: one client's number says nothing, and
+    leaving it out keeps the lines of a one-client cassette as they were before numbers.
+    """
+    numbers = {item.client for item in items if item.client is not None}
+    if len(numbers) >= 2 or not numbers:
+        return items
+    return [replace(item, client=None) if item.client is not None else item for item in items]
 
 
 # ---------------------------------------------------------------- reading
@@ -357,6 +380,8 @@ def _event_bytes(path: str, number: int, kind: str, record: dict[str, Any]) -> b
         raise _fail(path, number, "event line: field 'raw' must be a string")
     _check_seconds(path, number, "event", record)
     try:
+        if kind == eventstream.KIND:
+            return eventstream.render_frame(record)
         events.check_fields(kind, record)
         return bodies.decode_event(kind, record)
     except bodies.DecodeErrors as error:
@@ -569,9 +594,11 @@ def _unexpected(path: str, line: Line, wanted: str) -> CassetteFormatError:
 def _start_interaction(path: str, request: Line, response: Line) -> Interaction:
     body = response.record.get("body")
     stream = body.get("stream") if isinstance(body, dict) else None
-    if stream is not None and stream not in (events.SSE, events.NDJSON):
+    if stream is not None and stream not in (events.SSE, events.NDJSON, eventstream.KIND):
         raise _fail(
-            path, response.number, f"unknown stream kind {stream!r}; expected 'sse' or 'ndjson'"
+            path,
+            response.number,
+            f"unknown stream kind {stream!r}; expected 'sse', 'ndjson' or 'eventstream'",
         )
     reason = response.record.get("reason", "")
     if not isinstance(reason, str):
@@ -593,6 +620,14 @@ def _start_interaction(path: str, request: Line, response: Line) -> Interaction:
             request.number,
             f"request line: field 'session' must be a non-empty string, it is {shown}",
         )
+    client = request.record.get("client")
+    if client is not None and (type(client) is not int or client < 1):
+        shown = repr(client) if len(repr(client)) <= 40 else f"a {type(client).__name__}"
+        raise _fail(
+            path,
+            request.number,
+            f"request line: field 'client' must be a whole number from 1, it is {shown}",
+        )
     return Interaction(
         method=_field(path, request, "method", str),
         uri=_field(path, request, "uri", str),
@@ -610,6 +645,7 @@ def _start_interaction(path: str, request: Line, response: Line) -> Interaction:
         },
         line=request.number,
         session=session,
+        client=client,
     )
 
 
