@@ -8,23 +8,11 @@ import json
 import zlib
 
 import pytest
+from _eventstream_frames import EVENT
+from _eventstream_frames import chunk as _chunk
 
 from llmcassette import _eventstream as wire
 from llmcassette.cassette import eventstream
-
-EVENT = wire.string_headers(
-    [(":event-type", "contentBlockDelta"), (":content-type", "application/json"),
-     (":message-type", "event")]
-)  # fmt: skip
-CHUNK = wire.string_headers(
-    [(":event-type", "chunk"), (":content-type", "application/json"), (":message-type", "event")]
-)
-
-
-def _chunk(inner: bytes, spaced: bool = False) -> bytes:
-    value = base64.b64encode(inner).decode()
-    payload = json.dumps({"bytes": value, "p": "abc"}, separators=None if spaced else (",", ":"))
-    return wire.encode_frame(CHUNK, payload.encode())
 
 
 def test_frame_layout_and_crcs() -> None:

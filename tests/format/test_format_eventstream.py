@@ -7,24 +7,12 @@ import base64
 import json
 
 import pytest
+from _eventstream_frames import EVENT
+from _eventstream_frames import chunk as _chunk
 
 from llmcassette import _eventstream as wire
 from llmcassette.cassette import jsonl
 from llmcassette.cassette.jsonl import Cassette, Interaction
-
-EVENT = wire.string_headers(
-    [(":event-type", "contentBlockDelta"), (":content-type", "application/json"),
-     (":message-type", "event")]
-)  # fmt: skip
-CHUNK = wire.string_headers(
-    [(":event-type", "chunk"), (":content-type", "application/json"), (":message-type", "event")]
-)
-
-
-def _chunk(inner: bytes, spaced: bool = False) -> bytes:
-    value = base64.b64encode(inner).decode()
-    payload = json.dumps({"bytes": value, "p": "abc"}, separators=None if spaced else (",", ":"))
-    return wire.encode_frame(CHUNK, payload.encode())
 
 
 def test_a_cassette_stores_one_line_per_frame_and_rebuilds_the_body(tmp_path: object) -> None:
