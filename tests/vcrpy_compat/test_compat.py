@@ -47,3 +47,25 @@ def test_saved_names_follow_vcrpys_spelling() -> None:
     for library in compat.CLIENT_LIBRARIES:
         for class_name, method, _ in compat.TRANSPORT_METHODS:
             assert callable(compat.saved_original(library, class_name, method))
+
+
+def test_vcrpy_is_told_to_skip_the_patchers_of_libraries_not_installed(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """vcrpy would try (and fail) to import each of them on every cassette it enters."""
+    import importlib.util
+
+    import llmcassette
+
+    installed = {
+        group for group in compat._PATCHED_MODULES if group not in compat.absent_patchers()
+    }
+    for group, module in compat._PATCHED_MODULES.items():
+        assert (group in installed) == (importlib.util.find_spec(module) is not None)
+    assert {"requests", "urllib3", "aiohttp"} <= installed  # the suite's own clients
+
+    monkeypatch.setattr(compat, "installed", lambda module: module != "tornado")
+    my_vcr = llmcassette.configure(vcr.VCR())
+    if compat.skips_patchers():
+        assert "tornado" in my_vcr.skip_patchers
+        assert "requests" not in my_vcr.skip_patchers

@@ -128,6 +128,35 @@ def check() -> None:
         raise IncompatibleVcrpyError(version, absent, lowest)
 
 
+# vcrpy's patcher groups (``skip_patchers`` names) for other libraries, and the module each
+# one needs.
+_PATCHED_MODULES = {
+    "requests": "requests",
+    "boto3": "botocore",
+    "urllib3": "urllib3",
+    "httplib2": "httplib2",
+    "tornado": "tornado",
+    "aiohttp": "aiohttp",
+}
+
+
+@functools.cache
+def installed(module: str) -> bool:
+    """Whether ``module`` can be imported, looked up once per process."""
+    return importlib.util.find_spec(module) is not None
+
+
+def absent_patchers() -> tuple[str, ...]:
+    """vcrpy's patcher groups whose library is not installed.
+
+    vcrpy tries to import each library on every cassette it enters, and an import that
+    fails searches ``sys.path`` again each time: about a millisecond per cassette. Leaving
+    such a group out (``skip_patchers``) patches what the failed import would have: nothing.
+    """
+    return tuple(group for group, module in _PATCHED_MODULES.items() if not installed(module))
+
+
+@functools.cache
 def skips_patchers() -> bool:
     """Whether this vcrpy can be told to leave out its own httpx stubs (``skip_patchers``,
     vcrpy 9.4.2 and newer). Older releases apply ``custom_patches`` after their own stubs,

@@ -44,10 +44,14 @@ def legacy_replay(
     url_matchers: tuple[Any, ...],
     config: MatchConfig,
     label: str | None,
+    *,
+    only_equal: bool = False,
 ) -> Any | None:
     """The response of the first unplayed legacy interaction matching ``filtered`` on
     vcrpy's default ``match_on``, counted as played, with its drift reported; else None.
 
+    ``only_equal``: play it only when its body does not differ (``filtered`` is not
+    redacted yet, so its differences must not be reported); else None, counting nothing.
     The caller holds the lookup lock.
     """
     mode = drift_mode(cassette)
@@ -61,11 +65,13 @@ def legacy_replay(
             continue
         if not requests_match(filtered, recorded_request, url_matchers):
             continue
+        differences = compare(filtered, recorded_request, config) if mode == "warn" else ()
+        if only_equal and differences:
+            return None
         if count == 0 and position < cassette._loaded_count:
             cassette._played_interactions.append((recorded_request, response))
         cassette.play_counts[position] += 1
-        if mode == "warn":
-            _report(file, compare(filtered, recorded_request, config))
+        _report(file, differences)
         return response
     return None
 

@@ -153,7 +153,8 @@ def configure(
     my_vcr.register_matcher("llm_body", matchers.LlmBody(match_config))
     my_vcr.match_on = DEFAULT_MATCH_ON
     if compat.skips_patchers():
-        skipped = (*my_vcr.skip_patchers, *stream.REPLACED_PATCHERS)
+        absent = compat.absent_patchers()
+        skipped = (*my_vcr.skip_patchers, *stream.REPLACED_PATCHERS, *absent)
         my_vcr.skip_patchers = tuple(dict.fromkeys(skipped))
     others = tuple(p for p in my_vcr._custom_patches if not stream.is_ours(p))
     my_vcr._custom_patches = others + tuple(

@@ -22,18 +22,20 @@ from typing import Any
 
 from vcr.record_mode import RecordMode
 
-from llmcassette._vcr import clients
+from llmcassette._vcr import clients, redaction_hook
 from llmcassette._vcr.clients import LiveClient
 from llmcassette._vcr.drift import drift_mode, legacy_replay
 from llmcassette._vcr.persister import is_legacy
 from llmcassette.matching.index import RequestIndex, request_key
 from llmcassette.matching.matchers import LlmBody
+from llmcassette.matching.normalize import MatchConfig
 from llmcassette.sessions import current_session
 from llmcassette.transport.recorded import client_of, session_of
 
 _INDEX_ATTRIBUTE = "_llmcassette_index"
 _MATCHER_ATTRIBUTE = "_llmcassette_body_matcher"
 _TEXTS_ATTRIBUTE = "_llmcassette_request_texts"  # position: the strings of its request body
+_OWN_ATTRIBUTE = "_llmcassette_has_own"  # (interactions seen, whether one was not legacy)
 # How many unplayed identical interactions are weighed against a request at most (the
 # earliest ones): enough for any fan-out, and a cassette of identical polls stays fast.
 _MOST_WEIGHED = 64
@@ -163,39 +165,86 @@ def decide(
     matcher = body_matcher(cassette)
     if matcher is None:
         return None
-    filtered = cassette._before_record_request(request)
+    filtered, redactor = redaction_hook.unredacted_body(cassette._before_record_request, request)
     if filtered is None:
         return None  # an ignored host: vcrpy lets it through
     repeats = cassette.allow_playback_repeats
     if cassette.record_mode != RecordMode.ALL and (cassette.rewound or repeats):
-        key = request_key(filtered, matcher.config)
-        label = current_session()
-        with _LOCK:
+        if redactor is not None:
+            # A live body that matches as it is holds no secret where matching looks (the
+            # recorded one was redacted): only a request that does not match has its body
+            # redacted, and is looked up again, as the cassette would store it.
+            response = _replay(cassette, filtered, matcher.config, client, unredacted=True)
+            if response is not None:
+                return Replay(response)
+            filtered = redaction_hook.redact(filtered, redactor)
+            redactor = None
+        response = _replay(cassette, filtered, matcher.config, client, unredacted=False)
+        if response is not None:
+            return Replay(response)
+    if redactor is not None:
+        filtered = redaction_hook.redact(filtered, redactor)
+    if cassette.write_protected:
+        # Not vcrpy's lookup: it would also play an interaction of another session.
+        return Refuse()
+    return Record(filtered)
+
+
+def _replay(
+    cassette: Any,
+    filtered: Any,
+    config: MatchConfig,
+    client: LiveClient | None,
+    *,
+    unredacted: bool,
+) -> Any | None:
+    """The recorded response to play for ``filtered``, counted as played; None if none.
+
+    ``unredacted``: the body of ``filtered`` has not been redacted yet, so a legacy
+    interaction whose body differs from it is left for the redacted lookup, which reports
+    the drift without printing a secret.
+    """
+    repeats = cassette.allow_playback_repeats
+    label = current_session()
+    with _LOCK:
+        data = cassette.data
+        if _has_own(cassette):
             index = cassette.__dict__.get(_INDEX_ATTRIBUTE)
             if index is None:
-                index = cassette.__dict__[_INDEX_ATTRIBUTE] = RequestIndex(matcher.config)
+                index = cassette.__dict__[_INDEX_ATTRIBUTE] = RequestIndex(config)
             bound = None if client is None else client.bound
-            positions = index.positions(cassette, key)
+            positions = index.positions(cassette, request_key(filtered, config))
             if drift_mode(cassette) != "strict":
                 # A vcrpy cassette plays in vcrpy's order (``legacy_replay`` below), its
                 # bodies only checked: a later copy equal in body must not go first.
-                data = cassette.data
                 positions = [p for p in positions if not is_legacy(data[p][0])]
             positions = _preferred(cassette, positions, label, filtered, bound)
             for position in positions:
                 count = cassette.play_counts[position]
-                recorded_request, response = cassette.data[position]
+                recorded_request, response = data[position]
                 if (count == 0 or repeats) and session_of(response) == label:
                     if count == 0 and position < cassette._loaded_count:
                         cassette._played_interactions.append((recorded_request, response))
                     cassette.play_counts[position] += 1
                     clients.played(client, client_of(response))
-                    return Replay(response)
-            # vcrpy recorded legacy cassettes without the body: played as vcrpy would.
-            legacy = legacy_replay(cassette, filtered, _url_matchers(), matcher.config, label)
-            if legacy is not None:
-                return Replay(legacy)
-    if cassette.write_protected:
-        # Not vcrpy's lookup: it would also play an interaction of another session.
-        return Refuse()
-    return Record(filtered)
+                    return response
+        # vcrpy recorded legacy cassettes without the body: played as vcrpy would.
+        return legacy_replay(
+            cassette, filtered, _url_matchers(), config, label, only_equal=unredacted
+        )
+
+
+def _has_own(cassette: Any) -> bool:
+    """Whether the cassette holds an interaction that is not legacy, or drift is strict
+    (then legacy ones match with their bodies too): only then is the index consulted."""
+    if drift_mode(cassette) == "strict":
+        return True
+    data = cassette.data
+    known = cassette.__dict__.get(_OWN_ATTRIBUTE)
+    if known is not None and known[0] == len(data):
+        return bool(known[1])
+    # Interactions are only ever appended: count from where the last answer stopped.
+    start, found = known if known is not None else (0, False)
+    found = found or any(not is_legacy(data[p][0]) for p in range(start, len(data)))
+    cassette.__dict__[_OWN_ATTRIBUTE] = (len(data), found)
+    return found

@@ -223,7 +223,8 @@ class Persister:
         if serializer is not jsonl:
             return tuple(self.fallback.load_cassette(cassette_path, serializer=serializer))
         path = self.resolve(cassette_path)
-        self._loaded[os.fspath(path)] = _read_digest(path)
+        # What the file held when loaded (``_load_one`` hashes the bytes it parses).
+        self._loaded[os.fspath(path)] = _read_digest(path) if self.rewrite else None
         requests: list[Any] = []
         responses: list[Any] = []
         metadata: dict[str, Any] = {}
@@ -249,11 +250,15 @@ class Persister:
     ) -> tuple[list[Any], list[Any], dict[str, Any]] | None:
         """Load one file; ``main`` is the test's own cassette (the one expiry applies to)."""
         if path.suffix in LEGACY_SERIALIZERS and not _holds_jsonl(path):
+            if main:
+                self._loaded[os.fspath(path)] = _read_digest(path)
             return self._legacy(path, main)
         try:
             data = path.read_bytes()
         except (FileNotFoundError, IsADirectoryError):
             return self._load_legacy_sibling(path, main)
+        if main:
+            self._loaded[os.fspath(path)] = _digest(data)
         if not data.strip():
             return None  # an empty file is recorded again, as vcrpy does
         cassette = cassette_file.read(data, path)

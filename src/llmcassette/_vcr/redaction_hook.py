@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import threading
 from typing import Any
 
 from llmcassette.redact.redactor import Redactor
+
+# Set while ``unredacted_body`` runs a cassette's hooks: RedactRequest leaves its step out.
+_DEFERRED = threading.local()
 
 
 def run_hooks(hooks: Any, request: Any) -> Any:
@@ -31,13 +35,40 @@ class RedactRequest:
         request = run_hooks(self.user_hook, request)
         if request is None:
             return None
-        if getattr(request, "redacted_by", None) is self.redactor:
-            return request  # loaded from a cassette these very rules redacted when writing it
-        request = self.redactor.vcr_request(request)
-        # Redaction is the last hook, so the request is stored as it is now: saving the
-        # cassette need not redact it again (the fail-closed scan still checks its lines).
-        request.redacted_by = self.redactor
-        return request
+        if getattr(_DEFERRED, "active", False):
+            _DEFERRED.redactor = self.redactor
+            return self.redactor.vcr_request_head(request)
+        return redact(request, self.redactor)
+
+
+def redact(request: Any, redactor: Redactor) -> Any:
+    """``request`` (a copy vcrpy made) through ``redactor``, marked as redacted by it."""
+    if getattr(request, "redacted_by", None) is redactor:
+        return request  # loaded from a cassette these very rules redacted when writing it
+    request = redactor.vcr_request(request)
+    # Redaction is the last hook, so the request is stored as it is now: saving the
+    # cassette need not redact it again (the fail-closed scan still checks its lines).
+    request.redacted_by = redactor
+    return request
+
+
+def unredacted_body(hook: Any, request: Any) -> tuple[Any, Redactor | None]:
+    """``hook(request)`` (a cassette's ``before_record_request``) with llmcassette's
+    redaction of the body left out (the URI and headers are redacted), and the redactor
+    that left it out (None: no redaction ran).
+
+    Redaction is the hook's last step, so ``redact(result, redactor)`` finishes the job.
+    The lookup compares a live body before redacting it: a body equal to a recorded one
+    holds no secret where matching looks (the recorded one was redacted), and redacting
+    a body of megabytes costs more than comparing it.
+    """
+    _DEFERRED.active, _DEFERRED.redactor = True, None
+    try:
+        result = hook(request)
+    finally:
+        _DEFERRED.active = False
+    redactor, _DEFERRED.redactor = _DEFERRED.redactor, None
+    return result, redactor
 
 
 def install(my_vcr: Any, redactor: Redactor) -> None:

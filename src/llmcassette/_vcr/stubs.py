@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import copy
 import functools
+import importlib
 import json
 import sys
 import time
@@ -473,10 +474,9 @@ def patches(
     (``configure`` has checked ``incomplete_streams``); ``context`` is where the cassette
     is used (``"pytest"``, ``"use_cassette"``, ``"vcr"``), for the hints of mismatches."""
     for library_name in REPLACED_PATCHERS:
-        try:
-            library = __import__(library_name)
-        except ImportError:
+        if not compat.installed(library_name):
             continue
+        library = importlib.import_module(library_name)
         for class_name, method, is_async in compat.TRANSPORT_METHODS:
             target = getattr(library, class_name, None)
             if target is None:

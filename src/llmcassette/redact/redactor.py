@@ -515,20 +515,7 @@ class Redactor:
         """vcrpy ``before_record_request``: redact a (copied) ``vcr.request.Request``."""
         if not self.config.enabled or request is None:
             return request
-        uri = self.uri(request.uri)
-        if uri != request.uri:
-            request.uri = uri
-        store = getattr(request.headers, "_store", None)  # vcrpy's {lower: (name, value)}
-        pairs = store.values() if isinstance(store, dict) else request.headers.items()
-        headers = dict(pairs)
-        redacted = self.headers(headers)
-        if redacted != headers:
-            # Changed in place: the same headers, in the same order, as a new HeadersDict.
-            for name, value in headers.items():
-                if name not in redacted:
-                    del request.headers[name]
-                elif redacted[name] != value:
-                    request.headers[name] = redacted[name]
+        redacted = self._redact_head(request)
         body = request.body
         if isinstance(body, (dict, list)):
             # vcrpy's aiohttp stub keeps a `json=` argument as the object: redact (and match)
@@ -545,6 +532,34 @@ class Redactor:
                 request.body = new
         self._known_in_vcr_request(request)
         return request
+
+    def vcr_request_head(self, request: Any) -> Any:
+        """The URI and headers of a vcrpy request redacted, its body left as it is.
+
+        What the lookup needs before it compares a live request with the recorded ones
+        (the credentials of headers become known values); ``vcr_request`` does the rest.
+        """
+        if self.config.enabled and request is not None:
+            self._redact_head(request)
+        return request
+
+    def _redact_head(self, request: Any) -> dict[str, str]:
+        """Redact a vcrpy request's URI and headers in place; the redacted headers."""
+        uri = self.uri(request.uri)
+        if uri != request.uri:
+            request.uri = uri
+        store = getattr(request.headers, "_store", None)  # vcrpy's {lower: (name, value)}
+        pairs = store.values() if isinstance(store, dict) else request.headers.items()
+        headers = dict(pairs)
+        redacted = self.headers(headers)
+        if redacted != headers:
+            # Changed in place: the same headers, in the same order, as a new HeadersDict.
+            for name, value in headers.items():
+                if name not in redacted:
+                    del request.headers[name]
+                elif redacted[name] != value:
+                    request.headers[name] = redacted[name]
+        return redacted
 
     def _known_in_vcr_request(self, request: Any) -> None:
         """Replace known credential values in a vcrpy request (all its parts redacted)."""
