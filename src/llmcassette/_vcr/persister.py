@@ -131,7 +131,7 @@ def _note_holder(lock: FileLock, lock_file: Path) -> None:
 
 def _digest(data: bytes | None) -> str | None:
     """What a save compares to see whether the file changed since it was loaded."""
-    if data is None or not data.strip():
+    if data is None or not data or data.isspace():
         return None
     return hashlib.sha256(data).hexdigest()
 
@@ -259,10 +259,13 @@ class Persister:
             return self._load_legacy_sibling(path, main)
         if main:
             self._loaded[os.fspath(path)] = _digest(data)
-        if not data.strip():
+        if not data or data.isspace():
             return None  # an empty file is recorded again, as vcrpy does
-        cassette = cassette_file.read(data, path)
-        if main and not self._note_use(path, cassette.header, _written_version(data)):
+        written_version = _written_version(data)
+        raw_lines = cassette_file.split_lines(data, path)
+        del data  # held once: as its lines, then as what they hold
+        cassette = cassette_file.read_lines(raw_lines, path)
+        if main and not self._note_use(path, cassette.header, written_version):
             return None  # expired, and recorded again from scratch
         return self._to_vcr(path, cassette)
 

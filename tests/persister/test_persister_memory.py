@@ -1,0 +1,49 @@
+"""A cassette is held once while it loads: a large body is not kept as file, text and value.
+
+The file's bytes are dropped once cut into lines, each line's text once parsed, so loading a
+cassette whose response is megabytes of base64 (an image) peaks at about three copies of it:
+the parsed value, its JSON text and the bytes replay serves. Measured with tracemalloc,
+which counts allocations, not time.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import os
+import tracemalloc
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+import llmcassette
+
+# The `local_server` fixture (conftest.py) is a LocalServer.
+LocalServer = Any
+
+
+BODY_BYTES = 4_000_000
+
+
+def test_loading_a_cassette_holds_a_large_body_about_three_times_at_most(
+    tmp_path: Path, local_server: LocalServer
+) -> None:
+    image = base64.b64encode(os.urandom(BODY_BYTES * 3 // 4)).decode()
+    local_server.reply("/v1/images", json.dumps({"data": [{"b64_json": image}]}).encode())
+    path = tmp_path / "image.jsonl"
+    with llmcassette.use_cassette(path), httpx.Client() as client:
+        client.post(f"{local_server.url}/v1/images", json={"prompt": "a cat"})
+    assert path.stat().st_size > BODY_BYTES
+    # Warm: the modules a first cassette imports are not part of the figure.
+    with llmcassette.use_cassette(path, record_mode="none", allow_unused=True):
+        pass
+    tracemalloc.start()
+    try:
+        with llmcassette.use_cassette(path, record_mode="none", allow_unused=True):
+            _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    # It used to peak at 4 copies (the file's bytes and its whole text
+    # were held while the lines were parsed).
+    assert peak < 3.4 * BODY_BYTES, f"peak {peak / BODY_BYTES:.2f}x the body"
