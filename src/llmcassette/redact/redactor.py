@@ -18,7 +18,7 @@ import json
 import re
 from collections.abc import Mapping
 from typing import Any
-from urllib.parse import quote, quote_plus, unquote, unquote_plus
+from urllib.parse import quote, quote_plus, unquote_plus
 
 from llmcassette.cassette import events as stream_events
 from llmcassette.cassette import jsontext
@@ -117,12 +117,11 @@ class Redactor:
     def text(self, value: str) -> str:
         """``value`` with every secret-shaped substring replaced (also URL / JSON escaped)."""
         result = self._shapes(value)
-        if "%" in result:
-            decoded = unquote(result)
-            if decoded != result:
-                new = self._shapes(decoded)
-                if new != decoded:
-                    result = new
+        decoded = rules.url_decoded(result)
+        if decoded is not None and decoded != result:
+            new = self._shapes(decoded)
+            if new != decoded:
+                result = new
         if "\\u" in result:
             decoded = rules.unescape_json(result)
             new = self._shapes(decoded)

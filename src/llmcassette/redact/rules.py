@@ -235,6 +235,20 @@ SECRET_PARAMS = frozenset(
 )
 
 # Environment variable names whose values are redacted wherever they appear.
+_URL_ESCAPE = re.compile(r"%[0-9A-Fa-f]{2}")
+
+
+def url_decoded(text: str) -> str | None:
+    """``text`` with its URL escapes (``%2D``) decoded; None when it holds none.
+
+    A percent sign alone ("100% sure") escapes nothing: looking for a real escape first
+    spares decoding a long text that would come back unchanged.
+    """
+    if "%" not in text or _URL_ESCAPE.search(text) is None:
+        return None
+    return unquote(text)
+
+
 ENV_NAME_RE = re.compile(
     r"(?:API_?KEY|_KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIALS?|_AUTH|PRIVATE_KEY|_PAT)$",
     re.IGNORECASE,
@@ -623,10 +637,9 @@ class Rules:
         """The rules that match in ``text``, also URL-encoded (``sk%2D...``) or JSON-escaped
         (``\\u0073k-...``): the kind of every secret ``Redactor.text`` would replace."""
         kinds = [kind for _, _, kind in self.shapes(text)]
-        if "%" in text:
-            decoded = unquote(text)
-            if decoded != text:
-                kinds += [kind for _, _, kind in self.shapes(decoded)]
+        decoded = url_decoded(text)
+        if decoded is not None:
+            kinds += [kind for _, _, kind in self.shapes(decoded)]
         if "\\u" in text:
             kinds += [kind for _, _, kind in self.shapes(unescape_json(text))]
         return kinds
