@@ -150,9 +150,14 @@ def test_a_cassette_holding_the_array_as_one_body_still_replays(tmp_path: Path) 
         assert read_chunks(httpx, url) == [live]
     parsed = json.loads(live)
     write_records(path, [*old[:2], {**old[2], "body": {"json": parsed}}, old[3]])
-    (item,) = cassette_file.read(path.read_bytes(), path).interactions
+    cassette = cassette_file.read(path.read_bytes(), path)
+    (item,) = cassette.interactions
     assert item.stream is None
     assert json.loads(item.response_body) == parsed
+    # Written again (a recording that adds to it), the body is stored as its events.
+    written = [json.loads(line) for line in cassette_file.write(cassette).splitlines()]
+    assert written[2]["body"] == {"stream": "json-array"}
+    assert [line["data"] for line in written[3:-1]] == parsed
 
 
 # ---------------------------------------------------------------- streams cut short
