@@ -279,3 +279,20 @@ def test_an_array_cut_elsewhere_warns_on_replay_and_check_lists_it(
     capsys.readouterr()
     assert main(["check", str(path)]) == 1
     assert "without its `]`" in capsys.readouterr().out
+
+
+def test_a_gzip_compressed_array_is_stored_as_its_events() -> None:
+    import gzip
+
+    body = b'[{"candidates":[]},\r\n{"candidates":[{"finishReason":"STOP"}]}]'
+    headers = {"content-type": ["application/json; charset=UTF-8"], "content-encoding": ["gzip"]}
+    uri = _url("https://generativelanguage.googleapis.com", "?alt=json")
+    item = cassette_file.Interaction("POST", uri, {}, None, 200, "OK", headers, gzip.compress(body))
+    header = cassette_file.new_header("tests")
+    text = cassette_file.write(cassette_file.Cassette(header, [item]))
+    lines = [json.loads(line) for line in text.splitlines()]
+    assert lines[2]["body"] == {"stream": "json-array"}
+    assert "content-encoding" not in lines[2]["headers"]
+    assert [line["before"] for line in lines[3:-1]] == ["[", ",\r\n"]
+    (read,) = cassette_file.read(text.encode(), "c.jsonl").interactions
+    assert read.response_body == body
