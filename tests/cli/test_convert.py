@@ -122,3 +122,36 @@ def test_the_real_traffic_corpus_converts_and_checks_clean(
         for item in cassette_file.read(path.read_bytes(), path).interactions:
             streamed += item.stream is not None
     assert streamed > 20  # SSE bodies stored as raw text in the corpus became event lines
+
+
+def test_a_gemini_json_array_stream_converts_into_one_event_per_element(tmp_path: Path) -> None:
+    body = {"contents": [{"role": "user", "parts": [{"text": "convert me"}]}]}
+    key = {"x-goog-api-key": "AIza-local"}
+
+    def chunks(url: str) -> list[bytes]:
+        with httpx2.Client() as client, client.stream("POST", url, json=body, headers=key) as r:
+            return list(r.iter_raw())
+
+    with LocalProvider() as provider:
+        provider.behaviour.events = 4
+        base = provider.gemini_base_url
+        url = f"{base}/v1beta/models/gemini-2.0-flash:streamGenerateContent"
+        with llmcassette.use_cassette(tmp_path / "direct", record_mode="once"):
+            live = chunks(url)  # one chunk per element
+        with vcr.VCR().use_cassette(str(tmp_path / "old.yaml")):
+            assert b"".join(chunks(url)) == b"".join(live)  # vcrpy keeps the body whole
+    assert main(["convert", str(tmp_path / "old.yaml")]) == 0
+
+    def event_lines(path: Path) -> list[dict[str, object]]:
+        lines = [json.loads(line) for line in path.read_text().splitlines()]
+        return [{k: v for k, v in e.items() if k != "t"} for e in lines if e.get("type") == "event"]
+
+    converted = event_lines(tmp_path / "old.jsonl")
+    assert len(converted) == len(live) == 4
+    assert converted == event_lines(tmp_path / "direct.jsonl"), "the same events as recorded"
+    with llmcassette.use_cassette(tmp_path / "old.jsonl", record_mode="none"):
+        assert chunks(url) == live
+    # And back to vcrpy: the body as vcrpy recorded it.
+    assert main(["convert", "--to", "vcrpy-json", str(tmp_path / "old.jsonl")]) == 0
+    (entry,) = json.loads((tmp_path / "old.json").read_text())["interactions"]
+    assert entry["response"]["body"]["string"].encode() == b"".join(live)

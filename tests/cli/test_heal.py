@@ -517,3 +517,42 @@ def test_check_says_which_findings_heal_can_fix(
     assert marks == {"chat.jsonl": "heal", "responses.jsonl": None}
     assert main(["check", str(fixable)]) == 1
     assert f"fixable by heal: llmcassette heal {fixable}" in capsys.readouterr().out
+
+
+def test_a_gemini_json_array_stored_whole_becomes_its_events(tmp_path: Path) -> None:
+    # Earlier releases stored Gemini's streamed JSON array (no alt=sse) as one text body.
+    import httpx
+
+    import llmcassette
+    from llmcassette.testing import LocalProvider
+
+    ask = {"contents": [{"role": "user", "parts": [{"text": "heal me"}]}]}
+    with LocalProvider() as provider:
+        provider.behaviour.events = 3
+        url = f"{provider.gemini_base_url}/v1beta/models/m:streamGenerateContent"
+        with (
+            llmcassette.use_cassette(tmp_path / "new.jsonl", record_mode="once"),
+            httpx.stream("POST", url, json=ask, headers={"x-goog-api-key": "k"}) as reply,
+        ):
+            body = reply.read()
+    recorded = records((tmp_path / "new.jsonl").read_text())
+    old = [*recorded[:2], {**recorded[2], "body": {"text": body.decode()}}, recorded[-1]]
+    old[-1] = {**old[-1], "events": 0}
+    copy = tmp_path / "old.jsonl"
+    copy.write_text("".join(json.dumps(line) + "\n" for line in old))
+    code, document = heal(str(copy))
+    assert code == 0
+    kinds = [repair["kind"] for repair in document["results"][0]["repairs"]]
+    assert kinds == ["body-decoded", "end-count-fixed"]
+    healed = records(copy.read_text())
+    assert healed[2]["body"] == {"stream": "json-array"}
+
+    def untimed(lines: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        return [{k: v for k, v in e.items() if k != "t"} for e in lines if e.get("type") == "event"]
+
+    assert untimed(healed) == untimed(recorded)
+    with (
+        llmcassette.use_cassette(copy, record_mode="none"),
+        httpx.stream("POST", url, json=ask, headers={"x-goog-api-key": "k"}) as reply,
+    ):
+        assert len(list(reply.iter_raw())) == 3

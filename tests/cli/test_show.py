@@ -121,3 +121,47 @@ def test_show_command(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> Non
     assert main(["show", "--raw", str(tmp_path / "c.jsonl")]) == 0
     assert capsys.readouterr().out == (tmp_path / "c.jsonl").read_text()
     assert main(["show", str(tmp_path / "missing.jsonl")]) == 2
+
+
+GEMINI_TOOLS: Any = [
+    {
+        "functionDeclarations": [
+            {
+                "name": "get_weather",
+                "parameters": {"type": "OBJECT", "properties": {"city": {"type": "STRING"}}},
+            }
+        ]
+    }
+]
+
+
+@pytest.mark.parametrize("tools", [None, GEMINI_TOOLS])
+def test_gemini_json_array_stream_assembles_as_its_sse_stream(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], tools: Any
+) -> None:
+    import httpx
+
+    ask: dict[str, Any] = {"contents": [{"role": "user", "parts": [{"text": "Paris"}]}]}
+    if tools:
+        ask["tools"] = tools
+    with LocalProvider() as provider, llmcassette.use_cassette(tmp_path / "c"):
+        url = f"{provider.gemini_base_url}/v1beta/models/gemini-2.0-flash:streamGenerateContent"
+        for query in ("", "?alt=sse"):
+            with httpx.stream("POST", url + query, json=ask, headers={"x-goog-api-key": "k"}) as r:
+                r.read()
+    path = tmp_path / "c.jsonl"
+    array, sse = cassette_file.read(path.read_bytes(), path).interactions
+    assert (array.stream, sse.stream) == ("json-array", "sse")
+    assert assemble(array) == assemble(sse)
+    answer = assemble(array)
+    assert answer.kind == "gemini"
+    if tools:
+        assert [call["name"] for call in answer.tool_calls] == ["get_weather"]
+        assert json.loads(answer.tool_calls[0]["arguments"]) == {"city": "Paris"}
+    else:
+        assert answer.text == "You said: Paris"
+    assert main(["show", "--json", str(path)]) == 0
+    shown = json.loads(capsys.readouterr().out)["interactions"]
+    assert shown[0]["answer"] == shown[1]["answer"]
+    assert shown[0]["model"] == "gemini-2.0-flash"
+    assert shown[0]["events"] == shown[1]["events"] >= 1

@@ -83,6 +83,20 @@ def test_generate_content_stream(tmp_path: Path) -> None:
     assert API_KEY not in cassette.read_text()
 
 
+def test_the_sdk_streams_as_sse_never_as_a_json_array(tmp_path: Path) -> None:
+    # google-genai writes `:streamGenerateContent?alt=sse` for every streamed call, so its
+    # streams are SSE cassettes; the JSON array Gemini sends without alt=sse (stream kind
+    # json-array) is read by REST clients, tested with raw httpx in tests/stream.
+    def call(client: Any) -> list[str]:
+        return [c.text for c in client.models.generate_content_stream(model=MODEL, contents=PROMPT)]
+
+    _, _, cassette = _record_then_replay(tmp_path, call)
+    lines = [json.loads(line) for line in cassette.read_text().splitlines() if line.strip()]
+    request, response = lines[1], lines[2]
+    assert request["uri"].endswith(":streamGenerateContent?alt=sse")
+    assert response["body"] == {"stream": "sse"}
+
+
 def test_async_generate_content_and_stream(tmp_path: Path) -> None:
     async def both(client: Any) -> tuple[str, list[str]]:
         whole = await client.aio.models.generate_content(model=MODEL, contents=PROMPT)

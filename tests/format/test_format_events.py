@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 
 import pytest
@@ -230,3 +231,113 @@ def test_reading_events_for_integrity_matches_payloads(text: str) -> None:
 def test_a_stream_of_data_lines_is_cut_into_its_events(payloads: list[str]) -> None:
     pieces = [f"data: {payload}\n\n" for payload in payloads]
     assert events.split_events(events.SSE, "".join(pieces)) == pieces
+
+
+# ---------------------------------------------------------------- streamed JSON arrays
+
+ARRAY_TOKENS = ["[", "]", ",", "\r\n", "\n", " ", "{}", '{"a":1}', '{"a": [1, 2]}', '"s"', "1"]
+ARRAY_TOKENS += ['{"t":"]"}', "{", "}", '"', "é", "null", "x", "[1]", '{\n  "a": 1\n}']
+array_text = st.lists(st.sampled_from(ARRAY_TOKENS), max_size=30).map("".join)
+wellformed_array = st.lists(
+    st.sampled_from(['{"a":1}', '{"a": 1}', '{\n  "b": [\n    1\n  ]\n}', '"é"', "[]"]),
+    min_size=1,
+    max_size=6,
+).flatmap(
+    lambda elements: st.tuples(
+        st.just(elements),
+        st.sampled_from(["[", "[\n", " [ "]),
+        st.sampled_from([",", ",\r\n", "\r\n,\r\n", " , "]),
+        st.sampled_from(["]", "\r\n]", "]\n", "\n]\n"]),
+    )
+)
+
+
+@SETTINGS
+@given(text=array_text | stream_text)
+def test_json_array_split_and_render_give_back_the_text(text: str) -> None:
+    parts = events.split_events(events.JSON_ARRAY, text)
+    assert "".join(parts) == text
+    assert all(parts), "no empty event"
+    fields = events.encode_events(events.JSON_ARRAY, text)
+    assert fields == [events.encode_event(events.JSON_ARRAY, part) for part in parts]
+    for part, record in zip(parts, fields, strict=True):
+        events.check_fields(events.JSON_ARRAY, record)
+        assert events.render_event(events.JSON_ARRAY, record) == part
+
+
+@SETTINGS
+@given(array=wellformed_array)
+def test_a_json_array_is_one_event_per_element(array: tuple[list[str], str, str, str]) -> None:
+    elements, opening, comma, closing = array
+    text = opening + comma.join(elements) + closing
+    fields = events.encode_events(events.JSON_ARRAY, text)
+    assert len(fields) == len(elements)
+    assert all("raw" not in record for record in fields)
+    assert [record["before"] for record in fields] == [opening] + [comma] * (len(elements) - 1)
+    assert fields[-1]["after"] == closing
+    assert [data for _, data in events.payloads(events.JSON_ARRAY, text)] == json.loads(text)
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        # the local provider, as it flushes each element
+        ('[{"a":1},\r\n{"b":2}]', [{"before": "["}, {"before": ",\r\n", "after": "]"}]),
+        # Google's servers: indented elements, line ends around the commas
+        (
+            '[{\n  "a": 1\n}\r\n,\r\n{\n  "b": 2\n}\r\n]',
+            [
+                {"before": "[", "layout": "indent2"},
+                {"before": "\r\n,\r\n", "after": "\r\n]", "layout": "indent2"},
+            ],
+        ),
+        ('[{"a":1}]', [{"before": "[", "after": "]"}]),
+        ('[{"a":1},\r\n{"b"', [{"before": "["}, {"raw": ',\r\n{"b"'}]),  # cut mid-element
+        ('[{"a":1},', [{"before": "["}, {"raw": ","}]),
+        ('[{"a":1}] tail', [{"before": "["}, {"raw": "] tail"}]),
+        ("[]", [{"raw": "[]"}]),
+        ('{"error": 1}', [{"raw": '{"error": 1}'}]),
+        ("", []),
+    ],
+)
+def test_json_array_examples(text: str, expected: list[dict[str, object]]) -> None:
+    fields = events.encode_events(events.JSON_ARRAY, text)
+    assert [{k: v for k, v in f.items() if k not in ("data", "text")} for f in fields] == expected
+
+
+@pytest.mark.parametrize(
+    ("uri", "body", "kind"),
+    [
+        ("https://g/v1beta/models/gemini-2.0-flash:streamGenerateContent", None, "json-array"),
+        ("https://g/v1beta/models/m:streamGenerateContent?alt=json&key=k", b' [{"a', "json-array"),
+        (
+            "https://g/v1/projects/p/locations/l/publishers/google/models/m:streamGenerateContent",
+            "[",
+            "json-array",
+        ),  # Vertex AI
+        ("https://g/v1beta/models/m:streamGenerateContent?alt=sse", None, None),
+        ("https://g/v1beta/models/m:streamGenerateContent", b'{"error": {}}', None),
+        ("https://g/v1beta/models/m:generateContent", None, None),
+        ("https://api.openai.com/v1/chat/completions", b"[", None),
+        (None, b"[", None),
+    ],
+)
+def test_which_json_bodies_are_streamed_arrays(
+    uri: str | None, body: bytes | str | None, kind: str | None
+) -> None:
+    assert events.stream_kind("application/json; charset=UTF-8", uri, body) == kind
+    assert events.stream_kind("text/plain", uri, body) is None
+
+
+@pytest.mark.parametrize(
+    ("fields", "problem"),
+    [
+        ({"data": {}}, "needs 'before'"),
+        ({"before": "x", "data": {}}, "field 'before'"),
+        ({"before": "[", "after": "]]", "data": {}}, "field 'after'"),
+        ({"before": 1, "data": {}}, "must be a string"),
+    ],
+)
+def test_json_array_event_fields_are_checked(fields: dict[str, object], problem: str) -> None:
+    with pytest.raises((ValueError, TypeError), match=problem):
+        events.check_fields(events.JSON_ARRAY, fields)

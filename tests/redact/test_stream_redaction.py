@@ -175,3 +175,52 @@ def test_a_request_the_scan_refuses_is_reported_by_its_line() -> None:
     text = cassette_file.write(Cassette(header, [item]), redaction=redactor)
     findings = find_in_jsonl(redactor.rules, text, "c.jsonl")
     assert [(f.line, f.json_path) for f in findings] == [(2, "body.json.uri")]
+
+
+GEMINI_STREAM = "https://generativelanguage.googleapis.com/v1beta/models/m:streamGenerateContent"
+
+
+def _gemini_array(texts: list[str]) -> str:
+    chunks = [
+        {"candidates": [{"content": {"parts": [{"text": t}], "role": "model"}}]} for t in texts
+    ]
+    return "[" + ",\r\n".join(json.dumps(c, separators=(",", ":")) for c in chunks) + "]"
+
+
+def _write_gemini(body: str, environ: dict[str, str] | None = None) -> tuple[str, Redactor]:
+    headers = {"content-type": ["application/json; charset=UTF-8"]}
+    item = Interaction("POST", GEMINI_STREAM, {}, None, 200, "OK", headers, body.encode())
+    header = {"format": "llmcassette", "format_version": 1, "recorded_by": "tests"}
+    redactor = Redactor(environ=environ or {"MY_API_KEY": LITERAL})
+    return cassette_file.write(Cassette(header, [item]), redaction=redactor), redactor
+
+
+@pytest.mark.parametrize(
+    "texts",
+    [
+        ["Your key: ", OPENAI],  # a key inside one element
+        ["Your key: ", OPENAI[:10], OPENAI[10:]],  # cut across two elements
+        ["Here: ", LITERAL[:5], LITERAL[5:], "."],  # an environment value, cut
+    ],
+)
+def test_a_key_inside_a_json_array_element_is_redacted(texts: list[str]) -> None:
+    text, redactor = _write_gemini(_gemini_array(texts))
+    lines = [json.loads(line) for line in text.splitlines()]
+    assert lines[2]["body"] == {"stream": "json-array"}
+    assert len([line for line in lines if line.get("type") == "event"]) == len(texts)
+    assert "<REDACTED:" in text
+    assert OPENAI[10:] not in text
+    assert LITERAL[5:] not in text
+    assert find_in_jsonl(redactor.rules, text, "c.jsonl") == []
+
+
+def test_what_only_the_scan_finds_in_an_array_element_is_refused() -> None:
+    from llmcassette.errors import SecretLeakError
+    from llmcassette.redact.scan import check_text
+
+    body = '[{"candidates":[]},\r\n{"headers":{"x-session-token":"plain"}}]'
+    text, redactor = _write_gemini(body)
+    (finding,) = find_in_jsonl(redactor.rules, text, "c.jsonl")
+    assert finding.line == 5  # the second element's event line
+    with pytest.raises(SecretLeakError):
+        check_text(redactor.rules, text, "c.jsonl")

@@ -180,11 +180,6 @@ def test_json_array_stream_records_and_replays_losslessly(tmp_path: Path) -> Non
     assert len(json.loads(b"".join(replayed))) == 4
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="#20 item 1: a streamed JSON array (application/json, chunked) is stored as one "
-    "text body, so it replays as one chunk, not element by element",
-)
 def test_json_array_stream_replays_chunk_by_chunk(tmp_path: Path) -> None:
     recorded, replayed = _record_and_replay_array_stream(tmp_path)
     assert replayed == recorded

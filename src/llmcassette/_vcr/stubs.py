@@ -153,7 +153,7 @@ class InterceptedMethod(metaclass=_BindsLikeAFunction):
             values = headers.get(name)
             return None if values is None else ", ".join(values)
 
-        kind = events.stream_kind(header("content-type"))
+        content_type = header("content-type")
         encoding = header("content-encoding")
         encoded = encoding is not None and encoding.lower() != "identity"
         declared_length = header("content-length")
@@ -163,6 +163,9 @@ class InterceptedMethod(metaclass=_BindsLikeAFunction):
 
         def finish(chunks: list[tuple[float, bytes]], ending: Ending) -> None:
             body = b"".join([chunk for _, chunk in chunks])
+            # A compressed body is told by its content-type and URI alone (its first byte
+            # is not the text's); the cassette writer tells it again from the decoded text.
+            kind = events.stream_kind(content_type, vcr_request.uri, None if encoded else body)
             # The events of a text stream, cut once for the verdict and the timing.
             pieces = events.split_body(kind, body) if not encoded else None
             verdict = integrity.judge(kind, pieces)

@@ -1,6 +1,6 @@
 """Split streamed bodies into events and store each event as one readable record.
 
-Two stream kinds are understood:
+Three stream kinds are understood:
 
 * ``sse`` (``text/event-stream``): an event is every line up to and including the blank
   line that ends it. An event made only of ``event:``, ``id:``, ``retry:`` and ``data:``
@@ -11,6 +11,11 @@ Two stream kinds are understood:
   event without its blank line) is kept as ``raw`` text, so rebuilding the stream gives
   back the exact bytes.
 * ``ndjson`` (``application/x-ndjson`` and friends): an event is one line.
+* ``json-array`` (``application/json`` answering Gemini's ``:streamGenerateContent``
+  without ``alt=sse``): an event is one array element with the ``[`` or comma before it
+  (``cassette.jsonarray``).
+
+``stream_kind`` is the one place that tells which kind a response is.
 """
 
 from __future__ import annotations
@@ -19,10 +24,11 @@ import json
 import re
 from typing import Any
 
-from llmcassette.cassette import jsontext
+from llmcassette.cassette import jsonarray, jsontext
 
 SSE = "sse"
 NDJSON = "ndjson"
+JSON_ARRAY = jsonarray.KIND
 
 _NDJSON_TYPES = frozenset(
     {
@@ -40,8 +46,16 @@ _SSE_FIELDS = ("event", "id", "retry")
 CRLF = "\r\n"  # the only line end other than "\n" stored as fields (field ``eol``)
 
 
-def stream_kind(content_type: str | None) -> str | None:
-    """Which stream kind a response ``content-type`` announces, if any."""
+def stream_kind(
+    content_type: str | None, uri: str | None = None, body: bytes | str | None = None
+) -> str | None:
+    """Which stream kind a response is, if any.
+
+    SSE and NDJSON are told by the ``content-type`` alone. A streamed JSON array is
+    ``application/json`` like any JSON body: it is told by the ``uri`` of its request as
+    well (``jsonarray.is_streamed_array``), and by the ``body`` starting with ``[`` when
+    the body is given. Without a ``uri`` (a request body), no JSON array is a stream.
+    """
     if not content_type:
         return None
     media = content_type.split(";", 1)[0].strip().lower()
@@ -49,11 +63,15 @@ def stream_kind(content_type: str | None) -> str | None:
         return SSE
     if media in _NDJSON_TYPES:
         return NDJSON
+    if jsonarray.is_streamed_array(media, uri, body):
+        return JSON_ARRAY
     return None
 
 
 def split_events(kind: str, text: str) -> list[str]:
     """Cut a whole stream into event texts whose concatenation is ``text``."""
+    if kind == JSON_ARRAY:
+        return jsonarray.split(text)
     if kind == NDJSON:
         # Only "\n" ends an NDJSON record; str.splitlines would also cut at U+2028 and friends.
         lines = [line + "\n" for line in text.split("\n")]
@@ -137,6 +155,9 @@ def read_event(kind: str, piece: str) -> tuple[str | None, str | None]:
     """One event's name and data text, read leniently (both None: a blank line or comment)."""
     if kind == NDJSON:
         return None, piece.strip() or None
+    if kind == JSON_ARRAY:
+        parsed = jsonarray.parse_piece(piece)
+        return None, parsed[1] if parsed is not None else None
     if (
         piece.startswith("data: ")
         and piece.find("\n") == len(piece) - 2
@@ -203,6 +224,8 @@ def event_fields(kind: str, piece: str) -> tuple[dict[str, Any], str | None] | N
 
     None when the event is kept as ``raw`` text (see the module's docstring).
     """
+    if kind == JSON_ARRAY:
+        return _parse_array_piece(piece)
     return _parse_sse(piece) if kind == SSE else _parse_ndjson(piece)
 
 
@@ -214,6 +237,8 @@ def render_event(kind: str, fields: dict[str, Any]) -> str:
     payload = _payload(fields)
     if kind == NDJSON:
         return (payload or "") + "\n"
+    if kind == JSON_ARRAY:
+        return _string(fields, "before") + (payload or "") + _after(fields)
     eol = CRLF if "eol" in fields else "\n"
     out = [f"{name}: {_string(fields, name)}{eol}" for name in _SSE_FIELDS if name in fields]
     if payload is not None:
@@ -233,7 +258,13 @@ def check_fields(kind: str, fields: dict[str, Any]) -> None:
         jsontext.check_layout(fields.get("layout", jsontext.DEFAULT_LAYOUT))
     elif "text" in fields and "\n" in _string(fields, "text") and kind == NDJSON:
         raise ValueError("an NDJSON event's 'text' is one line: it cannot hold '\\n'")
-    if kind != NDJSON:
+    if kind == JSON_ARRAY:
+        if "before" not in fields:
+            raise ValueError("a JSON-array event needs 'before' (the '[' or ',') or 'raw'")
+        jsonarray.check_separators(_string(fields, "before"), _after(fields))
+        if "text" in fields:
+            _string(fields, "text")
+    elif kind != NDJSON:
         if "eol" in fields and fields["eol"] != CRLF:
             raise ValueError(f"field 'eol' can only be '\\r\\n', not {fields['eol']!r}")
         for name in _SSE_FIELDS:
@@ -308,6 +339,18 @@ def _parse_sse_lf(text: str) -> tuple[dict[str, Any], str | None] | None:
     if not data_lines:
         return fields, None
     return fields, "\n".join(data_lines)
+
+
+def _after(fields: dict[str, Any]) -> str:
+    return _string(fields, "after") if "after" in fields else ""
+
+
+def _parse_array_piece(piece: str) -> tuple[dict[str, Any], str] | None:
+    parsed = jsonarray.parse_piece(piece)
+    if parsed is None:
+        return None
+    before, element, after = parsed
+    return ({"before": before, "after": after} if after else {"before": before}), element
 
 
 def _parse_ndjson(text: str) -> tuple[dict[str, Any], str] | None:

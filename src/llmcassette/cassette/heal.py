@@ -5,7 +5,8 @@
 must be written). The repairs, in the order they are made for each interaction:
 
 * ``body-decoded``: a body a converter stored as ``text`` or ``base64`` that is JSON (by its
-  content-type) is stored as ``json``; a streamed body stored whole becomes event lines.
+  content-type) is stored as ``json``; a streamed body stored whole becomes event lines
+  (a Gemini JSON array too, as earlier releases stored it).
   Either only when the new form renders the very same bytes.
 * ``event-renamed`` / ``field-renamed``: the ``[tool.llmcassette.heal]`` rules, for what a
   provider renamed since the cassette was recorded (``event_aliases``, ``field_renames``).
@@ -296,7 +297,8 @@ def _heal_interaction(
 ) -> list[_Line]:
     """Repair one interaction's lines in place; returns its event lines as they now are."""
     _decode_stored_body(request, repairs)
-    converted = _decode_stored_body(response, repairs)
+    uri = request.record.get("uri")
+    converted = _decode_stored_body(response, repairs, uri if isinstance(uri, str) else None)
     if converted is not None:
         if event_lines:
             raise _unrepairable(name, event_lines[0], "event lines after a body stored whole")
@@ -332,9 +334,12 @@ def _stream_kind(record: dict[str, Any]) -> str | None:
     return stream if isinstance(stream, str) else None
 
 
-def _decode_stored_body(line: _Line, repairs: list[Repair]) -> list[_Line] | None:
+def _decode_stored_body(
+    line: _Line, repairs: list[Repair], uri: str | None = None
+) -> list[_Line] | None:
     """Store a JSON body kept as text or base64 as ``json``, and a whole stream body as
-    events; returns the new event lines of a stream, else None."""
+    events (a Gemini JSON array told by ``uri``, its request's); returns the new event
+    lines of a stream, else None."""
     body = line.record.get("body")
     if not isinstance(body, dict) or not ({"text", "base64"} & body.keys()):
         return None
@@ -346,7 +351,8 @@ def _decode_stored_body(line: _Line, repairs: list[Repair]) -> list[_Line] | Non
         return None
     stored = "text" if "text" in body else "base64"
     content_type = _content_type(line.record)
-    kind = events.stream_kind(content_type) if line.record.get("type") == "response" else None
+    is_response = line.record.get("type") == "response"
+    kind = events.stream_kind(content_type, uri, raw) if is_response else None
     if kind is not None:
         try:
             text = raw.decode("utf-8")

@@ -161,7 +161,7 @@ class _Records:
         if item.client is not None:
             request["client"] = item.client
         body_bytes, response_headers = decode_content(item.response_body, item.response_headers)
-        kind = events.stream_kind(_content_type(response_headers))
+        kind = events.stream_kind(_content_type(response_headers), item.uri, body_bytes)
         if kind is None and eventstream.is_eventstream(_content_type(response_headers)):
             kind = eventstream.KIND
         response: dict[str, Any] = {
@@ -598,14 +598,18 @@ def _unexpected(path: str, line: Line, wanted: str) -> CassetteFormatError:
     return _fail(path, line.number, f"expected {wanted}, found {article} {kind} line")
 
 
+_STREAM_KINDS = (events.SSE, events.NDJSON, events.JSON_ARRAY, eventstream.KIND)
+
+
 def _start_interaction(path: str, request: Line, response: Line) -> Interaction:
     body = response.record.get("body")
     stream = body.get("stream") if isinstance(body, dict) else None
-    if stream is not None and stream not in (events.SSE, events.NDJSON, eventstream.KIND):
+    if stream is not None and stream not in _STREAM_KINDS:
         raise _fail(
             path,
             response.number,
-            f"unknown stream kind {stream!r}; expected 'sse', 'ndjson' or 'eventstream'",
+            f"unknown stream kind {stream!r}; expected 'sse', 'ndjson', 'json-array' or "
+            "'eventstream'",
         )
     reason = response.record.get("reason", "")
     if not isinstance(reason, str):

@@ -185,6 +185,15 @@ def _padded(value: Any, text: str) -> tuple[Any, str] | None:
     return None
 
 
+def value_end(text: str, index: int) -> int | None:
+    """Where the JSON value starting at ``index`` ends, or None when none starts there
+    (or it holds NaN or Infinity, or nests deeper than Python's recursion)."""
+    try:
+        return int(_scan(text, index)[1])
+    except (ValueError, StopIteration, RecursionError):
+        return None
+
+
 def loads_strict(text: str) -> Any:
     """Parse JSON text, refusing NaN and Infinity."""
     return _decoder.decode(text)

@@ -3,7 +3,8 @@
 A provider ends each kind of stream with a terminator: ``data: [DONE]`` for OpenAI Chat
 Completions, ``message_stop`` for Anthropic Messages, ``response.completed`` (or
 ``.failed`` / ``.incomplete``) for the Responses API, ``message-end`` for Cohere v2 chat,
-a last chunk with a ``finishReason`` for Gemini, an object with ``"done": true`` for NDJSON
+a last chunk with a ``finishReason`` for Gemini (whose streamed JSON array, without
+``alt=sse``, must also end with its ``]``), an object with ``"done": true`` for NDJSON
 streams; a Bedrock ConverseStream (AWS event-stream frames) ends with ``messageStop`` then
 ``metadata``, an InvokeModelWithResponseStream with the chunk holding ``message_stop``, and
 either with an exception frame. OpenAI-style providers (Azure, Mistral, Groq, DeepSeek, OpenRouter) end as OpenAI. A stream of a known kind without it was cut short, even if the connection
@@ -15,7 +16,7 @@ from __future__ import annotations
 from typing import Any
 
 from llmcassette import _eventstream as wire
-from llmcassette.cassette import events, eventstream
+from llmcassette.cassette import events, eventstream, jsonarray
 
 RESPONSES_ENDINGS = frozenset({"response.completed", "response.failed", "response.incomplete"})
 
@@ -36,6 +37,8 @@ def judge(kind: str | None, pieces: list[str] | None) -> bool | str | None:
     """
     if kind is None or pieces is None:
         return None
+    if kind == events.JSON_ARRAY and not jsonarray.is_closed(pieces):
+        return "a streamed JSON array (Gemini without `alt=sse`) that ended without its `]`"
     # Only the events a verdict needs are read and parsed: for most streams, two.
     ends = _outer_events(kind, pieces)
     if ends is None:
