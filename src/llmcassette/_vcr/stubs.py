@@ -21,11 +21,12 @@ import warnings
 from collections.abc import Iterable, Iterator
 from typing import Any, ClassVar
 
+from llmcassette import _eventstream as wire
 from llmcassette._vcr import clients, compat, fault_plan, lookup, overlap
 from llmcassette._vcr.bridge import incoming_request
 from llmcassette._vcr.mismatch import RAISED, CassetteMismatch
 from llmcassette._vcr.persister import display_path
-from llmcassette.cassette import events
+from llmcassette.cassette import events, eventstream
 from llmcassette.errors import (
     FaultError,
     IncompleteStreamError,
@@ -40,7 +41,7 @@ from llmcassette.transport.pace import Pace
 from llmcassette.transport.recorded import META_KEY
 from llmcassette.transport.recording import Ending, recording_stream
 from llmcassette.transport.replay import check_integrity, headers_delay, replay_response
-from llmcassette.transport.timing import event_times
+from llmcassette.transport.timing import event_times, times_of_sizes
 
 # How many requests a cassette has been asked for (for "call #3" in mismatch reports).
 _CALLS = "_llmcassette_calls"
@@ -152,7 +153,10 @@ class InterceptedMethod(metaclass=_BindsLikeAFunction):
             values = headers.get(name)
             return None if values is None else ", ".join(values)
 
-        kind = events.stream_kind(header("content-type"))
+        content_type = header("content-type")
+        kind = events.stream_kind(content_type)
+        if kind is None and eventstream.is_eventstream(content_type):
+            kind = eventstream.KIND  # Bedrock's binary frames (litellm signs and sends them)
         encoding = header("content-encoding")
         encoded = encoding is not None and encoding.lower() != "identity"
         declared_length = header("content-length")
@@ -162,9 +166,15 @@ class InterceptedMethod(metaclass=_BindsLikeAFunction):
 
         def finish(chunks: list[tuple[float, bytes]], ending: Ending) -> None:
             body = b"".join([chunk for _, chunk in chunks])
-            # The events of a text stream, cut once for the verdict and the timing.
-            pieces = events.split_body(kind, body) if not encoded else None
-            verdict = integrity.judge(kind, pieces)
+            # The events of a text stream, cut once for the verdict and the timing; the
+            # sizes of a Bedrock stream's frames.
+            pieces = sizes = None
+            if kind == eventstream.KIND:
+                sizes = None if encoded else list(map(len, wire.split_frames(body)))
+                verdict = None if encoded else integrity.judge_eventstream(body)
+            else:
+                pieces = events.split_body(kind, body) if not encoded else None
+                verdict = integrity.judge(kind, pieces)
             end_extra: dict[str, Any] = {}
             if not ending.complete and ending.error is None:
                 # Closed by the caller: SDKs stop at a stream's terminator without reading
@@ -181,6 +191,8 @@ class InterceptedMethod(metaclass=_BindsLikeAFunction):
             times = None
             if pieces is not None:
                 times = event_times(pieces, [(t, len(chunk)) for t, chunk in chunks])
+            elif sizes is not None:
+                times = times_of_sizes(sizes, [(t, len(chunk)) for t, chunk in chunks])
             problem = None
             if ending.error is not None:
                 problem = f"the connection broke mid-stream ({ending.error_name})"
