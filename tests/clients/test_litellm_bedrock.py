@@ -198,6 +198,8 @@ def test_bedrock_route(
     # frame holding it has arrived, before the next frame is read.
     assert sum(kind == "read" for kind, _ in replay_log) == len(stream)
     assert reads_before_each_piece(replay_log) == [i + 1 for i, _ in texts]
+    # Each frame was timed while recording, so `pace` applies to the replay.
+    assert all("t" in frame for frame in stream)
 
 
 @ROUTES
@@ -215,8 +217,10 @@ def test_acompletion_stream_through_aiohttp(tmp_path: Path, log: Log, route: str
     # Stored frame by frame all the same; litellm still yields one chunk per text frame.
     (stream,) = frames(cassette)
     assert pieces == [text for text in map(frame_text, stream) if text]
-    # The stub hands the body over in one piece (docs/recipes.md, litellm's caveats).
+    # The stub hands the body over in one piece (docs/recipes.md, litellm's caveats), and
+    # read it whole while recording: no frame has a time.
     assert sum(kind == "read" for kind, _ in replay_log) == 1
+    assert not any("t" in frame for frame in stream)
 
 
 def test_tool_call_stream(tmp_path: Path) -> None:
