@@ -40,13 +40,16 @@ CLIENT_SETS: dict[str, list[str]] = {
     # openai 2.x on httpx, with litellm and langchain-openai on top of it.
     "openai2": ["openai>=2.54,<3", "litellm>=1.110", "langchain-openai>=1.7"],
     # litellm, langchain and pydantic-ai on the current openai SDK (httpx2) and anthropic SDK,
-    # and for Gemini (#20). pydantic-ai-slim 2.68's google extra holds google-genai below 3.
+    # and for Gemini and Bedrock (#20). pydantic-ai-slim 2.68's google extra holds google-genai
+    # below 3. litellm signs Bedrock requests with botocore; langchain-aws drives boto3.
     "frameworks": [
         "openai>=3.50",
         "litellm>=1.110",
         "langchain-openai>=1.7",
         "langchain-anthropic>=1.7",
         "langchain-google-genai>=4.4",
+        "langchain-aws>=1.9",
+        "boto3>=1.44.8",
         "pydantic-ai-slim[openai,anthropic,google]>=2.68",
     ],
     # Provider SDKs recorded against the local provider (Gemini, Ollama, Groq, Mistral, Cohere,

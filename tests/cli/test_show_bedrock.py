@@ -79,3 +79,14 @@ def test_invoke_model_with_response_stream(tmp_path: Path) -> None:
     assert shown.answer.text == "You said: Name three rivers"
     assert shown.prompt == ["user: Name three rivers"]
     assert shown.events > 5
+
+
+def test_a_model_id_sent_without_percent_encoding(tmp_path: Path) -> None:
+    # litellm's bedrock/invoke/ route sends the id's `:` as it is (boto3 sends `%3A`).
+    cassette = tmp_path / "bedrock.jsonl"
+    with LocalProvider() as provider, llmcassette.use_cassette(str(cassette), record_mode="all"):
+        url = f"{provider.url}/model/anthropic.claude-3-haiku-20240307-v1:0/invoke"
+        assert httpx.post(url, json=INVOKE, headers=AUTH).status_code == 200
+    (item,) = jsonl.read(cassette.read_bytes(), cassette).interactions
+    assert item.uri.endswith("-v1:0/invoke")
+    assert summarize(1, item).model == "anthropic.claude-3-haiku-20240307-v1:0"

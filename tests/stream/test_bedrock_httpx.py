@@ -1,9 +1,14 @@
 """A Bedrock event stream fetched with httpx (as litellm does): recorded by llmcassette's own
-stubs, replayed one frame per chunk, and a cut one reported on replay."""
+stubs, each frame timed, replayed one frame per chunk (at the recorded pace if asked), and a
+cut one reported while recording and on replay."""
 
 from __future__ import annotations
 
+import http.server
 import json
+import threading
+import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import httpx
@@ -11,7 +16,7 @@ import pytest
 
 import llmcassette
 from llmcassette import _eventstream as wire
-from llmcassette.errors import IncompleteStreamWarning
+from llmcassette.errors import IncompleteStreamError, IncompleteStreamWarning
 from llmcassette.testing import LocalProvider
 
 AUTH = {
@@ -54,3 +59,130 @@ def test_a_cut_stream_warns_on_replay(tmp_path: Path) -> None:
         llmcassette.use_cassette(str(cassette), record_mode="none"),
     ):
         _chunks(provider.url)
+
+
+def _frame(event_type: str, payload: dict[str, object]) -> bytes:
+    headers = [(":event-type", event_type), (":message-type", "event")]
+    return wire.encode_frame(wire.string_headers(headers), json.dumps(payload).encode())
+
+
+CONVERSE = [
+    _frame("messageStart", {"role": "assistant"}),
+    _frame("contentBlockDelta", {"contentBlockIndex": 0, "delta": {"text": "hi"}}),
+    _frame("contentBlockStop", {"contentBlockIndex": 0}),
+    _frame("messageStop", {"stopReason": "end_turn"}),
+    _frame("metadata", {"usage": {"inputTokens": 1, "outputTokens": 1, "totalTokens": 2}}),
+]
+
+
+class FrameServer:
+    """Sends ``frames`` one HTTP chunk each, waits ``linger`` seconds, then ends cleanly."""
+
+    def __init__(self) -> None:
+        self.frames = CONVERSE
+        self.linger = 0.0
+        server = self
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, *args: object) -> None:
+                pass
+
+            def do_POST(self) -> None:
+                self.rfile.read(int(self.headers.get("content-length", 0)))
+                self.send_response(200)
+                self.send_header("content-type", wire.CONTENT_TYPE)
+                self.send_header("transfer-encoding", "chunked")
+                self.end_headers()
+                for frame in server.frames:
+                    self.wfile.write(b"%x\r\n%s\r\n" % (len(frame), frame))
+                    self.wfile.flush()
+                time.sleep(server.linger)
+                self.wfile.write(b"0\r\n\r\n")
+
+        self._httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        threading.Thread(target=self._httpd.serve_forever, daemon=True).start()
+        self.url = f"http://127.0.0.1:{self._httpd.server_address[1]}"
+
+    def stop(self) -> None:
+        self._httpd.shutdown()
+        self._httpd.server_close()
+
+
+@pytest.fixture
+def frame_server() -> Iterator[FrameServer]:
+    server = FrameServer()
+    yield server
+    server.stop()
+
+
+def _end_line(cassette: Path) -> dict[str, object]:
+    end: dict[str, object] = json.loads(cassette.read_text().splitlines()[-1])
+    return end
+
+
+def test_a_clean_close_without_message_stop_warns_while_recording(
+    tmp_path: Path, frame_server: FrameServer
+) -> None:
+    frame_server.frames = CONVERSE[:2]
+    cassette = tmp_path / "bedrock.jsonl"
+    with (
+        pytest.warns(IncompleteStreamWarning, match="ConverseStream that ended without"),
+        llmcassette.use_cassette(str(cassette), record_mode="all"),
+    ):
+        _chunks(frame_server.url)
+    end = _end_line(cassette)
+    assert end["cut_short"] is True
+    assert "`messageStop` and `metadata`" in str(end["incomplete"])
+
+
+def test_the_error_policy_does_not_record_a_cut_stream(
+    tmp_path: Path, frame_server: FrameServer
+) -> None:
+    frame_server.frames = CONVERSE[:3]
+    cassette = tmp_path / "bedrock.jsonl"
+    with (
+        pytest.raises(IncompleteStreamError, match="ConverseStream that ended without"),
+        llmcassette.use_cassette(str(cassette), record_mode="all", incomplete_streams="error"),
+    ):
+        _chunks(frame_server.url)
+    assert not cassette.exists()
+
+
+def test_a_whole_stream_the_caller_closed_early_is_not_cut_short(
+    tmp_path: Path, frame_server: FrameServer
+) -> None:
+    # The caller stops at `metadata`, before the chunked encoding's last empty chunk.
+    frame_server.linger = 0.5
+    cassette = tmp_path / "bedrock.jsonl"
+    with (
+        llmcassette.use_cassette(str(cassette), record_mode="all"),
+        httpx.stream("POST", frame_server.url + PATH, json=BODY, headers=AUTH) as reply,
+    ):
+        seen = b""
+        for chunk in reply.iter_raw():
+            seen += chunk
+            if len(wire.split_frames(seen)) == len(CONVERSE):
+                break
+    end = _end_line(cassette)
+    assert end["events"] == len(CONVERSE)
+    assert "cut_short" not in end
+
+
+def test_frames_are_timed_and_replay_at_the_recorded_pace(tmp_path: Path) -> None:
+    cassette = tmp_path / "bedrock.jsonl"
+    with LocalProvider() as provider:
+        provider.behaviour.event_delay = 0.05
+        with llmcassette.use_cassette(str(cassette), record_mode="all"):
+            _chunks(provider.url)
+    lines = [json.loads(line) for line in cassette.read_text().splitlines()]
+    times = [line["t"] for line in lines if line.get("type") == "event"]
+    assert len(times) > 5
+    assert times == sorted(times)
+    assert times[-1] - times[0] >= 0.05 * (len(times) - 1) * 0.8  # the provider's gaps
+    started = time.monotonic()
+    with llmcassette.use_cassette(str(cassette), record_mode="none", pace="recorded"):
+        replayed = _chunks(provider.url)
+    assert time.monotonic() - started >= times[-1] * 0.95
+    assert len(replayed) == len(times)

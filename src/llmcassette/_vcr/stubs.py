@@ -22,11 +22,12 @@ import warnings
 from collections.abc import Iterable, Iterator
 from typing import Any, ClassVar
 
+from llmcassette import _eventstream as wire
 from llmcassette._vcr import clients, compat, fault_plan, lookup, overlap
 from llmcassette._vcr.bridge import incoming_request
 from llmcassette._vcr.mismatch import RAISED, CassetteMismatch
 from llmcassette._vcr.persister import display_path
-from llmcassette.cassette import events
+from llmcassette.cassette import events, eventstream
 from llmcassette.errors import (
     FaultError,
     IncompleteStreamError,
@@ -41,7 +42,7 @@ from llmcassette.transport.pace import Pace
 from llmcassette.transport.recorded import META_KEY
 from llmcassette.transport.recording import Ending, recording_stream
 from llmcassette.transport.replay import check_integrity, headers_delay, replay_response
-from llmcassette.transport.timing import event_times
+from llmcassette.transport.timing import event_times, times_of_sizes
 
 # How many requests a cassette has been asked for (for "call #3" in mismatch reports).
 _CALLS = "_llmcassette_calls"
@@ -154,6 +155,9 @@ class InterceptedMethod(metaclass=_BindsLikeAFunction):
             return None if values is None else ", ".join(values)
 
         content_type = header("content-type")
+        # Bedrock's binary frames (litellm signs and sends them over httpx) are told by
+        # their content-type alone; a text stream also by its URI and first byte (finish).
+        frames = eventstream.is_eventstream(content_type)
         encoding = header("content-encoding")
         encoded = encoding is not None and encoding.lower() != "identity"
         declared_length = header("content-length")
@@ -166,9 +170,17 @@ class InterceptedMethod(metaclass=_BindsLikeAFunction):
             # A compressed body is told by its content-type and URI alone (its first byte
             # is not the text's); the cassette writer tells it again from the decoded text.
             kind = events.stream_kind(content_type, vcr_request.uri, None if encoded else body)
-            # The events of a text stream, cut once for the verdict and the timing.
-            pieces = events.split_body(kind, body) if not encoded else None
-            verdict = integrity.judge(kind, pieces)
+            if kind is None and frames:
+                kind = eventstream.KIND
+            # The events of a text stream, cut once for the verdict and the timing; the
+            # sizes of a Bedrock stream's frames.
+            pieces = sizes = None
+            if kind == eventstream.KIND:
+                sizes = None if encoded else list(map(len, wire.split_frames(body)))
+                verdict = None if encoded else integrity.judge_eventstream(body)
+            else:
+                pieces = events.split_body(kind, body) if not encoded else None
+                verdict = integrity.judge(kind, pieces)
             end_extra: dict[str, Any] = {}
             if not ending.complete and ending.error is None:
                 # Closed by the caller: SDKs stop at a stream's terminator without reading
@@ -185,6 +197,8 @@ class InterceptedMethod(metaclass=_BindsLikeAFunction):
             times = None
             if pieces is not None:
                 times = event_times(pieces, [(t, len(chunk)) for t, chunk in chunks])
+            elif sizes is not None:
+                times = times_of_sizes(sizes, [(t, len(chunk)) for t, chunk in chunks])
             problem = None
             if ending.error is not None:
                 problem = f"the connection broke mid-stream ({ending.error_name})"

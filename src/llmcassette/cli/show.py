@@ -491,7 +491,7 @@ def summarize(number: int, item: Interaction) -> Shown:
     model = request.get("model")
     if not isinstance(model, str):  # Gemini and Bedrock name the model in the URL
         found = _MODEL_IN_URL.search(item.uri)
-        model = urllib.parse.unquote(found.group(1)) if found else None
+        model = urllib.parse.unquote(found.group(1) or found.group(2)) if found else None
     times = item.event_times
     return Shown(
         number=number,
@@ -519,7 +519,9 @@ def _assemble_or_summary(item: Interaction) -> Answer:
         return Answer(text=item.response_body.decode("utf-8", "replace")[:2000], kind="text")
 
 
-_MODEL_IN_URL = re.compile(r"/models?/([^/:?]+)")
+# Gemini's `/models/{model}:method`; Bedrock's `/model/{modelId}/operation`, whose id keeps
+# its `:` when a client does not percent-encode it (litellm: `...-v1:0/invoke`).
+_MODEL_IN_URL = re.compile(r"/models/([^/:?]+)|/model/([^/?]+)")
 
 
 def _block(label: str, text: str, width: int = 80) -> list[str]:

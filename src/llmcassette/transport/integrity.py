@@ -123,6 +123,13 @@ def _ndjson(first: Any, last: Any) -> bool | str | None:
 def bedrock_verdict(body: bytes) -> str | None:
     """Why a Bedrock event stream looks cut off, or None when it ended properly (or is not
     a Converse or InvokeModel stream)."""
+    verdict = judge_eventstream(body)
+    return verdict if isinstance(verdict, str) else None
+
+
+def judge_eventstream(body: bytes) -> bool | str | None:
+    """``judge`` for a Bedrock event stream: True when it ended properly, what is missing
+    when it did not, None for no frames or a stream other than Converse and InvokeModel."""
     pieces = wire.split_frames(body)
     if not pieces:
         return None
@@ -131,14 +138,14 @@ def bedrock_verdict(body: bytes) -> str | None:
     except wire.EventStreamError:
         return "a Bedrock event stream whose last frame is cut off"
     if last.header(":message-type") == "exception":
-        return None  # the service ended the stream with an error: it is complete
+        return True  # the service ended the stream with an error: it is complete
     names = [eventstream.payload_of(eventstream.encode_frame(piece))[0] for piece in pieces]
     if "messageStart" in names:
         if names[-2:] == ["messageStop", "metadata"]:
-            return None
+            return True
         return "a Bedrock ConverseStream that ended without `messageStop` and `metadata`"
     if "message_start" in names:  # InvokeModel chunks holding Anthropic events
         if "message_stop" in names or "error" in names:
-            return None
+            return True
         return "a Bedrock InvokeModel stream that ended without `message_stop`"
     return None
