@@ -4,6 +4,7 @@
     python benchmarks/record_instructions.py            # N=200, needs valgrind
     python benchmarks/record_instructions.py --n 500
     python benchmarks/record_instructions.py --no-redaction   # what redaction adds
+    python benchmarks/record_instructions.py --vcrpy          # vcrpy alone, for comparison
 
 Wall-clock timings of recording vary by up to 2x between runs on a shared 2-core
 machine, which hides any change smaller than that. Instruction counts under valgrind's
@@ -66,6 +67,8 @@ def handler(request):
 
 if mode == "record":
     import llmcassette
+elif mode == "vcrpy":
+    import vcr
 folder = tempfile.mkdtemp()
 path = os.path.join(folder, "c.jsonl")
 with httpx2.Client(transport=httpx2.MockTransport(handler)) as client:
@@ -73,6 +76,8 @@ with httpx2.Client(transport=httpx2.MockTransport(handler)) as client:
     if mode == "record":
         redaction_option = {} if redaction else {"redaction": False}
         cassette = llmcassette.use_cassette(path, record_mode="once", **redaction_option)
+    elif mode == "vcrpy":  # vcrpy alone: its yaml serializer and default match_on
+        cassette = vcr.VCR(record_mode="once").use_cassette(path[: -len(".jsonl")] + ".yaml")
     if cassette is not None:
         cassette.__enter__()
     for i in range(n):
@@ -128,14 +133,19 @@ def main() -> None:
         action="store_true",
         help="record with redaction=False, to tell what redaction adds",
     )
+    parser.add_argument(
+        "--vcrpy",
+        action="store_true",
+        help="record with vcrpy alone (yaml serializer, default match_on) instead",
+    )
     args = parser.parse_args()
     if shutil.which("valgrind") is None:
         sys.exit("valgrind is not installed (e.g. apt-get install valgrind)")
     per: dict[str, float] = {}
-    for mode in ("base", "record"):
+    for mode in ("base", "vcrpy" if args.vcrpy else "record"):
         redaction = not args.no_redaction
         one, many = instructions(mode, 1, redaction), instructions(mode, args.n, redaction)
-        per[mode] = (many - one) / (args.n - 1)
+        per["record" if mode == "vcrpy" else mode] = (many - one) / (args.n - 1)
     figures = {
         "n": args.n,
         "base_per_interaction": round(per["base"]),
@@ -146,7 +156,8 @@ def main() -> None:
         print(json.dumps(figures))
         return
     print(
-        f"N={args.n}: without llmcassette {per['base'] / 1e6:.3f} M instructions per "
+        f"N={args.n}: without {'vcrpy' if args.vcrpy else 'llmcassette'} "
+        f"{per['base'] / 1e6:.3f} M instructions per "
         f"interaction, recording {per['record'] / 1e6:.3f} M, "
         f"overhead {(per['record'] - per['base']) / 1e6:.3f} M"
         + (" (redaction off)" if args.no_redaction else "")

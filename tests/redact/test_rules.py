@@ -526,3 +526,25 @@ def test_request_headers_seen_before_are_redacted_alike_and_counted() -> None:
     other_redactor = Redactor(environ={})
     assert other_redactor.vcr_request(request(OPENAI_2)).headers["Authorization"] == first
     assert other_redactor.counts == {"openai-api-key": 1}
+
+
+_QUERY_PIECES = st.sampled_from(["token", "api_key", "Key", "sig", "x", "=", "&", "?", "%", "a b"])
+
+
+@settings(max_examples=400, derandomize=True, deadline=None, database=None)
+@given(st.lists(_QUERY_PIECES, max_size=8).map("".join))
+def test_the_parameter_search_finds_what_the_anchored_pattern_finds(text: str) -> None:
+    # ``might_match`` searches ``"&" + text`` for ``[?&]name=``: the same texts as searching
+    # ``text`` for ``(?:^|[?&])name=`` (a parameter at the start, or after ``?`` or ``&``).
+    import re
+
+    from llmcassette.redact import rules
+
+    gated = rules.Rules(RedactionConfig(), environ={})
+    assert gated._params is not None
+    names = gated._params.pattern[len("[?&]") : -len("=")]
+    anchored = re.compile(r"(?:^|[?&])" + names + "=")
+    lowered = text.lower()
+    assert (gated._params.search("&" + lowered) is not None) == (
+        anchored.search(lowered) is not None
+    )

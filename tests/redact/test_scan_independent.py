@@ -15,6 +15,8 @@ from typing import Any
 
 import httpx
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from vcr.request import Request
 
 import llmcassette
@@ -293,3 +295,73 @@ def test_the_scan_holds_no_reference_to_the_redactor() -> None:
     )
     findings = scan.find_in_jsonl(rules, text, "c.jsonl")
     assert [(f.line, f.json_path, f.rule) for f in findings] == [(2, "uri", "token")]
+
+
+# Header names of every action, and values of every kind: plain, placeholders, keys and
+# shapes, cookies, JSON text holding headers of its own.
+_HEADER_NAMES = st.sampled_from(
+    [
+        "accept",
+        "authorization",
+        "x-api-key",
+        "cookie",
+        "set-cookie",
+        "x-request-id",
+        "openai-organization",
+        "user-agent",
+        "location",
+        "www-authenticate",
+        "x-amz-date",
+    ]
+)
+_VALUES = st.sampled_from(
+    [
+        "text/event-stream",
+        "Bearer <REDACTED:bearer-token>",
+        "Bearer abcdefgh12345678",
+        "session=abc123def456",
+        "org-1234567890abcdef",
+        "https://h/cb?code=abc&state=x",
+        "gzip",
+        "",
+        "<REDACTED:cookie>",
+        "plain words here",
+        f"Bearer {OPENAI}",
+        "ya29.x",
+        '{"headers": {"authorization": "letmein-123456"}}',
+        '["a", {"headers": {"cookie": "a=b"}}]',
+        "charset=utf-8",
+        "a\\u0073k",
+    ]
+)
+_HEADERS = st.dictionaries(_HEADER_NAMES, _VALUES | st.lists(_VALUES, max_size=2), max_size=4)
+_BODIES = st.recursive(
+    _VALUES | st.integers(0, 3),
+    lambda inner: (
+        st.lists(inner, max_size=3)
+        | st.dictionaries(
+            st.sampled_from(["headers", "content", "args", "note"]), inner, max_size=3
+        )
+        | _HEADERS.map(lambda h: {"headers": h})
+    ),
+    max_leaves=8,
+)
+
+
+@settings(max_examples=400, derandomize=True, deadline=None, database=None)
+@given(st.sampled_from(["request", "response"]), _HEADERS, _BODIES)
+def test_a_line_with_headers_is_read_as_the_plain_walk_reads_it(
+    kind: str, headers: dict[str, Any], body: Any
+) -> None:
+    # A headers line in which might_match finds nothing is read by header name only
+    # (scan._by_header_name): it must find exactly what the plain walk of the record finds.
+    from llmcassette.cassette import lines
+    from llmcassette.redact import scan
+
+    rules = Redactor(RedactionConfig(), environ={}).rules
+    record = {"type": kind, "uri": "https://h/v1", "headers": headers, "body": {"json": body}}
+    line = lines.dump(record)
+    found = [(f.json_path, f.rule) for f in scan.find_in_jsonl(rules, "\n" + line, "c.jsonl")]
+    parsed = json.loads(line)
+    plain = list(scan.find_in_value(rules, parsed, response=kind == "response"))
+    assert found == plain

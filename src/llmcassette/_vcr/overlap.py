@@ -5,7 +5,8 @@ or outside any) their recorded answers in arrival order. That is right for one c
 asks twice, but not for two callers whose identical requests were in flight at the same
 time and got different answers: which one gets which then depends on scheduling. Each
 recorded request is noted when its response has been read in full; one that overlapped an
-identical request with another answer warns once per request key and cassette.
+identical request with another answer warns once per request key and cassette. Only
+requests that overlapped in time are compared, so sequential ones cost no request key.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ import json
 import threading
 import time
 import warnings
+from bisect import bisect_right
 from collections.abc import Hashable
 from typing import Any
 
@@ -26,6 +28,30 @@ _LOCK = threading.Lock()
 _PROMPT_CHARACTERS = 60
 
 
+class _Flights:
+    """The recorded requests of one cassette in the order their answers ended.
+
+    ``ends`` is sorted (each end is taken under ``_LOCK``), so the requests that ended after
+    a given start are a suffix of it, found by bisection. A request's key is computed only
+    when it is compared with another: sequential requests never overlap, and never need one.
+    """
+
+    __slots__ = ("ends", "entries", "warned")
+
+    def __init__(self) -> None:
+        self.ends: list[float] = []
+        # [session, request, matcher config, answer digest, key (None until needed)]
+        self.entries: list[list[Any]] = []
+        self.warned: set[Hashable] = set()
+
+
+def _key(entry: list[Any]) -> Hashable:
+    key: Hashable = entry[4]
+    if key is None:
+        key = entry[4] = (entry[0], request_key(entry[1], entry[2]))
+    return key
+
+
 def note(
     cassette: Any, request: Any, session: str | None, started: float, answer: Hashable
 ) -> None:
@@ -34,18 +60,25 @@ def note(
     matcher = lookup.body_matcher(cassette)
     if matcher is None or request is None:
         return
-    key: Hashable = (session, request_key(request, matcher.config))
-    ended = time.monotonic()
+    digest = hash(answer)  # not the body itself: the cassette holds it already
+    entry: list[Any] = [session, request, matcher.config, digest, None]
+    clash = False
     with _LOCK:
-        flights, warned = cassette.__dict__.setdefault(_FLIGHTS, ({}, set()))
-        earlier: list[tuple[float, int]] = flights.setdefault(key, [])
-        digest = hash(answer)  # not the body itself: the cassette holds it already
-        clash = key not in warned and any(
-            end > started and other != digest for end, other in earlier
-        )
-        earlier.append((ended, digest))
-        if clash:
-            warned.add(key)
+        flights = cassette.__dict__.get(_FLIGHTS)
+        if flights is None:
+            flights = cassette.__dict__[_FLIGHTS] = _Flights()
+        ended = time.monotonic()
+        # The requests whose answers ended after this one was sent: it overlapped them.
+        overlapped = flights.entries[bisect_right(flights.ends, started) :]
+        if overlapped:
+            key = _key(entry)
+            clash = key not in flights.warned and any(
+                other[3] != digest and _key(other) == key for other in overlapped
+            )
+            if clash:
+                flights.warned.add(key)
+        flights.ends.append(ended)
+        flights.entries.append(entry)
     if clash:
         warnings.warn(
             ConcurrentIdenticalRequestsWarning(

@@ -529,8 +529,11 @@ class Rules:
         self._keys = (
             re.compile('"' + _key_alternatives(names) + r'\\*"\s*:') if self.keys_on else None
         )
+        # A parameter starts the text or follows ``?`` or ``&``: ``might_match`` searches
+        # ``"&" + text``, so the pattern starts with a character set and ``re`` jumps from one
+        # ``?``/``&`` to the next; ``(?:^|[?&])`` would be tried at every position.
         self._params = (
-            re.compile(r"(?:^|[?&])" + _alternatives(self._secret_params) + "=")
+            re.compile(r"[?&]" + _alternatives(self._secret_params) + "=")
             if self.params_on
             else None
         )
@@ -556,7 +559,7 @@ class Rules:
         lowered = text.lower()
         if keys is not None and keys.search(lowered) is not None:
             return True
-        return params is not None and params.search(lowered) is not None
+        return params is not None and params.search("&" + lowered) is not None
 
     def shapes(self, text: str) -> list[Span]:
         """Every secret-shaped substring of ``text`` as written (not decoded), in order.

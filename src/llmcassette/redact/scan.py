@@ -158,11 +158,44 @@ def _url_kinds(rules: Rules, uri: str) -> list[str]:
     return kinds
 
 
-def _in_headers(rules: Rules, headers: dict[Any, Any], where: Where, found: Found) -> None:
+def _by_header_name(rules: Rules, value: Any, where: Where, found: Found, response: bool) -> None:
+    """``_walk`` for a record whose line ``might_match`` finds nothing in: no shape, literal,
+    secret key or parameter occurs in any of its values (neither does one in the JSON text
+    a value holds, escaped once more in the line, which the line's text does not tell: such
+    a value is read as ``_walk`` reads it). What is left are the header rules that go by a
+    header's name, in every headers object."""
+    if isinstance(value, dict):
+        for key, item in value.items():
+            at = (*where, key)
+            if isinstance(item, str):
+                if item.startswith(JSON_OPENINGS):
+                    _in_string(rules, item, at, found, response)
+            elif key == "headers" and isinstance(item, dict):
+                _in_headers(rules, item, at, found, by_name=True)
+            elif isinstance(item, (dict, list)):
+                _by_header_name(rules, item, at, found, response)
+    elif isinstance(value, list):
+        for index, item in enumerate(value):
+            if isinstance(item, str):
+                if item.startswith(JSON_OPENINGS):
+                    _in_string(rules, item, (*where, index), found, response)
+            elif isinstance(item, (dict, list)):
+                _by_header_name(rules, item, (*where, index), found, response)
+
+
+# The header rules that go by a header's name, whatever its value looks like.
+_BY_NAME = frozenset({"credential", "cookie", "identifying"})
+
+
+def _in_headers(
+    rules: Rules, headers: dict[Any, Any], where: Where, found: Found, *, by_name: bool = False
+) -> None:
     for name, value in headers.items():
         action = rules.header_action(str(name))
         if action in ("keep", "drop"):
             continue  # stored as they are on purpose, or identifiers that redaction drops
+        if by_name and action not in _BY_NAME:
+            continue  # searched by shape only: nothing of the kind is in the line
         values = [value] if isinstance(value, str) else value
         for index, item in enumerate(values if isinstance(values, list) else []):
             if isinstance(item, str):
@@ -241,7 +274,8 @@ def find_in_jsonl(rules: Rules, text: str, path: str) -> list[Finding]:
             continue
         # A line in which no rule can match needs no parse (a header object is checked by
         # header name, whatever its values look like).
-        if not rules.might_match(line) and '"headers' not in line:
+        might = rules.might_match(line)
+        if not might and '"headers' not in line:
             continue
         try:
             record = json.loads(line)
@@ -250,8 +284,14 @@ def find_in_jsonl(rules: Rules, text: str, path: str) -> list[Finding]:
                 findings.append(Finding(path, number, "<line>", "unparsed-line"))
             continue
         response = isinstance(record, dict) and record.get("type") in ("response", "event")
-        for json_path, rule in find_in_value(rules, record, response=response):
-            findings.append(Finding(path, number, json_path, rule))
+        if might:
+            for json_path, rule in find_in_value(rules, record, response=response):
+                findings.append(Finding(path, number, json_path, rule))
+        else:
+            found: Found = []
+            _by_header_name(rules, record, (), found, response)
+            for where, rule in found:
+                findings.append(Finding(path, number, _spelled("", where), rule))
         if isinstance(record, dict) and "headers" in record:
             for where, rule in _in_encoded_body(rules, record):
                 findings.append(Finding(path, number, _spelled("", where), rule))
