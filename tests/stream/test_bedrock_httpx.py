@@ -4,15 +4,14 @@ cut one reported while recording and on replay."""
 
 from __future__ import annotations
 
-import http.server
 import json
-import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import httpx
 import pytest
+from _chunked_server import ChunkedServer
 
 import llmcassette
 from llmcassette import _eventstream as wire
@@ -75,44 +74,10 @@ CONVERSE = [
 ]
 
 
-class FrameServer:
-    """Sends ``frames`` one HTTP chunk each, waits ``linger`` seconds, then ends cleanly."""
-
-    def __init__(self) -> None:
-        self.frames = CONVERSE
-        self.linger = 0.0
-        server = self
-
-        class Handler(http.server.BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
-
-            def log_message(self, *args: object) -> None:
-                pass
-
-            def do_POST(self) -> None:
-                self.rfile.read(int(self.headers.get("content-length", 0)))
-                self.send_response(200)
-                self.send_header("content-type", wire.CONTENT_TYPE)
-                self.send_header("transfer-encoding", "chunked")
-                self.end_headers()
-                for frame in server.frames:
-                    self.wfile.write(b"%x\r\n%s\r\n" % (len(frame), frame))
-                    self.wfile.flush()
-                time.sleep(server.linger)
-                self.wfile.write(b"0\r\n\r\n")
-
-        self._httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        threading.Thread(target=self._httpd.serve_forever, daemon=True).start()
-        self.url = f"http://127.0.0.1:{self._httpd.server_address[1]}"
-
-    def stop(self) -> None:
-        self._httpd.shutdown()
-        self._httpd.server_close()
-
-
 @pytest.fixture
-def frame_server() -> Iterator[FrameServer]:
-    server = FrameServer()
+def frame_server() -> Iterator[ChunkedServer]:
+    """Sends ``pieces`` (Converse frames) one HTTP chunk each, then ends cleanly."""
+    server = ChunkedServer(wire.CONTENT_TYPE, CONVERSE)
     yield server
     server.stop()
 
@@ -123,9 +88,9 @@ def _end_line(cassette: Path) -> dict[str, object]:
 
 
 def test_a_clean_close_without_message_stop_warns_while_recording(
-    tmp_path: Path, frame_server: FrameServer
+    tmp_path: Path, frame_server: ChunkedServer
 ) -> None:
-    frame_server.frames = CONVERSE[:2]
+    frame_server.pieces = CONVERSE[:2]
     cassette = tmp_path / "bedrock.jsonl"
     with (
         pytest.warns(IncompleteStreamWarning, match="ConverseStream that ended without"),
@@ -138,9 +103,9 @@ def test_a_clean_close_without_message_stop_warns_while_recording(
 
 
 def test_the_error_policy_does_not_record_a_cut_stream(
-    tmp_path: Path, frame_server: FrameServer
+    tmp_path: Path, frame_server: ChunkedServer
 ) -> None:
-    frame_server.frames = CONVERSE[:3]
+    frame_server.pieces = CONVERSE[:3]
     cassette = tmp_path / "bedrock.jsonl"
     with (
         pytest.raises(IncompleteStreamError, match="ConverseStream that ended without"),
@@ -151,7 +116,7 @@ def test_the_error_policy_does_not_record_a_cut_stream(
 
 
 def test_a_whole_stream_the_caller_closed_early_is_not_cut_short(
-    tmp_path: Path, frame_server: FrameServer
+    tmp_path: Path, frame_server: ChunkedServer
 ) -> None:
     # The caller stops at `metadata`, before the chunked encoding's last empty chunk.
     frame_server.linger = 0.5

@@ -8,9 +8,7 @@ and httpx2, as the REST clients that use it do.
 
 from __future__ import annotations
 
-import http.server
 import json
-import threading
 import time
 import warnings
 from collections.abc import Iterator
@@ -20,6 +18,7 @@ from typing import Any
 import httpx
 import httpx2
 import pytest
+from _chunked_server import ChunkedServer
 
 import llmcassette
 from llmcassette.cassette import jsonl as cassette_file
@@ -169,46 +168,22 @@ CHUNKS = [
 ]
 
 
-class UnclosedArrayServer:
-    """Streams two Gemini chunks as a JSON array, then ends the body cleanly without ``]``."""
-
-    def __init__(self) -> None:
-        class Handler(http.server.BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
-
-            def log_message(self, *args: object) -> None:
-                pass
-
-            def do_POST(self) -> None:
-                self.rfile.read(int(self.headers.get("content-length", 0)))
-                self.send_response(200)
-                self.send_header("content-type", "application/json; charset=UTF-8")
-                self.send_header("transfer-encoding", "chunked")
-                self.end_headers()
-                for index, chunk in enumerate(CHUNKS):
-                    piece = ("[" if index == 0 else ",\r\n") + json.dumps(chunk)
-                    data = piece.encode()
-                    self.wfile.write(b"%x\r\n%s\r\n" % (len(data), data))
-                self.wfile.write(b"0\r\n\r\n")
-
-        self._httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        threading.Thread(target=self._httpd.serve_forever, daemon=True).start()
-        self.url = _url(f"http://127.0.0.1:{self._httpd.server_address[1]}")
-
-    def stop(self) -> None:
-        self._httpd.shutdown()
-        self._httpd.server_close()
+def _unclosed_array() -> list[bytes]:
+    """The two Gemini chunks as a JSON array, and no ``]`` after them."""
+    return [(("[" if i == 0 else ",\r\n") + json.dumps(c)).encode() for i, c in enumerate(CHUNKS)]
 
 
 @pytest.fixture
-def unclosed() -> Iterator[UnclosedArrayServer]:
-    server = UnclosedArrayServer()
+def unclosed() -> Iterator[ChunkedServer]:
+    """Streams two Gemini chunks as a JSON array, then ends the body cleanly without ``]``."""
+    server = ChunkedServer("application/json; charset=UTF-8", _unclosed_array())
+    server.url = _url(server.base)
     yield server
     server.stop()
 
 
 def test_an_array_that_ends_without_its_bracket_is_reported(
-    tmp_path: Path, unclosed: UnclosedArrayServer
+    tmp_path: Path, unclosed: ChunkedServer
 ) -> None:
     with (
         llmcassette.use_cassette(tmp_path / "c", record_mode="once"),

@@ -3,9 +3,7 @@
 from __future__ import annotations
 
 import asyncio
-import http.server
 import json
-import threading
 import warnings
 from collections.abc import Iterator
 from pathlib import Path
@@ -15,6 +13,7 @@ import anthropic
 import httpx
 import httpx2
 import pytest
+from _chunked_server import ChunkedServer
 
 import llmcassette
 from llmcassette.testing import LocalProvider
@@ -23,39 +22,16 @@ from llmcassette.transport.integrity import missing_terminator
 CHUNK = {"id": "c", "object": "chat.completion.chunk", "choices": [{"delta": {"content": "hi"}}]}
 
 
-class TruncatingServer:
-    """Sends two OpenAI chat chunks and then ends the response cleanly, without [DONE]."""
-
-    def __init__(self) -> None:
-        class Handler(http.server.BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
-
-            def log_message(self, *args: object) -> None:
-                pass
-
-            def do_POST(self) -> None:
-                self.rfile.read(int(self.headers.get("content-length", 0)))
-                self.send_response(200)
-                self.send_header("content-type", "text/event-stream")
-                self.send_header("transfer-encoding", "chunked")
-                self.end_headers()
-                for _ in range(2):
-                    event = f"data: {json.dumps(CHUNK, separators=(',', ':'))}\n\n".encode()
-                    self.wfile.write(b"%x\r\n%s\r\n" % (len(event), event))
-                self.wfile.write(b"0\r\n\r\n")
-
-        self._httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        threading.Thread(target=self._httpd.serve_forever, daemon=True).start()
-        self.url = f"http://127.0.0.1:{self._httpd.server_address[1]}/v1/chat/completions"
-
-    def stop(self) -> None:
-        self._httpd.shutdown()
-        self._httpd.server_close()
+def _two_chunks_without_done() -> list[bytes]:
+    """Two OpenAI chat chunks, and no ``data: [DONE]`` after them."""
+    event = f"data: {json.dumps(CHUNK, separators=(',', ':'))}\n\n".encode()
+    return [event, event]
 
 
 @pytest.fixture
-def truncating() -> Iterator[TruncatingServer]:
-    server = TruncatingServer()
+def truncating() -> Iterator[ChunkedServer]:
+    """Sends two OpenAI chat chunks and then ends the response cleanly, without [DONE]."""
+    server = ChunkedServer("text/event-stream", _two_chunks_without_done(), "/v1/chat/completions")
     yield server
     server.stop()
 
@@ -76,7 +52,7 @@ def end_line(path: Path) -> dict[str, Any]:
 
 
 def test_a_clean_close_without_terminator_warns_by_default(
-    tmp_path: Path, truncating: TruncatingServer
+    tmp_path: Path, truncating: ChunkedServer
 ) -> None:
     with (
         llmcassette.use_cassette(tmp_path / "c", record_mode="once"),
@@ -94,7 +70,7 @@ def test_a_clean_close_without_terminator_warns_by_default(
 
 
 def test_error_policy_refuses_to_record_the_stream(
-    tmp_path: Path, truncating: TruncatingServer
+    tmp_path: Path, truncating: ChunkedServer
 ) -> None:
     with (
         llmcassette.use_cassette(tmp_path / "c", record_mode="once", incomplete_streams="error"),
@@ -105,9 +81,7 @@ def test_error_policy_refuses_to_record_the_stream(
     assert not (tmp_path / "c.jsonl").exists()
 
 
-def test_the_report_of_a_cut_stream_shows_no_key(
-    tmp_path: Path, truncating: TruncatingServer
-) -> None:
+def test_the_report_of_a_cut_stream_shows_no_key(tmp_path: Path, truncating: ChunkedServer) -> None:
     key = "AIza" + "Sy" + "Q" * 33
     url = f"{truncating.url}?key={key}"
     with (
@@ -125,7 +99,7 @@ def test_the_report_of_a_cut_stream_shows_no_key(
     assert key not in str(warned[0].message)
 
 
-def test_ignore_policy_records_silently(tmp_path: Path, truncating: TruncatingServer) -> None:
+def test_ignore_policy_records_silently(tmp_path: Path, truncating: ChunkedServer) -> None:
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         with llmcassette.use_cassette(
@@ -257,7 +231,7 @@ async def test_anthropic_stream_objects_get_one_event_per_chunk(
 
 
 def test_check_command_lists_streams_cut_short(
-    tmp_path: Path, truncating: TruncatingServer, capsys: pytest.CaptureFixture[str]
+    tmp_path: Path, truncating: ChunkedServer, capsys: pytest.CaptureFixture[str]
 ) -> None:
     from llmcassette.cli.main import main
 
