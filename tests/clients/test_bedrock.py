@@ -23,6 +23,7 @@ from llmcassette.cli.main import main
 from llmcassette.testing import LocalProvider
 from llmcassette.transport.integrity import missing_terminator
 
+from ._bedrock_frameworks import frames as _frames
 from ._record_replay import record_then_replay
 
 boto3 = pytest.importorskip("boto3")
@@ -63,19 +64,6 @@ def _client(
         aws_session_token=token,
         config=Config(retries={"max_attempts": 1}),
     )
-
-
-def _frames(cassette: Path) -> list[list[dict[str, Any]]]:
-    """The frame records of each streamed response in the cassette."""
-    streams: list[list[dict[str, Any]]] = []
-    for line in cassette.read_text().splitlines():
-        entry = json.loads(line)
-        if entry.get("type") == "response" and "stream" in entry.get("body", {}):
-            assert entry["body"] == {"stream": "eventstream"}
-            streams.append([])
-        elif entry.get("type") == "event":
-            streams[-1].append(entry)
-    return streams
 
 
 def test_converse_and_converse_stream(tmp_path: Path) -> None:
