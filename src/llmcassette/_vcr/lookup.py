@@ -178,11 +178,10 @@ def decide(
             if response is not None:
                 return Replay(response)
             filtered = redaction_hook.redact(filtered, redactor)
-            redactor = None
         response = _replay(cassette, filtered, matcher.config, client, unredacted=False)
         if response is not None:
             return Replay(response)
-    if redactor is not None:
+    elif redactor is not None:
         filtered = redaction_hook.redact(filtered, redactor)
     if cassette.write_protected:
         # Not vcrpy's lookup: it would also play an interaction of another session.
