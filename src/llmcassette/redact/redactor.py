@@ -415,7 +415,6 @@ class Redactor:
         gets the placeholder and the other pieces lose their part of it.
         """
         groups: dict[tuple[Any, ...], list[Ref]] = {}
-        top: dict[Any, _Slot] = {}  # the paths seen so far, as a tree (see ``_collect``)
         for record in records:
             for field in ("data", "text", "raw", "event", "id"):
                 if field in record:
@@ -423,10 +422,7 @@ class Redactor:
                     if isinstance(value, str):
                         _add_ref(groups, (field,), (record, field))
                     elif isinstance(value, (dict, list)):
-                        slot = top.get(field)
-                        if slot is None:
-                            slot = top[field] = [None, {}, (field,)]
-                        _collect(value, slot, groups)
+                        _collect(value, (field,), groups)
         searched = []
         for path, refs in groups.items():
             if self._is_secret_path(path):  # the values of a secret key, each replaced whole
@@ -636,41 +632,28 @@ def _add_ref(groups: dict[tuple[Any, ...], list[Ref]], path: tuple[Any, ...], re
         refs.append(ref)
 
 
-# A path's place in the tree of paths ``_collect`` walks: [the refs of the strings at it
-# (None until one is found), the slots of the keys below it, the path as a tuple].
-_Slot = list[Any]
-
-
 def _collect(
-    value: dict[str, Any] | list[Any], slot: _Slot, groups: dict[tuple[Any, ...], list[Ref]]
+    value: dict[str, Any] | list[Any],
+    path: tuple[Any, ...],
+    groups: dict[tuple[Any, ...], list[Ref]],
 ) -> None:
-    """Add the string leaves of ``value`` (at the path of ``slot``) to ``groups``, by path.
+    """Add the string leaves of ``value`` (at ``path``) to ``groups``, by path.
 
     The records are parsed JSON, so their values are exactly ``str``, ``dict``, ``list``
     and scalars: ``type`` tells them apart for less than ``isinstance`` on every leaf.
-    Successive events repeat the same paths: each key is looked up in the tree of the paths
-    seen so far (``slot``), so a path's tuple is built and hashed once, when it is first
-    seen, not for every leaf; ``groups`` still gets the paths in the order their first
-    string was found.
     """
-    below: dict[Any, _Slot] = slot[1]
-    path: tuple[Any, ...] = slot[2]
     items = value.items() if type(value) is dict else enumerate(value)
     for key, item in items:
         kind = type(item)
         if kind is str:
-            child = below.get(key)
-            if child is None:
-                child = below[key] = [None, {}, (*path, key)]
-            refs = child[0]
+            child = (*path, key)
+            refs = groups.get(child)
             if refs is None:
-                refs = child[0] = groups.setdefault(child[2], [])
-            refs.append((value, key))
+                groups[child] = [(value, key)]
+            else:
+                refs.append((value, key))
         elif kind is dict or kind is list:
-            child = below.get(key)
-            if child is None:
-                child = below[key] = [None, {}, (*path, key)]
-            _collect(item, child, groups)
+            _collect(item, (*path, key), groups)
 
 
 def _disjoint(*groups: list[tuple[int, int, str]]) -> list[tuple[int, int, str]]:
