@@ -53,12 +53,16 @@ __all__ = [
 
 def find_pyproject(start: str | os.PathLike[str] | None = None) -> Path | None:
     """The nearest ``pyproject.toml`` in ``start`` (default: the cwd) or a parent."""
-    here = Path(start if start is not None else os.getcwd()).resolve()
-    for folder in (here, *here.parents):
-        candidate = folder / "pyproject.toml"
-        if candidate.is_file():
-            return candidate
-    return None
+    # os.path, not pathlib: every cassette a suite opens looks its settings up here.
+    folder = os.path.realpath(start if start is not None else os.getcwd())
+    while True:
+        candidate = os.path.join(folder, "pyproject.toml")
+        if os.path.isfile(candidate):
+            return Path(candidate)
+        parent = os.path.dirname(folder)
+        if parent == folder:
+            return None
+        folder = parent
 
 
 def _load_toml(path: Path) -> dict[str, Any]:

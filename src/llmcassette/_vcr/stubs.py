@@ -498,21 +498,43 @@ def patches(
             target = getattr(library, class_name, None)
             if target is None:
                 continue
-            original = compat.saved_original(library_name, class_name, method)
-            base = AsyncInterceptedMethod if is_async else InterceptedMethod
-            replacement = type(
-                f"{library_name}.{class_name}.{method}",
-                (base,),
-                {
-                    "library": library,
-                    "original": staticmethod(original),
-                    "pace": pace,
-                    "incomplete_streams": incomplete_streams,
-                    "overrides": overrides,
-                    "context": context,
-                },
-            )
+            if overrides is None:
+                replacement = _shared_stub(
+                    library_name, class_name, method, is_async, pace, incomplete_streams, context
+                )
+            else:
+                replacement = _stub(
+                    library_name, class_name, method, is_async, pace, incomplete_streams, context
+                )
+                replacement.overrides = overrides
             yield target, method, replacement
+
+
+def _stub(
+    library_name: str,
+    class_name: str,
+    method: str,
+    is_async: bool,
+    pace: Pace,
+    incomplete_streams: str,
+    context: Context,
+) -> type[InterceptedMethod]:
+    """The stand-in for one transport method; vcrpy subclasses it for each cassette."""
+    base = AsyncInterceptedMethod if is_async else InterceptedMethod
+    namespace = {
+        "library": importlib.import_module(library_name),
+        "original": staticmethod(compat.saved_original(library_name, class_name, method)),
+        "pace": pace,
+        "incomplete_streams": incomplete_streams,
+        "overrides": None,
+        "context": context,
+    }
+    return type(f"{library_name}.{class_name}.{method}", (base,), namespace)
+
+
+# The stand-ins hold no state of a cassette (vcrpy's subclass for each cassette does), so
+# those without overrides are made once per process for each setting, not per cassette.
+_shared_stub = functools.lru_cache(maxsize=64)(_stub)
 
 
 def is_ours(patch: tuple[Any, ...]) -> bool:

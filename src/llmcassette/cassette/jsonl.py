@@ -318,20 +318,30 @@ def _decode_line(path: str, number: int, raw: str, *, first: bool = False) -> An
 
 def _out_of_limits(value: Any) -> str | None:
     """What in a field's value (at depth 2 of its line) exceeds the limits, if anything."""
-    stack = [(value, 2)]
+    stack = [(value, 2)] if type(value) in (dict, list) else []
+    if not stack:
+        return _number_out_of_limits(value)
     while stack:
         item, depth = stack.pop()
-        if isinstance(item, (dict, list)):
-            if depth > MAX_DEPTH:
-                return f"arrays and objects nest more than {MAX_DEPTH} levels deep"
-            stack.extend(
-                (v, depth + 1) for v in (item.values() if isinstance(item, dict) else item)
-            )
-        elif type(item) is int:
-            if not -_INT_BOUND < item < _INT_BOUND:
-                return f"an integer has more than {MAX_INT_DIGITS} digits"
-        elif type(item) is float and not math.isfinite(item):
-            return "a number is too large (it overflows to infinity)"
+        if depth > MAX_DEPTH:
+            return f"arrays and objects nest more than {MAX_DEPTH} levels deep"
+        # Only containers are pushed: a line's strings, most of its values, are passed over.
+        for child in item.values() if type(item) is dict else item:
+            kind = type(child)
+            if kind is dict or kind is list:
+                stack.append((child, depth + 1))
+            elif kind is int or kind is float:
+                beyond = _number_out_of_limits(child)
+                if beyond is not None:
+                    return beyond
+    return None
+
+
+def _number_out_of_limits(value: Any) -> str | None:
+    if type(value) is int and not -_INT_BOUND < value < _INT_BOUND:
+        return f"an integer has more than {MAX_INT_DIGITS} digits"
+    if type(value) is float and not math.isfinite(value):
+        return "a number is too large (it overflows to infinity)"
     return None
 
 

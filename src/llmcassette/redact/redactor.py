@@ -55,7 +55,7 @@ class Redactor:
     ) -> None:
         #: The rules, compiled: what is secret. The fail-closed scan reads the same rules
         #: (``llmcassette.redact.scan``), never the redactor.
-        self.rules = rules.Rules(config, environ)
+        self.rules = rules.compiled(config, environ)
         self.config = self.rules.config
         self._placeholders: dict[str, str] = {}
         # Every credential value replaced so far, as it may be written (also URL-encoded or

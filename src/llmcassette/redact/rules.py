@@ -496,12 +496,9 @@ class Rules:
         literals: dict[str, str] = {}  # value as it may be written -> kind
         for value, name in config.literals:
             _add_literal(literals, value, kind_of(name), minimum=1)
-        environ = os.environ if environ is None else environ
         if "env" not in disabled and config.env:
-            extra = set(config.env_vars)
-            for name, value in environ.items():
-                if name in extra or ENV_NAME_RE.search(name):
-                    _add_literal(literals, value, "env-" + kind_of(name).upper().replace(".", "_"))
+            for name, value in credential_variables(config, environ):
+                _add_literal(literals, value, "env-" + kind_of(name).upper().replace(".", "_"))
         self._literal_kinds = literals
         self._shapes = compile_shapes(enumerate(shape_rules), literals)
 
@@ -817,6 +814,39 @@ def _key_alternatives(names: Iterable[str]) -> str:
     """A regex matching each key name, also spelled with ``-`` for ``_``."""
     variants = {variant for name in names for variant in (name, name.replace("_", "-"))}
     return _alternatives(variants)
+
+
+def credential_variables(
+    config: RedactionConfig, environ: Mapping[str, str] | None = None
+) -> tuple[tuple[str, str], ...]:
+    """The environment variables whose values ``config``'s rules treat as secrets, by name."""
+    environ = os.environ if environ is None else environ
+    extra = set(config.env_vars)
+    return tuple(
+        sorted(
+            (name, value)
+            for name, value in environ.items()
+            if name in extra or ENV_NAME_RE.search(name)
+        )
+    )
+
+
+@functools.lru_cache(maxsize=16)
+def _compiled(config: RedactionConfig, credentials: tuple[tuple[str, str], ...]) -> Rules:
+    return Rules(config, dict(credentials))
+
+
+def compiled(
+    config: RedactionConfig | None = None, environ: Mapping[str, str] | None = None
+) -> Rules:
+    """``Rules(config, environ)``, compiled once per process for each configuration and set
+    of credential variables (a ``Rules`` holds no state, so one serves every user).
+
+    Each cassette a test suite opens builds a redactor; compiling its rules every time cost
+    a third of setting up a cassette.
+    """
+    config = config or RedactionConfig()
+    return _compiled(config, credential_variables(config, environ))
 
 
 def _add_literal(literals: dict[str, str], value: str, kind: str, minimum: int = 0) -> None:
