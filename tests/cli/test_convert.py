@@ -85,6 +85,12 @@ version: 1
         "model": "gpt-4o-mini",
     }
     assert json.loads(item.response_body)["choices"][0]["message"]["content"] == "hello"
+    # The bytes pydantic-ai's serializer, which defines parsed_body, hands vcrpy.
+    assert (
+        item.request_body
+        == b'{"messages": [{"content": "hi", "role": "user"}], "model": "gpt-4o-mini"}'
+    )
+    assert item.response_body.startswith(b'{"choices": [{"message": {"content": "hello"')
     assert main(["convert", str(source)]) == 1  # the target exists: not replaced without --force
     assert main(["convert", "--force", str(source)]) == 0
 

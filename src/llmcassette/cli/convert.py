@@ -84,6 +84,14 @@ def _as_bytes(value: Any) -> bytes:
     return str(value).encode("utf-8")
 
 
+def _parsed_body(value: Any) -> bytes:
+    """A ``parsed_body`` (pydantic-ai's serializer keeps JSON bodies as YAML structures) as
+    the bytes that serializer hands vcrpy, so a test sees what it saw before conversion."""
+    if isinstance(value, (str, bytes, bytearray)):
+        return _as_bytes(value)
+    return json.dumps(value).encode("utf-8")
+
+
 # Where the stubs of vcrpy and its forks keep a response body, in the order they are tried.
 RESPONSE_BODY_FIELDS = ("body.string", "body.base64_string", "parsed_body", "content", "text")
 _MISSING = object()
@@ -92,7 +100,7 @@ _MISSING = object()
 def _response_body(response: dict[str, Any]) -> bytes | None:
     """A vcrpy response's body in any stub generation's shape, or None when there is none."""
     if "parsed_body" in response:
-        return _as_bytes(response["parsed_body"])
+        return _parsed_body(response["parsed_body"])
     body = response.get("body", _MISSING)
     if isinstance(body, dict):
         if "string" in body:
@@ -110,8 +118,8 @@ def _response_body(response: dict[str, Any]) -> bytes | None:
 
 
 def _request_body(request: dict[str, Any]) -> bytes | None:
-    if "parsed_body" in request:  # JSON kept as a structure: written back as compact JSON
-        return _as_bytes(request["parsed_body"])
+    if "parsed_body" in request:
+        return _parsed_body(request["parsed_body"])
     body = request.get("body")
     if isinstance(body, dict) and set(body) <= {"string", "encoding"} and "string" in body:
         body = body["string"]
