@@ -249,9 +249,18 @@ def url_decoded(text: str) -> str | None:
     return unquote(text)
 
 
-ENV_NAME_RE = re.compile(
-    r"(?:API_?KEY|_KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIALS?|_AUTH|PRIVATE_KEY|_PAT)$",
-    re.IGNORECASE,
+#: How the name of an environment variable holding a credential ends (any case).
+ENV_NAME_ENDINGS = (
+    "APIKEY",
+    "_KEY",
+    "TOKEN",
+    "SECRET",
+    "PASSWORD",
+    "PASSWD",
+    "CREDENTIAL",
+    "CREDENTIALS",
+    "_AUTH",
+    "_PAT",
 )
 ENV_MIN_LENGTH = 8
 
@@ -822,13 +831,9 @@ def credential_variables(
     """The environment variables whose values ``config``'s rules treat as secrets, by name."""
     environ = os.environ if environ is None else environ
     extra = set(config.env_vars)
-    return tuple(
-        sorted(
-            (name, value)
-            for name, value in environ.items()
-            if name in extra or ENV_NAME_RE.search(name)
-        )
-    )
+    # Names first: reading a value of os.environ decodes it, and few names qualify.
+    names = [name for name in environ if name in extra or name.upper().endswith(ENV_NAME_ENDINGS)]
+    return tuple((name, environ[name]) for name in sorted(names))
 
 
 @functools.lru_cache(maxsize=16)
