@@ -53,8 +53,9 @@ __all__ = [
 
 def find_pyproject(start: str | os.PathLike[str] | None = None) -> Path | None:
     """The nearest ``pyproject.toml`` in ``start`` (default: the cwd) or a parent."""
-    # os.path, not pathlib: every cassette a suite opens looks its settings up here.
-    folder = os.path.realpath(start if start is not None else os.getcwd())
+    # os.path, not pathlib: every cassette a suite opens looks its settings up here. The
+    # cwd is already a real path (getcwd resolves links).
+    folder = os.getcwd() if start is None else os.path.realpath(start)
     while True:
         candidate = os.path.join(folder, "pyproject.toml")
         if os.path.isfile(candidate):

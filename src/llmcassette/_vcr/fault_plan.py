@@ -226,12 +226,11 @@ def check_unused(cassette: Any) -> UnusedInteractionsError | None:
     record_mode = getattr(cassette.record_mode, "value", cassette.record_mode)
     replayed = bool(loaded) and getattr(cassette, "rewound", False)
     replaying = replayed and record_mode in ("none", "once")
-    where = display_path(cassette) or "the cassette"
     if plan is not None and (replaying or not loaded):
         entries = plan.unused(cassette)
         if entries or unused_faults:
             return UnusedInteractionsError(
-                where, entries, len(plan.entries), unused_faults, scripted=True
+                _where(cassette), entries, len(plan.entries), unused_faults, scripted=True
             )
         return None
     unused = []
@@ -249,4 +248,11 @@ def check_unused(cassette: Any) -> UnusedInteractionsError | None:
                 described.append(describe_request(request))
     if not unused and not unused_faults:
         return None
-    return UnusedInteractionsError(where, unused, own or 0, unused_faults, described=described)
+    return UnusedInteractionsError(
+        _where(cassette), unused, own or 0, unused_faults, described=described
+    )
+
+
+def _where(cassette: Any) -> str:
+    # Looked up only for an error: it asks the file system which file the cassette is.
+    return display_path(cassette) or "the cassette"

@@ -553,7 +553,8 @@ def _holds_jsonl(path: Path) -> bool:
 def _written_version(data: bytes) -> int:
     """The ``format_version`` on the header line as written (migrations change the parsed one)."""
     try:
-        version = json.loads(data.split(b"\n", 1)[0]).get("format_version")
+        end = data.find(b"\n")
+        version = json.loads(data if end < 0 else data[:end]).get("format_version")
     except (ValueError, AttributeError):
         return migrations.FORMAT_VERSION
     return version if isinstance(version, int) else migrations.FORMAT_VERSION
