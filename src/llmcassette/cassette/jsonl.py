@@ -15,6 +15,7 @@ re-recording the same traffic gives the same lines.
 
 from __future__ import annotations
 
+import codecs
 import datetime
 import json
 import math
@@ -261,16 +262,15 @@ def _fail(
     return CassetteFormatError(path, line, problem, hint)
 
 
-def _decode_text(data: bytes, path: str) -> str:
+def _decode_text(raw: bytes, path: str, number: int) -> str:
+    """Line ``number`` of a cassette as text, or ``CassetteFormatError`` naming its column."""
     try:
-        return data.decode("utf-8")
+        return raw.decode("utf-8")
     except UnicodeDecodeError as error:
-        line = data.count(b"\n", 0, error.start) + 1
-        column = error.start - (data.rfind(b"\n", 0, error.start) + 1) + 1
         raise _fail(
             path,
-            line,
-            f"byte {data[error.start]:#04x} at column {column} is not valid UTF-8; "
+            number,
+            f"byte {raw[error.start]:#04x} at column {error.start + 1} is not valid UTF-8; "
             "cassettes are UTF-8 text",
             "restore the file from version control, or re-encode it as UTF-8",
         ) from None
@@ -391,12 +391,14 @@ def _event_bytes(path: str, number: int, kind: str, record: dict[str, Any]) -> b
         raise _fail(path, number, f"event line is invalid: {error}") from None
 
 
-def split_lines(data: bytes, path: str | os.PathLike[str]) -> list[str]:
-    """A cassette file's text (UTF-8, checked) cut into its lines, without line ends."""
-    text = _decode_text(data, os.fspath(path)).removeprefix("\ufeff")  # an editor's BOM
-    raw_lines = text.split("\n")
-    if raw_lines[-1] == "":
+def split_lines(data: bytes, path: str | os.PathLike[str]) -> list[bytes]:
+    """A cassette file's bytes cut into its lines, without line ends; ``parse_split_lines``
+    decodes each one (UTF-8, checked) as it parses it."""
+    raw_lines = data.split(b"\n")
+    if raw_lines[-1] == b"":
         raw_lines.pop()
+    if raw_lines:
+        raw_lines[0] = raw_lines[0].removeprefix(codecs.BOM_UTF8)  # an editor's BOM
     return raw_lines
 
 
@@ -406,17 +408,21 @@ def parse_lines(data: bytes, path: str | os.PathLike[str]) -> tuple[dict[str, An
 
 
 def parse_split_lines(
-    raw_lines: list[str], path: str | os.PathLike[str]
+    raw_lines: list[bytes], path: str | os.PathLike[str]
 ) -> tuple[dict[str, Any], list[Line]]:
     """``parse_lines`` for the lines ``split_lines`` gave, emptying ``raw_lines`` as it
-    goes: a line's text is dropped once parsed, so a cassette is held once at a time."""
+    goes: a line's bytes are dropped once decoded and its text once parsed, so a cassette
+    is held about twice at the most (its largest line as text, and as what it holds)."""
     path = os.fspath(path)
     parsed: list[Line] = []
     for number, raw in enumerate(raw_lines, start=1):
-        raw_lines[number - 1] = ""
-        if not raw.strip():
+        raw_lines[number - 1] = b""
+        text = _decode_text(raw, path, number)
+        del raw
+        if not text.strip():
             continue  # blank lines are allowed, e.g. left by a hand edit
-        record = _decode_line(path, number, raw, first=not parsed)
+        record = _decode_line(path, number, text, first=not parsed)
+        del text
         if not isinstance(record, dict):
             raise _fail(
                 path, number, f"each line must be a JSON object, found {type(record).__name__}"
@@ -675,7 +681,7 @@ def read(data: bytes, path: str | os.PathLike[str]) -> Cassette:
     return read_lines(split_lines(data, path), path)
 
 
-def read_lines(raw_lines: list[str], path: str | os.PathLike[str]) -> Cassette:
+def read_lines(raw_lines: list[bytes], path: str | os.PathLike[str]) -> Cassette:
     """``read`` for the lines ``split_lines`` gave (emptied as they are parsed)."""
     header, lines = parse_split_lines(raw_lines, path)
     return Cassette(header, interactions_from_lines(path, lines))
