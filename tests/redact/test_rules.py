@@ -548,3 +548,25 @@ def test_the_parameter_search_finds_what_the_anchored_pattern_finds(text: str) -
     assert (gated._params.search("&" + lowered) is not None) == (
         anchored.search(lowered) is not None
     )
+
+
+# Escapes of any byte (UTF-8 sequences whole, cut and invalid), lone percent signs, hex
+# digits, ASCII and non-ASCII characters, as a binary body read as Latin-1 holds them.
+_URL_PIECES = st.one_of(
+    st.binary(min_size=1, max_size=4).map(lambda raw: "".join(f"%{b:02X}" for b in raw)),
+    st.binary(min_size=1, max_size=4).map(lambda raw: "".join(f"%{b:02x}" for b in raw)),
+    st.text(alphabet="%0123456789abcdefABCDEFgG+ /\x00\x7f\x80é\xff€\U0001f600", max_size=6),
+    st.text(max_size=4),
+)
+
+
+@settings(max_examples=500, derandomize=True, deadline=None, database=None)
+@given(st.lists(_URL_PIECES, max_size=12).map("".join))
+def test_url_decoding_gives_what_unquote_gives(text: str) -> None:
+    from urllib.parse import unquote
+
+    from llmcassette.redact.rules import url_decoded
+
+    decoded = url_decoded(text)
+    assert (text if decoded is None else decoded) == unquote(text)
+    assert decoded is None or "%" in text

@@ -21,7 +21,7 @@ import string
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
-from urllib.parse import quote, unquote
+from urllib.parse import quote
 
 from llmcassette.config import RedactionConfig
 from llmcassette.errors import ConfigError
@@ -236,6 +236,11 @@ SECRET_PARAMS = frozenset(
 
 # Environment variable names whose values are redacted wherever they appear.
 _URL_ESCAPE = re.compile(r"%[0-9A-Fa-f]{2}")
+_URL_ESCAPES = re.compile(r"(?:%[0-9A-Fa-f]{2})+")
+
+
+def _escaped_bytes(match: re.Match[str]) -> str:
+    return bytes.fromhex(match.group().replace("%", "")).decode("utf-8", "replace")
 
 
 def url_decoded(text: str) -> str | None:
@@ -243,10 +248,16 @@ def url_decoded(text: str) -> str | None:
 
     A percent sign alone ("100% sure") escapes nothing: looking for a real escape first
     spares decoding a long text that would come back unchanged.
+
+    The text is what ``urllib.parse.unquote`` gives (a property test holds them equal):
+    each run of escapes decoded as UTF-8 (invalid bytes replaced), all else kept. unquote
+    cuts the text at every non-ASCII character first, which on a binary body read as
+    Latin-1 means millions of pieces; a run of escapes ends at any character that is not
+    one, and UTF-8 decoding restarts at an ASCII byte, so runs decode alike on their own.
     """
     if "%" not in text or _URL_ESCAPE.search(text) is None:
         return None
-    return unquote(text)
+    return _URL_ESCAPES.sub(_escaped_bytes, text)
 
 
 #: How the name of an environment variable holding a credential ends (any case).
