@@ -2,7 +2,6 @@
 
 from typing import TYPE_CHECKING
 
-from llmcassette._vcr.install import configure, use_cassette
 from llmcassette._version import __version__
 from llmcassette.cassette import FORMAT_VERSION
 from llmcassette.errors import (
@@ -31,10 +30,17 @@ from llmcassette.sessions import current_session, session
 
 if TYPE_CHECKING:
     from llmcassette._vcr.fault_plan import check_unused
+    from llmcassette._vcr.install import configure, use_cassette
     from llmcassette._vcr.mismatch import CassetteMismatch
 
 
 def __getattr__(name: str) -> object:
+    # Imported on first use: the command line (``llmcassette convert``, one process per
+    # call) needs none of the set-up of a cassette.
+    if name in ("configure", "use_cassette"):
+        from llmcassette._vcr import install
+
+        return getattr(install, name)
     # These import vcrpy, which must not be imported while pytest loads plugins (it would
     # stop pytest-recording from registering vcr.matchers for assertion rewriting).
     if name == "CassetteMismatch":
