@@ -204,6 +204,8 @@ class Redactor:
 
     def _known_in_record(self, record: dict[str, Any]) -> None:
         """Replace known values in a request or response record, in place."""
+        if self._known_values() is None:
+            return  # no value replaced yet: spares encoding the record (megabytes) to tell
         body = record.get("body") or {}
         raw = b""
         if "base64" in body:
