@@ -498,16 +498,21 @@ def patches(
             target = getattr(library, class_name, None)
             if target is None:
                 continue
-            if overrides is None:
-                replacement = _shared_stub(
-                    library_name, class_name, method, is_async, pace, incomplete_streams, context
-                )
-            else:
-                replacement = _stub(
-                    library_name, class_name, method, is_async, pace, incomplete_streams, context
-                )
-                replacement.overrides = overrides
-            yield target, method, replacement
+            make = _shared_stub if overrides is None else _stub
+            yield (
+                target,
+                method,
+                make(
+                    library_name,
+                    class_name,
+                    method,
+                    is_async,
+                    pace,
+                    incomplete_streams,
+                    context,
+                    overrides,
+                ),
+            )
 
 
 def _stub(
@@ -518,6 +523,7 @@ def _stub(
     pace: Pace,
     incomplete_streams: str,
     context: Context,
+    overrides: Any,
 ) -> type[InterceptedMethod]:
     """The stand-in for one transport method; vcrpy subclasses it for each cassette."""
     base = AsyncInterceptedMethod if is_async else InterceptedMethod
@@ -526,14 +532,15 @@ def _stub(
         "original": staticmethod(compat.saved_original(library_name, class_name, method)),
         "pace": pace,
         "incomplete_streams": incomplete_streams,
-        "overrides": None,
+        "overrides": overrides,
         "context": context,
     }
     return type(f"{library_name}.{class_name}.{method}", (base,), namespace)
 
 
 # The stand-ins hold no state of a cassette (vcrpy's subclass for each cassette does), so
-# those without overrides are made once per process for each setting, not per cassette.
+# those without overrides (which need not be hashable) are made once per process for each
+# setting, not per cassette.
 _shared_stub = functools.lru_cache(maxsize=64)(_stub)
 
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import base64
 import json
+import uuid
 from typing import Any
 
 from llmcassette import _eventstream as wire
@@ -33,8 +34,6 @@ def _header_record(header: wire.Header) -> Any:
         return {"bytes": base64.b64encode(header.value).decode("ascii")}
     if header.type == wire.UUID:
         assert isinstance(header.value, bytes)
-        import uuid  # here: uuid imports platform, and few streams have a UUID header
-
         return {"uuid": str(uuid.UUID(bytes=header.value))}
     return {wire.TYPE_NAMES[header.type]: header.value}
 
@@ -50,8 +49,6 @@ def _header_of(name: str, value: Any) -> wire.Header:
     if kind == "bytes":
         return wire.Header(name, wire.BYTES, base64.b64decode(_str(name, raw), validate=True))
     if kind == "uuid":
-        import uuid
-
         return wire.Header(name, wire.UUID, uuid.UUID(_str(name, raw)).bytes)
     codes = {type_name: code for code, type_name in wire.TYPE_NAMES.items()}
     if kind not in codes or not isinstance(raw, int) or isinstance(raw, bool):

@@ -13,6 +13,7 @@ from __future__ import annotations
 import base64
 import binascii
 import contextlib
+import hashlib
 import json
 import re
 from collections.abc import Mapping
@@ -75,8 +76,6 @@ class Redactor:
             field["custom"] = True
             # Tells apart two custom rule sets, so a cassette redacted by other rules is
             # redacted again at load (see ``already_applied``). A hash: literals are secrets.
-            import hashlib  # here: loading OpenSSL costs each command-line call 3 ms
-
             digest = hashlib.sha256(repr(self.config).encode("utf-8")).hexdigest()
             field["fingerprint"] = digest[:16]
         return field
