@@ -18,6 +18,8 @@ from typing import Any
 
 import pytest
 
+from llmcassette.cassette import FORMAT_VERSION
+from llmcassette.cassette.events import event_name
 from llmcassette.cli.main import main
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -223,7 +225,7 @@ def test_the_synthesized_response_holds_the_items_in_output_order(tmp_path: Path
     assert completed["synthesized"] == "heal"
     assert completed["data"]["sequence_number"] == len(kept)
     response = completed["data"]["response"]
-    message = next(e for e in kept if e["event"] == "response.output_item.done")["data"]["item"]
+    message = next(e for e in kept if event_name(e) == "response.output_item.done")["data"]["item"]
     assert response["output"] == [message, call]
     assert (response["status"], response["usage"]) == ("completed", None)
     created = kept[1]["data"]["response"]  # response.in_progress: everything else from it
@@ -257,7 +259,7 @@ def test_a_second_heal_keeps_the_list_of_synthesized_events(tmp_path: Path) -> N
 def test_an_ollama_generate_stream_gets_the_generate_done_object(tmp_path: Path) -> None:
     chunk = {"model": "llama3", "created_at": "2023-11-14T22:13:20Z", "done": False}
     body = [
-        {"format": "llmcassette", "format_version": 1},
+        {"format": "llmcassette", "format_version": FORMAT_VERSION},
         {
             "type": "request",
             "method": "POST",
@@ -469,7 +471,7 @@ def test_every_sdk_assembles_from_the_healed_copy_what_it_did_from_the_original(
         copy = tmp_path / original.parent.name / original.name
         copy.parent.mkdir(exist_ok=True)
         text = original.read_text()
-        copy.write_text(broken(text, remove_terminator='"type": "event"' in text))
+        copy.write_text(broken(text, remove_terminator='"type":"event"' in text))
         code, document = heal(str(copy))
         assert code == 0, document
         want, got = replayed(original), replayed(copy)
@@ -493,7 +495,7 @@ def test_healed_cassettes_replay_through_the_real_sdks(pytester: pytest.Pytester
     for original in CASSETTES:
         target = pytester.path / "cassettes" / original.parent.name / original.name
         target.parent.mkdir(parents=True, exist_ok=True)
-        streamed = '"type": "event"' in original.read_text()
+        streamed = '"type":"event"' in original.read_text()
         target.write_text(broken(original.read_text(), remove_terminator=streamed))
     code, document = heal(str(pytester.path / "cassettes"))
     assert code == 0, document

@@ -16,6 +16,7 @@ import pytest
 import yaml
 from _cli_support import cli
 
+from llmcassette.cassette import FORMAT_VERSION
 from llmcassette.cli import migrate, paths
 from llmcassette.cli.main import main
 from llmcassette.errors import FIELDS, docs_anchor
@@ -24,7 +25,12 @@ COMMANDS = ("check", "scan", "redact", "migrate", "show", "diff", "convert")
 
 
 def _good_jsonl(path: Path) -> Path:
-    header = {"format": "llmcassette", "format_version": 1, "recorded_by": "t", "created_at": "x"}
+    header = {
+        "format": "llmcassette",
+        "format_version": FORMAT_VERSION,
+        "recorded_by": "t",
+        "created_at": "x",
+    }
     lines = [
         header,
         {"type": "request", "method": "GET", "uri": "http://h/", "headers": {}, "body": None},

@@ -268,4 +268,4 @@ def test_recording_a_cut_stream_fails_the_call_and_stores_nothing(tmp_path: Path
             llmcassette.use_cassette(str(cassette), record_mode="all"),
         ):
             _client(provider).converse_stream(modelId=MODEL, messages=MESSAGES)
-    assert not cassette.exists() or '"type": "request"' not in cassette.read_text()
+    assert not cassette.exists() or '"type":"request"' not in cassette.read_text()

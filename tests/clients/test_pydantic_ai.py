@@ -226,7 +226,7 @@ def test_the_tool_got_the_recorded_arguments_and_the_output_is_the_recorded_answ
         assert answer["answer"]["tool_calls"] == []
         assert answer["answer"]["text"] == seen["output"], test
         # The second request carries the tool's result back.
-        assert "sunny in" in cassette.read_text().split('"type": "request"')[2]
+        assert "sunny in" in cassette.read_text().split('"type":"request"')[2]
         if "stream" in test:
             # One delta reached the agent per recorded text event: none merged, none lost.
             assert seen["deltas"] == _text_deltas(cassette), test

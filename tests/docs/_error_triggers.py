@@ -29,7 +29,7 @@ import httpx2
 import pytest
 
 import llmcassette
-from llmcassette import faults
+from llmcassette import FORMAT_VERSION, faults
 from llmcassette.cli.main import main as cli_main
 
 Trigger = Callable[[pytest.MonkeyPatch], str]
@@ -81,7 +81,9 @@ def write(path: str, *records: dict[str, Any]) -> Path:
     return target
 
 
-def header(created_at: str = "2026-12-01T04:22:01Z", version: int = 1) -> dict[str, Any]:
+def header(
+    created_at: str = "2026-12-01T04:22:01Z", version: int = FORMAT_VERSION
+) -> dict[str, Any]:
     return {"format": "llmcassette", "format_version": version, "created_at": created_at}
 
 
@@ -170,7 +172,7 @@ def cassette_format(monkeypatch: pytest.MonkeyPatch) -> str:
 
 @trigger("LC102")
 def cassette_version(monkeypatch: pytest.MonkeyPatch) -> str:
-    write("future.jsonl", {"format": "llmcassette", "format_version": 2})
+    write("future.jsonl", {"format": "llmcassette", "format_version": FORMAT_VERSION + 1})
     with raised() as said, llmcassette.use_cassette("future.jsonl", record_mode="none"):
         pass
     return said[0]
@@ -510,12 +512,7 @@ def cassettes_differ(monkeypatch: pytest.MonkeyPatch) -> str:
 
 @trigger("LC608")
 def needs_migration(monkeypatch: pytest.MonkeyPatch) -> str:
-    # No format version before 1 was ever released, so no migration step exists yet: the
-    # check is given one from 0 to 1 that keeps the lines as they are.
-    from llmcassette.cassette import migrations
-
-    monkeypatch.setitem(migrations.MIGRATIONS, 0, lambda lines: lines)
-    write("tests/cassettes/c.jsonl", header(version=0), *get("https://example.com/", {}))
+    write("tests/cassettes/c.jsonl", header(version=1), *get("https://example.com/", {}))
     return command("migrate", "--check", "tests/cassettes/c.jsonl")
 
 

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import llmcassette
+from llmcassette.cassette import FORMAT_VERSION
 from llmcassette.cassette import jsonl as cassette_file
 from llmcassette.testing import LocalProvider
 
@@ -108,15 +109,15 @@ class Recorder:
         replayed = await self.replay(replay_action or action)
         # The file must also be readable by llmcassette's own strict reader.
         cassette = read_cassette(self.path)
-        assert cassette.header["format_version"] == 1
+        assert cassette.header["format_version"] == FORMAT_VERSION
         return RoundTrip(recorded, replayed, self.path)
 
 
 def assert_header_line(path: Path) -> None:
-    """The first line is an llmcassette format-1 header."""
+    """The first line is an llmcassette header of the current format version."""
     first = cassette_lines(path)[0]
     assert first["format"] == "llmcassette"
-    assert first["format_version"] == 1
+    assert first["format_version"] == FORMAT_VERSION
     assert isinstance(first.get("recorded_by"), str)
 
 

@@ -7,6 +7,8 @@ from typing import Any
 import anthropic
 import pytest
 
+from llmcassette.cassette.events import event_name
+
 from ._support import (
     API_KEY,
     Recorder,
@@ -144,12 +146,12 @@ async def test_stream_text(recorder: Recorder, mode: str) -> None:
     assert trip.recorded["types"][0] == "message_start"
     assert trip.recorded["types"][-1] == "message_stop"
     events = assert_stream_structure(trip.path, "sse")
-    names = [e["event"] for e in events]
+    names = [event_name(e) for e in events]
     assert names[0] == "message_start"
     assert names[-1] == "message_stop"
     assert "ping" in names
     assert events[0]["data"]["message"]["role"] == "assistant"
-    deltas = [e["data"]["delta"]["text"] for e in events if e["event"] == "content_block_delta"]
+    deltas = [e["data"]["delta"]["text"] for e in events if event_name(e) == "content_block_delta"]
     assert "".join(deltas) == final["text"]
 
 
@@ -166,7 +168,7 @@ async def test_stream_tool_use(recorder: Recorder, mode: str) -> None:
     assert tool_use["input"] == {"city": WEATHER_PROMPT, "days": 3}
     events = assert_stream_structure(trip.path, "sse")
     partial = "".join(
-        e["data"]["delta"]["partial_json"] for e in events if e["event"] == "content_block_delta"
+        e["data"]["delta"]["partial_json"] for e in events if event_name(e) == "content_block_delta"
     )
     assert '"city"' in partial
 

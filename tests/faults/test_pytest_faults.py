@@ -81,7 +81,7 @@ def project(
         result.assert_outcomes(passed=3)
         # A 429 answered by the marker is not recorded: only the retry's answer is.
         cassette = cassettes / "test_faults" / "test_marker_retry.jsonl"
-        assert cassette.read_text().count('"type": "request"') == 1
+        assert cassette.read_text().count('"type":"request"') == 1
         provider.stop()
         shutil.copytree(cassettes, copy)
         recording["url"] = provider.openai_base_url

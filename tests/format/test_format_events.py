@@ -112,10 +112,14 @@ def test_split_ndjson_examples(text: str, expected: list[str]) -> None:
     [
         ('data: {"a":1}\n\n', {"data": {"a": 1}}),
         ("data: [DONE]\n\n", {"text": "[DONE]"}),
+        # An event named by its data's type leaves the name out; one without an event
+        # line but with a typed data says so; another name is kept.
         (
             'event: message_start\ndata: {"type":"message_start"}\n\n',
-            {"event": "message_start", "data": {"type": "message_start"}},
+            {"data": {"type": "message_start"}},
         ),
+        ('data: {"type":"message_start"}\n\n', {"event": None, "data": {"type": "message_start"}}),
+        ('event: x\ndata: {"type":"y"}\n\n', {"event": "x", "data": {"type": "y"}}),
         ("id: 7\nevent: x\nretry: 100\n\n", None),  # order differs from render order: raw
         ("event: x\nid: 7\nretry: 100\n\n", {"event": "x", "id": "7", "retry": "100"}),
         ('data: {"a": 1}\n\n', {"data": {"a": 1}, "layout": "spaced"}),

@@ -107,5 +107,5 @@ def test_a_body_stored_whole_as_base64_by_earlier_releases_still_reads() -> None
     assert (item.stream, item.response_body) == (None, body)
     # Written again (re-recorded, or converted), it becomes one line per frame.
     again = jsonl.write(Cassette(head, [item]))
-    assert again.count('"type": "event"') == 2
+    assert again.count('"type":"event"') == 2
     assert jsonl.read(again.encode(), "c").interactions[0].response_body == body

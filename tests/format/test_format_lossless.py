@@ -19,6 +19,7 @@ from vcr.request import Request
 
 from llmcassette._vcr import serializer
 from llmcassette.cassette import jsonl as cassette_file
+from llmcassette.cassette.events import event_name
 from llmcassette.cassette.jsonl import Cassette, Interaction
 
 OLD_TIME = "2020-01-01T00:00:00Z"
@@ -482,13 +483,13 @@ def test_anthropic_stream_is_structured(chunks: list[str]) -> None:
     text, cassette = _round_trip([item])
     records = _check_lines(text)
     events = records[3:-1]
-    assert [event["event"] for event in events] == (
+    assert [event_name(event) for event in events] == (
         ["message_start"] + ["content_block_delta"] * len(chunks) + ["message_stop"]
     )
     for event in events:
         assert "raw" not in event
         assert isinstance(event["data"], dict)
-        assert event["data"]["type"] == event["event"]
+        assert "event" not in event  # named by the type of its data
     assert cassette.interactions[0].response_body == raw
 
 
@@ -523,7 +524,7 @@ def test_compact_event_data_is_written_as_streamed(
         assert record["data"] == payload
         assert "layout" not in record
         if not any(separator in compact for separator in ("\x85", "\u2028", "\u2029")):
-            assert line.endswith(f', "data": {compact}}}')
+            assert line.endswith(f',"data":{compact}}}')
         if t is not None:
             assert record["t"] == t
     assert cassette.interactions[0].response_body == raw
@@ -558,13 +559,14 @@ def test_readable_layout_of_a_json_exchange() -> None:
         Cassette(cassette_file.new_header("t", "2024-01-01T00:00:00Z"), [item])
     )
     assert text.splitlines() == [
-        '{"format": "llmcassette", "format_version": 1, "recorded_by": "t", "created_at": "2024-01-01T00:00:00Z"}',
-        '{"type": "request", "method": "POST", "uri": "https://api.example.com/v1/chat", '
-        '"headers": {"Content-Type": "application/json", "X-Multi": ["a", "b"]}, '
-        '"body": {"json": {"model": "gpt", "messages": [{"role": "user", "content": "hi"}]}}}',
-        '{"type": "response", "status": 200, "reason": "OK", "headers": {"content-type": '
-        '"application/json"}, "body": {"json": {"id": "x", "choices": []}, "layout": "indent2+nl"}}',
-        '{"type": "end", "events": 0}',
+        '{"format":"llmcassette","format_version":2,"recorded_by":"t",'
+        '"created_at":"2024-01-01T00:00:00Z"}',
+        '{"type":"request","method":"POST","uri":"https://api.example.com/v1/chat",'
+        '"headers":{"Content-Type":"application/json","X-Multi":["a","b"]},'
+        '"body":{"json":{"model":"gpt","messages":[{"role":"user","content":"hi"}]}}}',
+        '{"type":"response","status":200,"reason":"OK","headers":{"content-type":'
+        '"application/json"},"body":{"json":{"id":"x","choices":[]},"layout":"indent2+nl"}}',
+        '{"type":"end","events":0}',
     ]
 
 
@@ -670,7 +672,7 @@ def test_serializer_direct_round_trip() -> None:
     assert interaction["response"]["body"]["string"] == raw
     assert interaction["response"]["headers"] == {"content-type": ["text/event-stream"]}
     assert interaction["response"]["llmcassette"]["stream"] == "sse"
-    assert '"data": {"a":1}' in text  # as streamed
+    assert '"data":{"a":1}' in text  # as streamed
 
 
 @pytest.mark.parametrize(

@@ -59,7 +59,7 @@ def _data(records: list[dict[str, Any]]) -> bytes:
 
 @pytest.fixture
 def with_v0_step(monkeypatch: pytest.MonkeyPatch) -> None:
-    assert FORMAT_VERSION == 1, "update the invented v0 once FORMAT_VERSION moves on"
+    # An invented version 0 before the real ones: loading it runs every step after it too.
     monkeypatch.setitem(migrations.MIGRATIONS, 0, v0_to_v1)
 
 
@@ -168,6 +168,7 @@ def test_migrate_applies_steps_in_order(monkeypatch: pytest.MonkeyPatch) -> None
 def test_migrate_names_the_missing_step(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(migrations, "FORMAT_VERSION", 3)
     monkeypatch.setitem(migrations.MIGRATIONS, 0, lambda lines: lines)
+    monkeypatch.delitem(migrations.MIGRATIONS, 1)
     with pytest.raises(KeyError) as info:
         migrations.migrate([], 0)
     assert info.value.args == (1,)
@@ -176,3 +177,61 @@ def test_migrate_names_the_missing_step(monkeypatch: pytest.MonkeyPatch) -> None
 def test_current_version_needs_no_migration() -> None:
     lines = [Line(2, {"type": "request"})]
     assert migrations.migrate(lines, FORMAT_VERSION) is lines
+
+
+# A version 1 file as the 0.1.0 snapshots wrote it: spaced lines, padding in the layout
+# name, every SSE event name written out.
+V1_SSE = (
+    'event: message_start\ndata: {"type":"message_start"  }\n\n'
+    'data: {"type":"unnamed"}\n\n'
+    'event: other\ndata: {"type":"delta"}\n\n'
+    "event: ping\n\n"
+)
+V1_LINES: list[dict[str, Any]] = [
+    {"format": "llmcassette", "format_version": 1, "recorded_by": "llmcassette 0.1.0"},
+    {"type": "request", "method": "POST", "uri": "http://h/m", "headers": {}, "body": None},
+    {
+        "type": "response",
+        "status": 200,
+        "headers": {"content-type": "text/event-stream"},
+        "body": {"stream": "sse"},
+    },
+    {
+        "type": "event",
+        "event": "message_start",
+        "data": {"type": "message_start"},
+        "layout": "compact+pad2",
+    },
+    {"type": "event", "data": {"type": "unnamed"}},
+    {"type": "event", "event": "other", "data": {"type": "delta"}},
+    {"type": "event", "event": "ping"},
+    {"type": "end", "events": 4},
+    {"type": "request", "method": "GET", "uri": "http://h/j", "headers": {}, "body": None},
+    {
+        "type": "response",
+        "status": 200,
+        "headers": {"content-type": "application/json"},
+        "body": {"json": {"type": "x"}, "layout": "spaced+pad1"},
+    },
+    {"type": "end", "events": 0},
+]
+
+
+def test_a_version_1_cassette_replays_the_same_bytes_and_is_written_as_version_2() -> None:
+    cassette = cassette_file.read(_data(V1_LINES), PATH)
+    stream, body = (item.response_body for item in cassette.interactions)
+    assert (stream, body) == (V1_SSE.encode(), b'{"type": "x" }')
+
+    written = cassette_file.write(cassette)
+    lines = [json.loads(line) for line in written.splitlines()]
+    assert lines[0]["format_version"] == FORMAT_VERSION == 2
+    assert lines[3:7] == [
+        {"type": "event", "pad": 2, "data": {"type": "message_start"}},  # named by its type
+        {"type": "event", "event": None, "data": {"type": "unnamed"}},  # no event: line
+        {"type": "event", "event": "other", "data": {"type": "delta"}},
+        {"type": "event", "event": "ping"},
+    ]
+    assert lines[9]["body"] == {"json": {"type": "x"}, "layout": "spaced", "pad": 1}
+    assert ", " not in written.replace('"x"', "")  # compact lines
+    again = cassette_file.read(written.encode(), PATH)
+    assert [item.response_body for item in again.interactions] == [stream, body]

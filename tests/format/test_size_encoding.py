@@ -35,7 +35,7 @@ def test_a_padded_event_line_is_no_larger_than_it_streamed_plus_its_fields() -> 
     data = '{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"Hi"}   }'
     piece = f"event: content_block_delta\ndata: {data}\n\n"
     fields = events.encode_event(events.SSE, piece)
-    assert fields["layout"] == "compact+pad3"
+    assert fields == {"pad": 3, "data": json.loads(data)}  # compact, named by its type
     line = lines.event_line(None, fields, None)
     assert events.render_event(events.SSE, json.loads(line)) == piece
     assert data.replace("   }", "}") in line  # the value written as compactly as it streamed

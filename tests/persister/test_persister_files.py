@@ -301,7 +301,7 @@ def _with_broken_event(path: Path, change: dict[str, Any]) -> bytes:
     """Save the three interactions, then break the first event line (file line 7)."""
     save(Persister(), path, cassette_dict(*three()))
     lines = path.read_text().splitlines()
-    index = next(i for i, line in enumerate(lines) if '"type": "event"' in line)
+    index = next(i for i, line in enumerate(lines) if '"type":"event"' in line)
     assert index == 6
     record = {k: v for k, v in json.loads(lines[index]).items() if k not in ("data", "text")}
     lines[index] = json.dumps({**record, **change})
@@ -592,7 +592,9 @@ def test_timing_survives_load_and_save(tmp_path: Path, fixed_time: list[str]) ->
         {"requests": [*loaded[0], three()[0][0]], "responses": [*loaded[1], three()[0][1]]},
     )
     new_lines = path.read_text().splitlines()
-    assert new_lines[1:6] == text.splitlines()[1:6]
+    assert [json.loads(line) for line in new_lines[1:6]] == [
+        json.loads(line) for line in text.splitlines()[1:6]
+    ]
 
 
 # ------------------------------------------------------------------ extra cassettes

@@ -133,7 +133,7 @@ def test_mode_all_with_fewer_calls_keeps_exactly_the_calls_of_this_run(
 ) -> None:
     with llmcassette.use_cassette(recorded, record_mode="all"), httpx2.Client() as client:
         client.get(local_server.url + "/other")
-    requests = [json.loads(line) for line in lines_of(recorded) if '"type": "request"' in line]
+    requests = [json.loads(line) for line in lines_of(recorded) if '"type":"request"' in line]
     assert [r["uri"] for r in requests] == [local_server.url + "/other"]
     with llmcassette.use_cassette(recorded, record_mode="none") as cassette:
         with httpx2.Client() as client:
@@ -156,7 +156,7 @@ def test_saving_in_mode_all_compares_no_old_request_with_a_new_one(
     with llmcassette.use_cassette(recorded, record_mode="all"):
         _traffic(local_server)
     assert compared == []
-    assert len([line for line in lines_of(recorded) if '"type": "request"' in line]) == 3
+    assert len([line for line in lines_of(recorded) if '"type":"request"' in line]) == 3
 
 
 def test_new_episodes_appends_without_changing_old_lines(recorded: Path, local_server: Any) -> None:

@@ -58,7 +58,7 @@ def recorded_then_aged(pytester: pytest.Pytester, marker: str = "") -> bytes:
     path = cassette(pytester)
     text = path.read_text()
     created = json.loads(text.splitlines()[0])["created_at"]
-    path.write_text(text.replace(f'"created_at": "{created}"', f'"created_at": "{OLD}"', 1))
+    path.write_text(text.replace(f'"created_at":"{created}"', f'"created_at":"{OLD}"', 1))
     pytester.makepyfile(test_mod=TEST_MODULE.format(marker=marker))
     return path.read_bytes()
 

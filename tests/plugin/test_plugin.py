@@ -12,6 +12,8 @@ from typing import Any
 
 import pytest
 
+from llmcassette import FORMAT_VERSION
+
 # The `echo` fixture (conftest.py) is an EchoServer.
 EchoServer = Any
 
@@ -43,7 +45,7 @@ def test_records_jsonl_by_default_and_replays_offline(
     pytester.runpytest_subprocess("--record-mode=once").assert_outcomes(passed=1)
     assert sorted(p.name for p in cassette_dir(pytester).iterdir()) == ["test_echo.jsonl"]
     lines = (cassette_dir(pytester) / "test_echo.jsonl").read_text().splitlines()
-    assert json.loads(lines[0])["format_version"] == 1
+    assert json.loads(lines[0])["format_version"] == FORMAT_VERSION
     assert json.loads(lines[1])["body"] == {"json": {"prompt": "hi"}}
 
     echo.stop()
@@ -222,6 +224,6 @@ def test_redaction_settings_from_pyproject_and_vcr_config(
     text = (cassette_dir(pytester) / "test_echo.jsonl").read_text()
     assert "u-123456789" not in text  # from pyproject.toml
     assert "s-987654321" not in text  # from the test's vcr_config
-    assert '"q": "hi"' in text
+    assert '"q":"hi"' in text
     echo.stop()
     pytester.runpytest_subprocess().assert_outcomes(passed=1)

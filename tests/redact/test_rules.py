@@ -217,7 +217,7 @@ def test_written_event_lines_hold_the_redacted_data_not_the_streamed_text() -> N
         assert OPENAI not in text
         assert "plain-value-without-a-shape" not in text
         assert "<REDACTED:" in lines[4]
-        assert lines[3].endswith(', "data": {"choices":[{"delta":{"content":"Your key is "}}]}}')
+        assert lines[3].endswith(',"data":{"choices":[{"delta":{"content":"Your key is "}}]}}')
 
 
 TOOL_CALL = {

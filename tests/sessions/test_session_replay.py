@@ -150,7 +150,7 @@ def test_the_label_is_recorded_on_the_request_line_and_read_back(
             with llmcassette.session("researcher"):
                 chat(client, "hello")
     requests = [
-        json.loads(line) for line in path.read_text().splitlines() if '"type": "request"' in line
+        json.loads(line) for line in path.read_text().splitlines() if '"type":"request"' in line
     ]
     assert [request.get("session") for request in requests] == [
         None,

@@ -221,7 +221,7 @@ async def test_anthropic_stream_objects_get_one_event_per_chunk(
     events = [
         json.loads(line)
         for line in (tmp_path / "c.jsonl").read_text().splitlines()
-        if '"type": "event"' in line
+        if '"type":"event"' in line
     ]
     assert replayed == live > 5
     # The SDK turns every recorded SSE event except `ping` into stream events (some into two:

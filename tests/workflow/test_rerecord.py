@@ -88,7 +88,7 @@ def workflow(pytester: pytest.Pytester, *args: str) -> subprocess.CompletedProce
 def age(path: Path) -> None:
     text = path.read_text()
     created = json.loads(text.splitlines()[0])["created_at"]
-    path.write_text(text.replace(f'"created_at": "{created}"', f'"created_at": "{OLD}"', 1))
+    path.write_text(text.replace(f'"created_at":"{created}"', f'"created_at":"{OLD}"', 1))
 
 
 @pytest.fixture

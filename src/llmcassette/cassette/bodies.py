@@ -3,7 +3,8 @@
 A stored body is one of:
 
 * ``null``: there was no body (a request without one);
-* ``{"json": value}`` (plus ``"layout"`` when not compact): JSON text that rebuilds exactly;
+* ``{"json": value}`` (plus ``"layout"`` when not compact, ``"pad"`` when padded): JSON text
+  that rebuilds exactly;
 * ``{"text": "..."}``: any other UTF-8 text;
 * ``{"base64": "..."}``: bytes that are not UTF-8;
 * ``{"stream": "sse" | "ndjson"}``: a streamed response whose events follow on their own lines.
@@ -42,9 +43,7 @@ def encode(raw: bytes | str | None, content_type: str | None) -> Body:
         parsed = jsontext.parse_exact(text)
         if parsed is not None:
             value, layout = parsed
-            if layout == jsontext.DEFAULT_LAYOUT:
-                return {"json": value}
-            return {"json": value, "layout": layout}
+            return {"json": value, **jsontext.stored_layout(layout)}
     return {"text": text}
 
 
@@ -53,7 +52,7 @@ def decode(body: Body) -> bytes | None:
     if body is None:
         return None
     if "json" in body:
-        return jsontext.render(body["json"], body.get("layout", jsontext.DEFAULT_LAYOUT)).encode()
+        return jsontext.render(body["json"], jsontext.layout_of(body)).encode()
     if "text" in body:
         if not isinstance(body["text"], str):
             raise TypeError(f"'text' must be a string, not {type(body['text']).__name__}")

@@ -7,7 +7,9 @@ Three stream kinds are understood:
   fields written as ``field: value`` lines with ``\\n`` line ends is stored as
   those fields, with a ``data`` that is JSON stored as JSON. An event whose every line
   ends in ``\r\n`` (Gemini's ``alt=sse`` streams) is stored the same way with
-  ``"eol": "\r\n"``. Anything else (comments, mixed line ends, unusual spacing, a last
+  ``"eol": "\r\n"``. The ``event`` field is left out when it names the ``type`` of the
+  JSON object in ``data`` (Anthropic and OpenAI Responses name every event so), and is
+  ``null`` when such an event came without an ``event:`` line (``event_name``). Anything else (comments, mixed line ends, unusual spacing, a last
   event without its blank line) is kept as ``raw`` text, so rebuilding the stream gives
   back the exact bytes.
 * ``ndjson`` (``application/x-ndjson`` and friends): an event is one line.
@@ -43,6 +45,7 @@ _NDJSON_TYPES = frozenset(
 
 _EOL = re.compile(r"\r\n|\r|\n")
 _SSE_FIELDS = ("event", "id", "retry")
+_SSE_OTHER = _SSE_FIELDS[1:]  # the fields after the event name
 CRLF = "\r\n"  # the only line end other than "\n" stored as fields (field ``eol``)
 
 
@@ -214,9 +217,44 @@ def _encode_piece(kind: str, piece: str) -> tuple[dict[str, Any], str | None]:
         return fields, None
     structured = structure_payload(payload)
     fields.update(structured)
-    if "layout" in structured or "data" not in structured:
+    if kind == SSE:
+        leave_implied_name_out(fields)
+    if len(structured) > 1 or "data" not in structured:  # not compact, or not JSON
         return fields, None
     return fields, payload
+
+
+def _implied_name(fields: dict[str, Any]) -> str | None:
+    data = fields.get("data")
+    name = data.get("type") if isinstance(data, dict) else None
+    return name if isinstance(name, str) else None
+
+
+def event_name(fields: dict[str, Any]) -> str | None:
+    """The name an SSE event's ``event:`` line gives it, None when it has no such line.
+
+    A stored event leaves the name out when it is the ``type`` of the JSON object in its
+    ``data``, and says ``"event": null`` when an event with such a ``type`` came without
+    an ``event:`` line (``leave_implied_name_out``).
+    """
+    if "event" in fields:
+        name = fields["event"]
+        if name is not None and not isinstance(name, str):
+            raise TypeError(f"field 'event' must be a string or null, not {type(name).__name__}")
+        return name
+    return _implied_name(fields)
+
+
+def leave_implied_name_out(fields: dict[str, Any]) -> None:
+    """Store an SSE event's name as ``event_name`` reads it: left out when the ``type`` of
+    its data says it, ``null`` when there is no ``event:`` line but the data has a type."""
+    implied = _implied_name(fields)
+    if implied is None:
+        return
+    if "event" not in fields:
+        fields["event"] = None
+    elif fields["event"] == implied:
+        del fields["event"]
 
 
 def event_fields(kind: str, piece: str) -> tuple[dict[str, Any], str | None] | None:
@@ -240,7 +278,9 @@ def render_event(kind: str, fields: dict[str, Any]) -> str:
     if kind == JSON_ARRAY:
         return _string(fields, "before") + (payload or "") + _after(fields)
     eol = CRLF if "eol" in fields else "\n"
-    out = [f"{name}: {_string(fields, name)}{eol}" for name in _SSE_FIELDS if name in fields]
+    name = event_name(fields)
+    out = [f"event: {name}{eol}"] if name is not None else []
+    out += [f"{field}: {_string(fields, field)}{eol}" for field in _SSE_OTHER if field in fields]
     if payload is not None:
         out.extend(f"data: {line}{eol}" for line in payload.split("\n"))
     out.append(eol)
@@ -255,7 +295,7 @@ def check_fields(kind: str, fields: dict[str, Any]) -> None:
     if fields.get("raw") is not None:
         return
     if "data" in fields:
-        jsontext.check_layout(fields.get("layout", jsontext.DEFAULT_LAYOUT))
+        jsontext.check_layout(jsontext.layout_of(fields))
     elif "text" in fields and "\n" in _string(fields, "text") and kind == NDJSON:
         raise ValueError("an NDJSON event's 'text' is one line: it cannot hold '\\n'")
     if kind == JSON_ARRAY:
@@ -267,7 +307,8 @@ def check_fields(kind: str, fields: dict[str, Any]) -> None:
     elif kind != NDJSON:
         if "eol" in fields and fields["eol"] != CRLF:
             raise ValueError(f"field 'eol' can only be '\\r\\n', not {fields['eol']!r}")
-        for name in _SSE_FIELDS:
+        event_name(fields)
+        for name in _SSE_OTHER:
             if name in fields:
                 _string(fields, name)
         if "retry" in fields and not fields["retry"].isdigit():
@@ -276,7 +317,7 @@ def check_fields(kind: str, fields: dict[str, Any]) -> None:
 
 def _payload(fields: dict[str, Any]) -> str | None:
     if "data" in fields:
-        return jsontext.render(fields["data"], fields.get("layout", jsontext.DEFAULT_LAYOUT))
+        return jsontext.render(fields["data"], jsontext.layout_of(fields))
     return _string(fields, "text") if "text" in fields else None
 
 
@@ -293,9 +334,7 @@ def structure_payload(payload: str) -> dict[str, Any]:
     if parsed is None:
         return {"text": payload}
     value, layout = parsed
-    if layout == jsontext.DEFAULT_LAYOUT:
-        return {"data": value}
-    return {"data": value, "layout": layout}
+    return {**jsontext.stored_layout(layout), "data": value}
 
 
 def _parse_sse(text: str) -> tuple[dict[str, Any], str | None] | None:

@@ -85,8 +85,7 @@ def _payload_fields(payload: bytes) -> dict[str, Any]:
             else:
                 fields["chunk"] = "text"
                 value = {**value, "bytes": inner_text}
-    if layout != jsontext.DEFAULT_LAYOUT:
-        fields["layout"] = layout
+    fields.update(jsontext.stored_layout(layout))
     fields["data"] = value  # last: the line writes it compact, as streamed
     return fields
 
@@ -116,7 +115,7 @@ def _payload_bytes(record: dict[str, Any]) -> bytes:
         else:
             inner_text = _str("data.bytes", inner)
         value = {**value, "bytes": wire.encode_chunk_bytes(inner_text.encode("utf-8"))}
-    return jsontext.render(value, record.get("layout", jsontext.DEFAULT_LAYOUT)).encode("utf-8")
+    return jsontext.render(value, jsontext.layout_of(record)).encode("utf-8")
 
 
 def encode_frame(piece: bytes) -> dict[str, Any]:
@@ -148,8 +147,8 @@ def render_frame(record: dict[str, Any]) -> bytes:
     headers = record.get("headers")
     if not isinstance(headers, dict):
         raise ValueError("an event-stream frame needs 'headers' (an object) or 'base64'")
-    if "layout" in record:
-        jsontext.check_layout(record["layout"])
+    if "layout" in record or "pad" in record:
+        jsontext.check_layout(jsontext.layout_of(record))
     frame_headers = [_header_of(name, value) for name, value in headers.items()]
     return wire.encode_frame(frame_headers, _payload_bytes(record))
 

@@ -307,7 +307,7 @@ def _heal_interaction(
     if stream is None:
         _rename_fields(response, "body.json", rules, repairs)
     for event in event_lines:
-        _apply_rules(event, rules, repairs)
+        _apply_rules(event, stream, rules, repairs)
     event_lines = _without_duplicates(event_lines, repairs)
     if stream in (events.SSE, events.NDJSON) and event_lines:
         event_lines = _with_terminator(name, stream, event_lines, repairs)
@@ -403,15 +403,16 @@ def _decode_stored_body(
     return None
 
 
-def _apply_rules(event: _Line, rules: Rules, repairs: list[Repair]) -> None:
+def _apply_rules(event: _Line, stream: str | None, rules: Rules, repairs: list[Repair]) -> None:
     record = event.record
-    old = record.get("event")
+    old = _event_name(event) if stream == events.SSE else None
     new = rules.event_aliases.get(old) if isinstance(old, str) else None
     if new is not None:
         record = {**record, "event": new}
         data = record.get("data")
         if isinstance(data, dict) and data.get("type") == old:
             record["data"] = {**data, "type": new}
+        events.leave_implied_name_out(record)
         event.record = record
         event.dirty = True
         repairs.append(
@@ -469,6 +470,14 @@ def _without_duplicates(event_lines: list[_Line], repairs: list[Repair]) -> list
     return kept
 
 
+def _event_name(event: _Line) -> str | None:
+    """An SSE event line's name (``events.event_name``); None for a malformed one."""
+    try:
+        return events.event_name(event.record)
+    except TypeError:
+        return None
+
+
 def _data(event: _Line) -> Any:
     data = event.record.get("data")
     if data is None and isinstance(event.record.get("text"), str):
@@ -509,7 +518,7 @@ def _with_terminator(
     """Append the provider's terminator where it is missing and can be written honestly."""
     payloads = [_data(event) for event in event_lines]
     types = [
-        event.record.get("event") or (data.get("type") if isinstance(data, dict) else None)
+        _event_name(event) or (data.get("type") if isinstance(data, dict) else None)
         for event, data in zip(event_lines, payloads, strict=True)
     ]
     done = len(event_lines)
@@ -587,9 +596,8 @@ def _message_stop(
     )
     if not stopped:
         raise _cut(name, last, "Anthropic", "no message_delta has a stop_reason")
-    return _Terminator(
-        {"event": "message_stop", "data": {"type": "message_stop"}}, "event: message_stop"
-    )
+    # Named by its data's type, as Anthropic names every event (``events.event_name``).
+    return _Terminator({"data": {"type": "message_stop"}}, "event: message_stop")
 
 
 def _response_completed(
@@ -655,13 +663,18 @@ def _response_completed(
     if numbers and isinstance(numbers[-1], int):
         completed["sequence_number"] = numbers[-1] + 1
     completed["response"] = response
-    fields: dict[str, Any] = {"event": "response.completed"} if last.record.get("event") else {}
+    # With an ``event:`` line when the stream's last event had one (``events.event_name``).
+    fields: dict[str, Any] = {} if _event_name(last) else {"event": None}
+    fields.update(_layout_fields(last))
     fields["data"] = completed
-    if "layout" in last.record:
-        fields["layout"] = last.record["layout"]
     return _Terminator(
         fields, "event: response.completed", ("response.usage",), ("response.status",)
     )
+
+
+def _layout_fields(last: _Line) -> dict[str, Any]:
+    """The layout fields of the stream's last event, for a terminator written like it."""
+    return {key: last.record[key] for key in ("layout", "pad") if key in last.record}
 
 
 def _ollama_done(name: str, last: _Line, data: Any) -> _Terminator | None:
@@ -686,9 +699,7 @@ def _ollama_done(name: str, last: _Line, data: Any) -> _Terminator | None:
             "its last object, done: true, is missing and heal knows no shape for it",
         )
     fields.update({"done": True, "done_reason": "stop"})
-    record: dict[str, Any] = {"data": fields}
-    if "layout" in last.record:
-        record["layout"] = last.record["layout"]
+    record: dict[str, Any] = {**_layout_fields(last), "data": fields}
     return _Terminator(record, '{"done": true} object', left_empty, ("done_reason",))
 
 

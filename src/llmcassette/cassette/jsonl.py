@@ -1,12 +1,12 @@
-"""Read and write llmcassette's JSONL cassette files (format version 1).
+"""Read and write llmcassette's JSONL cassette files (format version 2).
 
 A file is one JSON object per line::
 
-    {"format": "llmcassette", "format_version": 1, "recorded_by": ..., "created_at": ...}
-    {"type": "request", "method": "POST", "uri": ..., "headers": {...}, "body": {...}}
-    {"type": "response", "status": 200, "reason": "OK", "headers": {...}, "body": {...}}
-    {"type": "event", ...}            # one per streamed event, only for streamed bodies
-    {"type": "end", "events": 2, "recorded_at": ...}
+    {"format":"llmcassette","format_version":2,"recorded_by":...,"created_at":...}
+    {"type":"request","method":"POST","uri":...,"headers":{...},"body":{...}}
+    {"type":"response","status":200,"reason":"OK","headers":{...},"body":{...}}
+    {"type":"event",...}              # one per streamed event, only for streamed bodies
+    {"type":"end","events":2,"recorded_at":...}
 
 ``docs/format.md`` is the user-facing specification of these lines. Reading validates the
 structure and reports problems with the file, line and field; writing is deterministic, so

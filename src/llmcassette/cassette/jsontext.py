@@ -9,7 +9,7 @@ the text itself: a cassette never trades fidelity for readability.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from functools import cache
 from typing import Any
 
@@ -80,6 +80,34 @@ def _candidates(text: str) -> list[str]:
     # named first), and ``+ascii`` never renders text that is not ASCII.
     flavours = ("", "+ascii") if "\\u" in body and body.isascii() else ("",)
     return [base + flavour + suffix for base in bases for flavour in flavours]
+
+
+def stored_layout(layout: str) -> dict[str, Any]:
+    """The fields that store ``layout`` beside a JSON value in a cassette line: ``layout``
+    unless it is ``compact``, and ``pad`` (an integer) for the spaces of ``+pad<N>``.
+
+    The padding is a field of its own so that a padded stream event (Anthropic pads most
+    of them) costs a few characters, not a layout name per line; ``layout_of`` reads it.
+    """
+    parts = layout.split("+")
+    pads = [part for part in parts[1:] if _pad_flag(part)]
+    base = "+".join(part for part in parts if part not in pads)
+    fields: dict[str, Any] = {} if base == DEFAULT_LAYOUT else {"layout": base}
+    if pads:
+        fields["pad"] = int(pads[0][3:])
+    return fields
+
+
+def layout_of(fields: Mapping[str, Any]) -> str:
+    """The layout named by the ``layout`` and ``pad`` fields beside a stored JSON value
+    (``stored_layout``'s inverse); ``ValueError`` for a ``pad`` that is not 1 to 4096."""
+    layout = fields.get("layout", DEFAULT_LAYOUT)
+    if "pad" not in fields:
+        return layout  # type: ignore[no-any-return]
+    pad = fields["pad"]
+    if type(pad) is not int or not 0 < pad <= _MAX_PAD:
+        raise ValueError(f"field 'pad' must be a whole number from 1 to {_MAX_PAD}, not {pad!r}")
+    return f"{layout}+pad{pad}"
 
 
 def check_layout(layout: object) -> None:

@@ -246,11 +246,13 @@ def jsonl_of(opened: Opened, redaction: Any = None) -> tuple[str, dict[str, int]
 
     assert opened.vcrpy is not None
     source = opened.path
-    items = serializer.stamp(read_vcrpy(source, opened.vcrpy))
+    # No ``recorded_at``: a vcrpy cassette does not say when it was recorded, and the time
+    # of the conversion is in the header (``created_at``).
+    items = read_vcrpy(source, opened.vcrpy)
     header = cassette_file.new_header(serializer.RECORDED_BY)
     # Provenance: vcrpy recorded this without checking bodies, so replay may treat a body
     # that changed since as drift to report rather than as a mismatch (issue 19).
-    header["converted_from"] = {"format": "vcrpy", "file": source.name}
+    header["converted_from"] = {"format": "vcrpy"}
     config = resolve_redaction(redaction)
     if not config.enabled:
         return cassette_file.write(Cassette(header, items)), {}
