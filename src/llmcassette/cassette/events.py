@@ -9,9 +9,9 @@ Three stream kinds are understood:
   ends in ``\r\n`` (Gemini's ``alt=sse`` streams) is stored the same way with
   ``"eol": "\r\n"``. The ``event`` field is left out when it names the ``type`` of the
   JSON object in ``data`` (Anthropic and OpenAI Responses name every event so), and is
-  ``null`` when such an event came without an ``event:`` line (``event_name``). Anything else (comments, mixed line ends, unusual spacing, a last
-  event without its blank line) is kept as ``raw`` text, so rebuilding the stream gives
-  back the exact bytes.
+  ``null`` when such an event came without an ``event:`` line (``event_name``). Anything
+  else (comments, mixed line ends, unusual spacing, a last event without its blank line)
+  is kept as ``raw`` text, so rebuilding the stream gives back the exact bytes.
 * ``ndjson`` (``application/x-ndjson`` and friends): an event is one line.
 * ``json-array`` (``application/json`` answering Gemini's ``:streamGenerateContent``
   without ``alt=sse``): an event is one array element with the ``[`` or comma before it
