@@ -71,6 +71,17 @@ def test_an_escape_sign_that_decodes_nothing_changes_nothing() -> None:
     assert redactor.text("C:\\users\\u12 100% sure") == "C:\\users\\u12 100% sure"
 
 
+def test_a_secret_parameter_not_replaced_stays_as_written() -> None:
+    redactor = Redactor(environ={})
+    for query in (
+        "token=%2A%2A%2A%2A&a=1",  # ****, another tool's placeholder
+        "password=scrubbed+",
+        "key=%3CREDACTED%3Aopenai-api-key%3E",
+    ):
+        assert redactor.params(query) == query
+    assert redactor.params("token=a%26b&x=%20") == "token=<REDACTED:token>&x=%20"
+
+
 # ------------------------------------------------------------------ the promise
 
 

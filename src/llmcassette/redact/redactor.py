@@ -307,7 +307,11 @@ class Redactor:
         for index, piece in enumerate(pieces):
             name, sep, value = piece.partition("=")
             if sep and value and self.rules.is_secret_param(unquote_plus(name)):
-                pieces[index] = f"{name}={self.secret(unquote_plus(value), unquote_plus(name))}"
+                decoded = unquote_plus(value)
+                new = self.secret(decoded, unquote_plus(name))
+                # Nothing to replace (another tool's ``****``, a placeholder): the value
+                # stays as written, not decoded (``scrubbed+`` is no ``scrubbed ``).
+                pieces[index] = f"{name}={new}" if new != decoded else self.text(piece)
             else:
                 pieces[index] = self.text(piece)
         return "&".join(pieces)
