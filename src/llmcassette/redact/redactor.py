@@ -107,7 +107,7 @@ class Redactor:
         """
         result = value
         # Again until nothing is found, as the fail-closed scan would find it: a placeholder
-        # can free a neighbour (``AIza...\\u0073k-proj-...`` decoded is two keys glued, neither
+        # can free a neighbour (``AIza...\u0073k-proj-...`` decoded is two keys glued, neither
         # a token; once the first is a placeholder, the second is one).
         while found := self._secrets_in(result):
             spans = [
