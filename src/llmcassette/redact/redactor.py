@@ -98,36 +98,41 @@ class Redactor:
 
     # ------------------------------------------------------------------ strings
 
-    def _replaced(self, text: str, spans: list[rules.Span]) -> str:
-        """``text`` with each secret span replaced by its placeholder, in text order."""
-        out = []
-        position = 0
-        for start, end, kind in spans:
-            out.append(text[position:start])
-            out.append(self.placeholder(kind, text[start:end]))
-            position = end
-        out.append(text[position:])
-        return "".join(out)
-
-    def _shapes(self, value: str) -> str:
-        """``value`` with every secret-shaped substring replaced (no escaped forms)."""
-        spans = self.rules.shapes(value)
-        return self._replaced(value, spans) if spans else value
-
     def text(self, value: str) -> str:
-        """``value`` with every secret-shaped substring replaced (also URL / JSON escaped)."""
-        result = self._shapes(value)
-        decoded = rules.url_decoded(result)
-        if decoded is not None and decoded != result:
-            new = self._shapes(decoded)
-            if new != decoded:
-                result = new
-        if "\\u" in result:
-            decoded = rules.unescape_json(result)
-            new = self._shapes(decoded)
-            if new != decoded:
-                result = new
+        """``value`` with every secret-shaped substring replaced, also one written URL-encoded
+        or JSON-escaped; all else stays as written, escapes included.
+
+        A secret found in a decoded view replaces the written span it was decoded from, by
+        the placeholder of its decoded value (``sk%2D...`` and ``sk-...`` get the same one).
+        """
+        result = value
+        # Again until nothing is found, as the fail-closed scan would find it: a placeholder
+        # can free a neighbour (``AIza...\u0073k-proj-...`` decoded is two keys glued, neither
+        # a token; once the first is a placeholder, the second is one).
+        while found := self._secrets_in(result):
+            spans = [
+                (start, end, self.placeholder(kind, secret))
+                for start, end, kind, secret in _merged(found)
+            ]
+            redacted = _apply_spans(result, [result], spans)[0]
+            if redacted == result:
+                break
+            result = redacted
         return result
+
+    def _secrets_in(self, text: str) -> list[tuple[int, int, str, str]]:
+        """Every secret shape in ``text`` as written and in its URL- and JSON-decoded views:
+        ``(start, end, kind, secret)``, the span where it is written and its decoded value."""
+        found = [
+            (start, end, kind, text[start:end]) for start, end, kind in self.rules.shapes(text)
+        ]
+        for view in (rules.url_decoded_view(text), rules.json_unescaped_view(text)):
+            if view is None:
+                continue
+            for start, end, kind in self.rules.shapes(view.text):
+                written_start, written_end = view.written_span(start, end)
+                found.append((written_start, written_end, kind, view.text[start:end]))
+        return found
 
     def known(self, text: str) -> str:
         """``text`` with every credential value this redactor replaced anywhere in the
@@ -302,7 +307,11 @@ class Redactor:
         for index, piece in enumerate(pieces):
             name, sep, value = piece.partition("=")
             if sep and value and self.rules.is_secret_param(unquote_plus(name)):
-                pieces[index] = f"{name}={self.secret(unquote_plus(value), unquote_plus(name))}"
+                decoded = unquote_plus(value)
+                new = self.secret(decoded, unquote_plus(name))
+                # Nothing to replace (another tool's ``****``, a placeholder): the value
+                # stays as written, not decoded (``scrubbed+`` is no ``scrubbed ``).
+                pieces[index] = f"{name}={new}" if new != decoded else self.text(piece)
             else:
                 pieces[index] = self.text(piece)
         return "&".join(pieces)
@@ -664,6 +673,29 @@ def _disjoint(*groups: list[tuple[int, int, str]]) -> list[tuple[int, int, str]]
     for group in groups:
         chosen += [s for s in group if not any(s[0] < c[1] and c[0] < s[1] for c in chosen)]
     return sorted(chosen)
+
+
+def _merged(found: list[tuple[int, int, str, str]]) -> list[tuple[int, int, str, str]]:
+    """Secrets found as ``(start, end, kind, secret)``, in text order, overlapping ones
+    merged into one span with the kind and secret of the longest of them.
+
+    The same secret is found as written and in a decoded view; a secret partly escaped is
+    found whole in a view, and its unescaped part alone as written.
+    """
+    groups: list[list[tuple[int, int, str, str]]] = []
+    group_end = -1
+    for item in sorted(found):
+        if groups and item[0] < group_end:
+            groups[-1].append(item)
+            group_end = max(group_end, item[1])
+        else:
+            groups.append([item])
+            group_end = item[1]
+    merged = []
+    for group in groups:
+        _, _, kind, secret = max(group, key=lambda item: item[1] - item[0])
+        merged.append((group[0][0], max(item[1] for item in group), kind, secret))
+    return merged
 
 
 def _apply_spans(joined: str, pieces: list[str], spans: list[tuple[int, int, str]]) -> list[str]:

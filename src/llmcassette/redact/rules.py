@@ -13,12 +13,14 @@ from __future__ import annotations
 
 import base64
 import binascii
+import codecs
 import functools
 import json
 import os
 import re
 import string
-from collections.abc import Callable, Iterable, Mapping
+from bisect import bisect_right
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import quote
@@ -260,6 +262,101 @@ def url_decoded(text: str) -> str | None:
     return _URL_ESCAPES.sub(_escaped_bytes, text)
 
 
+#: A run of escapes in a decoded view: ``(decoded start, written start, written ends)``,
+#: the written end of each character the run decodes to.
+EscapeRun = tuple[int, int, tuple[int, ...]]
+
+
+@dataclass(frozen=True)
+class DecodedView:
+    """A text with its escapes decoded, and where each decoded character is written.
+
+    Outside the runs of escapes a character is written as itself, so only the runs are
+    recorded: the map of a megabyte body costs memory for its escapes, not its characters.
+    """
+
+    text: str
+    runs: tuple[EscapeRun, ...]
+
+    def written_span(self, start: int, end: int) -> tuple[int, int]:
+        """The span of the written text that ``text[start:end]`` was decoded from: whole
+        escapes, and every escape of a character decoded from several."""
+        return self._written_at(start), self._written_at(end)
+
+    def _written_at(self, index: int) -> int:
+        """Where decoded character ``index`` starts in the written text (at the end: its
+        length). The characters tile the written text, so a start is the previous end."""
+        number = bisect_right(self.runs, index, key=lambda run: run[0])
+        if number == 0:
+            return index
+        decoded_start, written_start, ends = self.runs[number - 1]
+        offset = index - decoded_start
+        if offset == 0:
+            return written_start
+        if offset <= len(ends):
+            return ends[offset - 1]
+        return ends[-1] + offset - len(ends)
+
+
+def _decoded_view(
+    text: str,
+    escapes: Iterator[re.Match[str]],
+    decode: Callable[[re.Match[str]], tuple[str, tuple[int, ...]]],
+) -> DecodedView | None:
+    """``text`` with each of ``escapes`` replaced by what ``decode`` makes of it (the
+    characters, and the written end of each); None when there is no escape."""
+    pieces: list[str] = []
+    runs: list[EscapeRun] = []
+    written = 0
+    decoded_length = 0
+    for match in escapes:
+        plain = text[written : match.start()]
+        chars, ends = decode(match)
+        runs.append((decoded_length + len(plain), match.start(), ends))
+        pieces += (plain, chars)
+        decoded_length += len(plain) + len(chars)
+        written = match.end()
+    if not runs:
+        return None
+    pieces.append(text[written:])
+    return DecodedView("".join(pieces), tuple(runs))
+
+
+def _url_escape_run(match: re.Match[str]) -> tuple[str, tuple[int, ...]]:
+    """A run of URL escapes decoded as UTF-8 (invalid bytes replaced, as ``url_decoded``
+    does), and the written end of each decoded character.
+
+    The decoder is fed one escaped byte at a time and holds back the bytes of a character
+    not yet complete, so what it emits covers the bytes it took since it last emitted. It
+    emits two characters at once only when a byte cannot continue the held-back ones: a
+    U+FFFD for those, then the byte's own character (or U+FFFD).
+    """
+    decoder = codecs.getincrementaldecoder("utf-8")("replace")
+    run, at = match.group(), match.start()
+    chars: list[str] = []
+    ends: list[int] = []
+    for number in range(len(run) // 3):
+        byte_start = at + 3 * number
+        out = decoder.decode(bytes.fromhex(run[3 * number + 1 : 3 * number + 3]))
+        held = len(decoder.getstate()[0])
+        taken_end = byte_start + 3 - 3 * held
+        if out:  # all but the last character are the held-back bytes' U+FFFD
+            chars.append(out)
+            ends += [byte_start] * (len(out) - 1) + [taken_end]
+    out = decoder.decode(b"", final=True)  # U+FFFD for a character cut short
+    chars.append(out)
+    ends += [match.end()] * len(out)
+    return "".join(chars), tuple(ends)
+
+
+def url_decoded_view(text: str) -> DecodedView | None:
+    """``url_decoded(text)`` and where each of its characters is written in ``text``; None
+    when ``text`` holds no escape."""
+    if "%" not in text:
+        return None
+    return _decoded_view(text, _URL_ESCAPES.finditer(text), _url_escape_run)
+
+
 #: How the name of an environment variable holding a credential ends (any case).
 ENV_NAME_ENDINGS = (
     "APIKEY",
@@ -409,6 +506,18 @@ def kind_of(name: str) -> str:
 def unescape_json(text: str) -> str:
     """``text`` with its ``\\uXXXX`` escapes decoded (the rest of it left as it is)."""
     return _JSON_ESCAPE.sub(lambda match: chr(int(match.group(1), 16)), text)
+
+
+def json_unescaped_view(text: str) -> DecodedView | None:
+    """``unescape_json(text)`` and where each of its characters is written in ``text``
+    (an escape: 6 characters); None when ``text`` holds no ``\\uXXXX`` escape."""
+    if "\\u" not in text:
+        return None
+    return _decoded_view(
+        text,
+        _JSON_ESCAPE.finditer(text),
+        lambda match: (chr(int(match.group(1), 16)), (match.end(),)),
+    )
 
 
 def looks_like_token(value: str) -> bool:
