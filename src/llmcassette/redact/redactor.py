@@ -126,12 +126,20 @@ class Redactor:
         found = [
             (start, end, kind, text[start:end]) for start, end, kind in self.rules.shapes(text)
         ]
-        for view in (rules.url_decoded_view(text), rules.json_unescaped_view(text)):
-            if view is None:
+        for decoded, view_of in (
+            (rules.url_decoded(text), rules.url_decoded_view),
+            (rules.unescape_json(text) if "\\u" in text else None, rules.json_unescaped_view),
+        ):
+            spans = self.rules.shapes(decoded) if decoded not in (None, text) else []
+            if not spans:
                 continue
-            for start, end, kind in self.rules.shapes(view.text):
+            # Where each decoded character is written is worked out only for a text that
+            # holds a secret: it costs several times the decoding (one escape at a time).
+            view = view_of(text)
+            assert view is not None  # the decoded text differs: there are escapes
+            for start, end, kind in spans:
                 written_start, written_end = view.written_span(start, end)
-                found.append((written_start, written_end, kind, view.text[start:end]))
+                found.append((written_start, written_end, kind, decoded[start:end]))
         return found
 
     def known(self, text: str) -> str:
