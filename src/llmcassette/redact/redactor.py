@@ -139,7 +139,7 @@ class Redactor:
             assert view is not None  # the decoded text differs: there are escapes
             for start, end, kind in spans:
                 written_start, written_end = view.written_span(start, end)
-                found.append((written_start, written_end, kind, decoded[start:end]))
+                found.append((written_start, written_end, kind, view.text[start:end]))
         return found
 
     def known(self, text: str) -> str:
