@@ -128,6 +128,18 @@ LOCATIONS = {
         _exchange(uri="https://api.example.test/v1/chat?key=not-shaped-123"),
         (2, "uri"),
     ),
+    "request body that is not UTF-8 (a multipart upload with a file), stored as base64": (
+        _exchange(
+            request_headers={"content-type": "multipart/form-data; boundary=b"},
+            request_body=(
+                b'--b\r\nContent-Disposition: form-data; name="file"\r\n\r\n\xff\xd8\xff\xe0'
+                b'\r\n--b\r\nContent-Disposition: form-data; name="note"\r\n\r\n'
+                + OPENAI.encode()
+                + b"\r\n--b--\r\n"
+            ),
+        ),
+        (2, "body"),
+    ),
     "streamed SSE event": (
         _exchange(
             response_headers=SSE,

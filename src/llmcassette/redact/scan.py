@@ -242,13 +242,17 @@ def _decoded(rules: Rules, headers: Any, raw: bytes) -> bytes | None:
     return decoded
 
 
-def _in_encoded_body(rules: Rules, record: dict[str, Any]) -> Found:
-    """Findings in a JSONL record's body stored with a content-encoding (llmcassette decodes
-    the responses it can; a request body is stored as sent): decoded and read, or refused."""
+def _in_body_bytes(rules: Rules, record: dict[str, Any]) -> Found:
+    """Findings in the bytes a JSONL record's body stands for, where its text does not show
+    them: a body stored as ``base64`` (bytes that are not UTF-8, such as a multipart upload
+    with a file, read as Latin-1), and one stored with a content-encoding (llmcassette
+    decodes the responses it can; a request body is stored as sent), decoded and read, or
+    refused when it cannot be decoded."""
     headers, body = record.get("headers"), record.get("body")
-    if not isinstance(body, dict) or not any(
-        str(name).lower() == "content-encoding" for name in headers or ()
-    ):
+    if not isinstance(body, dict):
+        return []
+    encoded = any(str(name).lower() == "content-encoding" for name in headers or ())
+    if not encoded and "base64" not in body:
         return []
     try:
         raw = base64.b64decode(body["base64"], validate=True) if "base64" in body else None
@@ -257,12 +261,13 @@ def _in_encoded_body(rules: Rules, record: dict[str, Any]) -> Found:
     if raw is None:
         text = body.get("text")
         raw = text.encode("utf-8") if isinstance(text, str) else b""
-    decoded = _decoded(rules, headers, raw)
+    decoded = _decoded(rules, headers, raw) if encoded else raw
     found: Found = []
+    response = record.get("type") == "response"
     if decoded is None:
         found.append((("body",), UNSCANNABLE_BODY))
-    elif decoded is not raw:
-        _walk(rules, decoded, ("body",), found, record.get("type") == "response")
+    elif decoded is not raw or not encoded:
+        _walk(rules, decoded, ("body",), found, response)
     return found
 
 
@@ -273,9 +278,9 @@ def find_in_jsonl(rules: Rules, text: str, path: str) -> list[Finding]:
         if not line or line.isspace():
             continue
         # A line in which no rule can match needs no parse (a header object is checked by
-        # header name, whatever its values look like).
+        # header name, whatever its values look like; a base64 body is read decoded).
         might = rules.might_match(line)
-        if not might and '"headers' not in line:
+        if not might and '"headers' not in line and '"base64"' not in line:
             continue
         try:
             record = json.loads(line)
@@ -292,8 +297,8 @@ def find_in_jsonl(rules: Rules, text: str, path: str) -> list[Finding]:
             _by_header_name(rules, record, (), found, response)
             for where, rule in found:
                 findings.append(Finding(path, number, _spelled("", where), rule))
-        if isinstance(record, dict) and "headers" in record:
-            for where, rule in _in_encoded_body(rules, record):
+        if isinstance(record, dict) and "body" in record:
+            for where, rule in _in_body_bytes(rules, record):
                 findings.append(Finding(path, number, _spelled("", where), rule))
     return findings
 
