@@ -766,11 +766,11 @@ class Rules:
         """The rules that match in ``text``, also URL-encoded (``sk%2D...``) or JSON-escaped
         (``\\u0073k-...``): the kind of every secret ``Redactor.text`` would replace."""
         kinds = [kind for _, _, kind in self.shapes(text)]
-        decoded = url_decoded(text)
-        if decoded is not None:
-            kinds += [kind for _, _, kind in self.shapes(decoded)]
-        if "\\u" in text:
-            kinds += [kind for _, _, kind in self.shapes(unescape_json(text))]
+        # A view that decodes nothing holds what the text does (a binary body read as
+        # Latin-1 often holds a "\\u" that is no escape): it is not searched again.
+        for decoded in (url_decoded(text), unescape_json(text) if "\\u" in text else None):
+            if decoded is not None and decoded != text:
+                kinds += [kind for _, _, kind in self.shapes(decoded)]
         return kinds
 
     def secret_kind(self, value: str, name: str) -> str | None:
