@@ -8,6 +8,7 @@ prove it by breaking redaction completely and saving anyway, through the real sa
 
 from __future__ import annotations
 
+import base64
 import json
 from collections.abc import Iterator
 from pathlib import Path
@@ -20,6 +21,7 @@ from hypothesis import strategies as st
 from vcr.request import Request
 
 import llmcassette
+from llmcassette import _eventstream as wire
 from llmcassette._vcr import serializer as jsonl
 from llmcassette._vcr.persister import Persister
 from llmcassette.errors import SecretLeakError
@@ -139,6 +141,16 @@ LOCATIONS = {
             ),
         ),
         (2, "body"),
+    ),
+    "AWS event-stream frame cut short, kept as its bytes": (
+        _exchange(
+            response_headers={"content-type": ["application/vnd.amazon.eventstream"]},
+            response_body=wire.encode_frame(
+                wire.string_headers([(":event-type", "contentBlockDelta")]),
+                json.dumps({"delta": {"text": f"my key is {ANTHROPIC}"}}).encode(),
+            )[:-4],  # the CRC of the message is missing: the frame cannot be read
+        ),
+        (4, "base64"),
     ),
     "streamed SSE event": (
         _exchange(
@@ -377,3 +389,15 @@ def test_a_line_with_headers_is_read_as_the_plain_walk_reads_it(
     parsed = json.loads(line)
     plain = list(scan.find_in_value(rules, parsed, response=kind == "response"))
     assert found == plain
+
+
+def test_a_cut_event_stream_frame_is_redacted_in_its_bytes(tmp_path: Path) -> None:
+    # The frame cannot be read, so it is stored as its bytes: redaction looks inside them
+    # as in a body that is not UTF-8, and the save goes through without the key.
+    cassette_dict, _ = LOCATIONS["AWS event-stream frame cut short, kept as its bytes"]
+    path = tmp_path / "cut.jsonl"
+    Persister(redactor=Redactor(environ={})).save_cassette(path, cassette_dict, serializer=jsonl)
+    frame = json.loads(path.read_text().splitlines()[3])
+    stored = base64.b64decode(frame["base64"])
+    assert ANTHROPIC.encode() not in stored
+    assert b"my key is <REDACTED:anthropic-api-key>" in stored

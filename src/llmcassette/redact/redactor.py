@@ -435,6 +435,10 @@ class Redactor:
         """
         groups: dict[tuple[Any, ...], list[Ref]] = {}
         for record in records:
+            if isinstance(record.get("base64"), str):  # a frame kept as its bytes (cut short)
+                kept = {"base64": record["base64"]}
+                redacted = self.body_record(kept, "application/octet-stream", response=True)
+                record["base64"] = (redacted or kept)["base64"]
             for field in ("data", "text", "raw", "event", "id"):
                 if field in record:
                     value = record[field]

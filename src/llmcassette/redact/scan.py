@@ -300,7 +300,22 @@ def find_in_jsonl(rules: Rules, text: str, path: str) -> list[Finding]:
         if isinstance(record, dict) and "body" in record:
             for where, rule in _in_body_bytes(rules, record):
                 findings.append(Finding(path, number, _spelled("", where), rule))
+        elif isinstance(record, dict) and isinstance(record.get("base64"), str):
+            for where, rule in _in_frame_bytes(rules, record["base64"]):
+                findings.append(Finding(path, number, _spelled("", where), rule))
     return findings
+
+
+def _in_frame_bytes(rules: Rules, stored: str) -> Found:
+    """Findings in an event line kept as its bytes (an AWS event-stream frame cut short),
+    decoded and read as redaction reads a body that is not UTF-8."""
+    try:
+        raw = base64.b64decode(stored, validate=True)
+    except (binascii.Error, ValueError):
+        return []  # not base64: the reader refuses the line, and its text was searched
+    found: Found = []
+    _walk(rules, raw, ("base64",), found, True)
+    return found
 
 
 def check_text(rules: Rules, text: str, path: str | os.PathLike[str]) -> None:
