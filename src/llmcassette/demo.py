@@ -133,7 +133,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     _done(
         f"recorded to {cassette.name}: {len(stored)} stream events, the {live_chunks} chunks "
         f"the SDK yielded and the data: [DONE] that ends the stream (the end line: "
-        f'"events": {end["events"]})'
+        f'"events":{end["events"]})'
     )
     ok &= live_chunks + terminators == len(stored) == end["events"]
 
@@ -197,7 +197,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"warning: {warning.category.__name__}: {warning.message}")
     print(f"the SDK raised: {type(live_error).__name__}: {live_error}")
     cut_end = _lines(cut_cassette)[-1]
-    print(f"end line: {json.dumps(cut_end)}")
+    print(f"end line: {cut_cassette.read_text(encoding='utf-8').splitlines()[-1]}")
     try:
         with llmcassette.use_cassette(cut_cassette, record_mode="none"):
             _stream_answer(client, PROMPT)

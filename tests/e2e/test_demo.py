@@ -45,4 +45,4 @@ def test_the_demo_shows_redaction_a_mismatch_and_a_cut_stream(tmp_path: Path) ->
     events = sum(1 for line in lines if line.get("type") == "event")
     assert lines[-1] == {**lines[-1], "type": "end", "events": events}
     assert f"{events} stream events, the {events - 1} chunks the SDK yielded" in output
-    assert f'"events": {events})' in output
+    assert f'"events":{events})' in output
