@@ -126,11 +126,8 @@ class Redactor:
         found = [
             (start, end, kind, text[start:end]) for start, end, kind in self.rules.shapes(text)
         ]
-        for decoded, view_of in (
-            (rules.url_decoded(text), rules.url_decoded_view),
-            (rules.unescape_json(text) if "\\u" in text else None, rules.json_unescaped_view),
-        ):
-            spans = self.rules.shapes(decoded) if decoded not in (None, text) else []
+        for decoded, view_of in rules.decoded_forms(text):
+            spans = self.rules.shapes(decoded)
             if not spans:
                 continue
             # Where each decoded character is written is worked out only for a text that

@@ -520,6 +520,18 @@ def json_unescaped_view(text: str) -> DecodedView | None:
     )
 
 
+def decoded_forms(text: str) -> list[tuple[str, Callable[[str], DecodedView | None]]]:
+    """The readings of ``text`` with its URL escapes, then its ``\\uXXXX`` escapes, decoded,
+    each with the function that maps it back to ``text`` (``url_decoded_view``,
+    ``json_unescaped_view``). A reading that decodes nothing holds what the text does (a
+    binary body read as Latin-1 often holds a "\\u" that is no escape): it is left out."""
+    forms: list[tuple[str | None, Callable[[str], DecodedView | None]]] = [
+        (url_decoded(text), url_decoded_view),
+        (unescape_json(text) if "\\u" in text else None, json_unescaped_view),
+    ]
+    return [(decoded, view) for decoded, view in forms if decoded is not None and decoded != text]
+
+
 def looks_like_token(value: str) -> bool:
     """Whether ``value`` could be a credential: 16 or more token characters, no spaces,
     letters and digits mixed (``tok_9f8a...``, not ``description`` or ``user_profile``)."""
@@ -766,11 +778,8 @@ class Rules:
         """The rules that match in ``text``, also URL-encoded (``sk%2D...``) or JSON-escaped
         (``\\u0073k-...``): the kind of every secret ``Redactor.text`` would replace."""
         kinds = [kind for _, _, kind in self.shapes(text)]
-        # A view that decodes nothing holds what the text does (a binary body read as
-        # Latin-1 often holds a "\\u" that is no escape): it is not searched again.
-        for decoded in (url_decoded(text), unescape_json(text) if "\\u" in text else None):
-            if decoded is not None and decoded != text:
-                kinds += [kind for _, _, kind in self.shapes(decoded)]
+        for decoded, _ in decoded_forms(text):
+            kinds += [kind for _, _, kind in self.shapes(decoded)]
         return kinds
 
     def secret_kind(self, value: str, name: str) -> str | None:

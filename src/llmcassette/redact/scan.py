@@ -254,10 +254,7 @@ def _in_body_bytes(rules: Rules, record: dict[str, Any]) -> Found:
     encoded = any(str(name).lower() == "content-encoding" for name in headers or ())
     if not encoded and "base64" not in body:
         return []
-    try:
-        raw = base64.b64decode(body["base64"], validate=True) if "base64" in body else None
-    except (binascii.Error, TypeError, ValueError):
-        raw = None
+    raw = _base64_bytes(body["base64"]) if "base64" in body else None
     if raw is None:
         text = body.get("text")
         raw = text.encode("utf-8") if isinstance(text, str) else b""
@@ -309,13 +306,19 @@ def find_in_jsonl(rules: Rules, text: str, path: str) -> list[Finding]:
 def _in_frame_bytes(rules: Rules, stored: str) -> Found:
     """Findings in an event line kept as its bytes (an AWS event-stream frame cut short),
     decoded and read as redaction reads a body that is not UTF-8."""
-    try:
-        raw = base64.b64decode(stored, validate=True)
-    except (binascii.Error, ValueError):
-        return []  # not base64: the reader refuses the line, and its text was searched
+    raw = _base64_bytes(stored)
     found: Found = []
-    _walk(rules, raw, ("base64",), found, True)
+    if raw is not None:  # else not base64: the reader refuses the line, its text was searched
+        _walk(rules, raw, ("base64",), found, True)
     return found
+
+
+def _base64_bytes(stored: Any) -> bytes | None:
+    """The bytes a stored ``base64`` field holds; None when it holds no base64."""
+    try:
+        return base64.b64decode(stored, validate=True)
+    except (binascii.Error, TypeError, ValueError):
+        return None
 
 
 def check_text(rules: Rules, text: str, path: str | os.PathLike[str]) -> None:
