@@ -75,6 +75,8 @@ def test_status_out_of_range(status: str) -> None:
         ('{"type": "response", "status": ' + "1" * 5000 + "}", "more than 1000 digits"),
         ('{"type": "response", "status": 200, "x": ' + "9" * 1001 + "}", "field 'x'"),
         ('{"type": "response", "status": 200, "x": 1e400}', "overflows"),
+        ('{"type": "response", "status": 200, "x": [1, {"y": -1e400}]}', "overflows"),
+        ('{"type": "response", "status": 200, "x": {"y": [0.5, ' + "8" * 1001 + "]}}", "digits"),
         ('{"type": "response", "status": 200, "x": NaN}', "NaN is not JSON"),
         ('{"type": "response", "status": 200, "x": ' + "[" * 10_000 + "]" * 10_000 + "}", "deep"),
         ('{"type": "response", "status": 200, "x": ' + "[" * 128 + "]" * 128 + "}", "field 'x'"),

@@ -20,6 +20,7 @@ import datetime
 import json
 import math
 import os
+import sys
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
@@ -282,6 +283,7 @@ MAX_DEPTH = 128
 MAX_INT_DIGITS = 1000
 MAX_SECONDS = 1_000_000.0
 _INT_BOUND = 10**MAX_INT_DIGITS
+_MAX_FLOAT = sys.float_info.max
 LIMITS_HINT = (
     f"a line may nest arrays and objects {MAX_DEPTH} deep and hold integers of up to "
     f"{MAX_INT_DIGITS} digits and finite numbers; {REWRITE_HINT}"
@@ -326,14 +328,17 @@ def _out_of_limits(value: Any) -> str | None:
         if depth > MAX_DEPTH:
             return f"arrays and objects nest more than {MAX_DEPTH} levels deep"
         # Only containers are pushed: a line's strings, most of its values, are passed over.
+        # Numbers are compared here, not in a call each: a line may hold thousands.
         for child in item.values() if type(item) is dict else item:
             kind = type(child)
-            if kind is dict or kind is list:
+            if kind is float:
+                if not -_MAX_FLOAT <= child <= _MAX_FLOAT:  # infinite (NaN never parses)
+                    return _number_out_of_limits(child)
+            elif kind is int:
+                if not -_INT_BOUND < child < _INT_BOUND:
+                    return _number_out_of_limits(child)
+            elif kind is dict or kind is list:
                 stack.append((child, depth + 1))
-            elif kind is int or kind is float:
-                beyond = _number_out_of_limits(child)
-                if beyond is not None:
-                    return beyond
     return None
 
 
