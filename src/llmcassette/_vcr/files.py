@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from vcr.serialize import serialize
 from vcr.serializers import jsonserializer, yamlserializer
 
 
@@ -13,8 +12,3 @@ def vcrpy_text(data: dict[str, Any], *, json_file: bool) -> str:
     module: Any = jsonserializer if json_file else yamlserializer
     text: str = module.serialize(data)
     return text
-
-
-def vcrpy_json(requests: list[Any], responses: list[dict[str, Any]]) -> str:
-    """A vcrpy JSON cassette of vcrpy requests and their response dicts."""
-    return str(serialize({"requests": requests, "responses": responses}, jsonserializer))

@@ -232,13 +232,9 @@ def target_folder(source: Path, folders: list[Path], out: str | None) -> Path:
     return Path(out)
 
 
-def to_jsonl(opened: Opened, redaction: Any = None) -> str:
-    """The llmcassette JSONL text of a vcrpy cassette ``cli.paths`` opened, redacted and checked."""
-    return jsonl_of(opened, redaction)[0]
-
-
 def jsonl_of(opened: Opened, redaction: Any = None) -> tuple[str, dict[str, int]]:
-    """``to_jsonl``, and how many values redaction replaced, per rule: outside those
+    """The llmcassette JSONL text of a vcrpy cassette ``cli.paths`` opened, redacted and
+    checked, and how many values redaction replaced, per rule: outside those
     spans, converting back (``to_vcrpy_json``) gives every byte of the original."""
     from llmcassette.config import resolve_redaction
     from llmcassette.redact import Redactor
