@@ -470,6 +470,33 @@ def test_the_trigger_search_finds_exactly_the_texts_holding_a_word(
     assert found == any(word in text for word in words)
 
 
+# Texts in which the words stand far apart (long spacers of characters no word holds,
+# non-ASCII ones too), so that the search has few hits and the stretches around them are
+# a small part of the text.
+_SPACED_TEXTS = st.lists(
+    st.one_of(
+        _WORDS,
+        st.text(alphabet="skAKIeyJ:/-_ x\xe9\x00\xff", max_size=6),
+        st.integers(0, 40).map(lambda n: "z" * n),
+        st.integers(0, 40).map(lambda n: "\x80\xe0" * n),
+    ),
+    max_size=12,
+).map("".join)
+
+
+@settings(max_examples=400, derandomize=True, deadline=None, database=None)
+@given(st.lists(_WORDS, min_size=1, max_size=6), _SPACED_TEXTS)
+def test_the_words_near_the_hits_are_those_of_the_text(words: list[str], text: str) -> None:
+    # Which words a text holds, tested only near the hits of the trigger search
+    # (``around_hits``), against the plain definition, ``word in text``.
+    import re
+
+    from llmcassette.redact.rules import around_hits, trigger_search
+
+    near = around_hits(text, re.compile(trigger_search(words)), max(map(len, words)))
+    assert {word for word in words if word in near} == {word for word in words if word in text}
+
+
 def test_a_credential_seen_again_gets_its_placeholder_again(redactor: Redactor) -> None:
     first = redactor.header_value("authorization", f"Bearer {OPENAI}")
     again = redactor.header_value("authorization", f"Bearer {OPENAI}")
