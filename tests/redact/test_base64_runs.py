@@ -135,3 +135,13 @@ def test_placeholders_already_in_a_cassette_are_left_alone() -> None:
     }
     assert redactor.changes == 0
     assert RULES.kinds_in(text) == []
+
+
+def test_a_signature_after_a_long_run_is_found_though_its_trigger_begins_in_the_run() -> None:
+    # ``Signature`` ends a base64 run of 256 characters and more, so the region after the
+    # run holds only the "=" of the trigger ``Signature=``: the triggers of a region are
+    # looked for from a few characters before it, as the rule's lookbehind looks.
+    signature = "0a" * 32
+    text = "x" * BASE64_RUN_MIN + "Signature=" + signature
+    assert RULES.shapes(text) == [(len(text) - 64, len(text), "aws-sigv4-signature")]
+    assert signature not in Redactor(environ={}).text(text)

@@ -721,7 +721,10 @@ class Rules:
         # character class. Known values are looked for in the whole text, runs included.
         ends = [0, *(edge for run in runs for edge in run), len(text)]
         outside = [(ends[i], ends[i + 1]) for i in range(0, len(ends), 2) if ends[i] < ends[i + 1]]
-        spans = self._shapes_in(text, outside, "\0".join(text[a:b] for a, b in outside))
+        # A region's triggers are looked for from ``_reach`` characters before it: the one a
+        # lookbehind holds (``Signature=``) may begin in the run before the region.
+        probe = "\0".join(text[max(0, a - self._reach) : b] for a, b in outside)
+        spans = self._shapes_in(text, outside, probe)
         for start, end in runs:
             whole = self._shapes.fullmatch(text, start, end)
             if whole is None:
