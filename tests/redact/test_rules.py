@@ -452,6 +452,62 @@ def test_the_trigger_search_hides_no_match_of_the_rules(text: str) -> None:
         assert ungated.kinds_in(text) == []
 
 
+# Secrets of every rule, and the odd ones: a JWT not opening with "eyJ", a key inside a
+# placeholder, a literal, a userinfo of non-ASCII characters, a base64 run that is a key.
+_SECRETS = [
+    *(secret for secrets in SHAPES.values() for secret in secrets),
+    "eyJ eyAbcdefghij.eyAbcdefghij.x",  # "eyJ" triggers the rule, which matches "eyA..."
+    "<REDACTED:sk-" + "a1B2c3D4" * 6 + ">",
+    "x:pw",
+    "://u:p@h",
+    "://\xe9:\xff@",
+    "Signature=" + "0a" * 32,
+    "Basic dXNlcjpwYXNz",
+    "basic dXNlcjpwYXNz",
+    "Bearer " + "t0k3n" * 4,
+    "BEARER " + "t0k3n" * 4,
+    "ABSK" + "Q" * 300,
+]
+# What stands around a secret in a binary body read as Latin-1: other secrets, leads with
+# no secret behind them, non-ASCII filler, base64 runs just shorter and just longer than
+# BASE64_RUN_MIN, meeting each other and the secret at their edges.
+_AROUND = st.lists(
+    st.one_of(
+        st.sampled_from(_SECRETS),
+        st.sampled_from(["<REDACTED:jwt>", "<REDACTED:", "ey", "eyJ", "sk-", "sk_", "-----BEGIN"]),
+        st.sampled_from(["@", "://", "Basic ", "Bearer ", "%2D", " ", "x"]),
+        st.integers(0, 400).map(lambda n: ("\x80\xff@\x00\xe9" * 80)[:n]),
+        st.integers(250, 262).map(lambda n: "A" * n),
+        st.text(alphabet="\x80\xe9\xff\x00@:/ abAZ09+=-_.%<>", max_size=12),
+    ),
+    max_size=5,
+).map("".join)
+
+
+@pytest.mark.parametrize("secret", _SECRETS)
+@pytest.mark.parametrize("spacing", [1, None], ids=["leads-always", "leads-when-rare"])
+@settings(max_examples=25, derandomize=True, deadline=None, database=None)
+@given(before=_AROUND, after=_AROUND)
+def test_trying_the_rules_at_their_leads_only_finds_what_trying_them_everywhere_finds(
+    spacing: int | None, secret: str, before: str, after: str
+) -> None:
+    # Where the leads of the rules in a text are rare, the rules are tried only where a
+    # lead begins or ends (``rules._matches``); the plain path tries every rule everywhere.
+    # ``spacing=1`` takes the leads path in every text long enough to have a region.
+    from unittest import mock
+
+    from llmcassette.redact import rules
+
+    config = RedactionConfig(literals=(("x:pw", "pw"),))
+    gated = rules.Rules(config, environ={})
+    ungated = rules.Rules(config, environ={})
+    ungated._triggers = None  # every string searched with every rule, at every position
+    text = before + secret + after
+    with mock.patch.object(rules, "LEAD_SPACING", spacing or rules.LEAD_SPACING):
+        assert gated.shapes(text) == ungated.shapes(text)
+        assert gated.kinds_in(text) == ungated.kinds_in(text)
+
+
 _WORDS = st.text(alphabet="skAKIeyJ:/-_ xé", min_size=1, max_size=5)
 
 

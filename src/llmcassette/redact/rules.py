@@ -19,7 +19,7 @@ import json
 import os
 import re
 import string
-from bisect import bisect_right
+from bisect import bisect_left, bisect_right
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -35,6 +35,7 @@ RULES_VERSION = 1
 #: What a placeholder looks like; nothing inside one is ever matched by a rule.
 PLACEHOLDER_PATTERN = r"<REDACTED:[A-Za-z0-9_.\-]+(?::[0-9]+)?>"
 PLACEHOLDER_RE = re.compile(PLACEHOLDER_PATTERN)
+PLACEHOLDER_LEAD = "<REDACTED:"  # how every placeholder begins (``ShapeRule.leads``)
 
 
 def _basic_auth_ok(value: str) -> bool:
@@ -53,12 +54,18 @@ class ShapeRule:
     ``triggers``: substrings one of which every string with a match contains (in the match
     or around it); a string holding none of them is skipped without running the regex
     (``()``: always run it).
+
+    ``leads``: substrings that every match begins with or directly follows (``sk-``; the
+    ``Bearer `` before a bearer token). Where they are rare in a long text, the regex is
+    tried only where they begin and end (``_matches``); ``()``: at every position. A rule
+    with leads never matches an empty string.
     """
 
     name: str
     pattern: str
     validate: Callable[[str], bool] | None = None
     triggers: tuple[str, ...] = ()
+    leads: tuple[str, ...] = ()
 
 
 _B = r"(?<![A-Za-z0-9_\-])"  # not preceded by a token character
@@ -69,13 +76,20 @@ SHAPE_RULES: tuple[ShapeRule, ...] = (
         "private-key",
         r"-----BEGIN[A-Z ]{0,30}PRIVATE KEY-----[\s\S]{0,10000}?-----END[A-Z ]{0,30}PRIVATE KEY-----",
         triggers=("PRIVATE KEY",),
+        leads=("-----BEGIN",),
     ),
     ShapeRule(
         "anthropic-api-key",
         _B + r"sk-ant-(?:api|admin|oat|ort)[0-9]{2}-[A-Za-z0-9_\-]{20,}",
         triggers=("sk-ant-",),
+        leads=("sk-ant-",),
     ),
-    ShapeRule("openrouter-api-key", _B + r"sk-or-v1-[0-9a-f]{64}" + _E, triggers=("sk-or-",)),
+    ShapeRule(
+        "openrouter-api-key",
+        _B + r"sk-or-v1-[0-9a-f]{64}" + _E,
+        triggers=("sk-or-",),
+        leads=("sk-or-v1-",),
+    ),
     ShapeRule(
         "openai-api-key",
         _B
@@ -83,63 +97,97 @@ SHAPE_RULES: tuple[ShapeRule, ...] = (
         r"|sk-(?:proj|svcacct|admin)-[A-Za-z0-9_\-]{40,}"
         r"|sk-[A-Za-z0-9]{48})" + _E,
         triggers=("sk-",),
+        leads=("sk-",),
     ),
-    ShapeRule("google-api-key", _B + r"AIza[0-9A-Za-z_\-]{35}" + _E, triggers=("AIza",)),
-    ShapeRule("google-oauth-token", _B + r"ya29\.[0-9A-Za-z_\-]{20,}", triggers=("ya29.",)),
+    ShapeRule(
+        "google-api-key", _B + r"AIza[0-9A-Za-z_\-]{35}" + _E, triggers=("AIza",), leads=("AIza",)
+    ),
+    ShapeRule(
+        "google-oauth-token",
+        _B + r"ya29\.[0-9A-Za-z_\-]{20,}",
+        triggers=("ya29.",),
+        leads=("ya29.",),
+    ),
     ShapeRule(
         "aws-access-key-id",
         r"(?<![A-Z0-9])(?:AKIA|ASIA|ABIA|ACCA)[A-Z2-7]{16}(?![A-Z0-9])",
         triggers=("AKIA", "ASIA", "ABIA", "ACCA"),
+        leads=("AKIA", "ASIA", "ABIA", "ACCA"),
     ),
     ShapeRule(
-        "aws-sigv4-signature", r"(?<=Signature=)[0-9a-f]{64}(?![0-9a-f])", triggers=("Signature=",)
+        "aws-sigv4-signature",
+        r"(?<=Signature=)[0-9a-f]{64}(?![0-9a-f])",
+        triggers=("Signature=",),
+        leads=("Signature=",),
     ),
-    ShapeRule("aws-bedrock-api-key", _B + r"ABSK[A-Za-z0-9+/]{40,}={0,2}", triggers=("ABSK",)),
+    ShapeRule(
+        "aws-bedrock-api-key",
+        _B + r"ABSK[A-Za-z0-9+/]{40,}={0,2}",
+        triggers=("ABSK",),
+        leads=("ABSK",),
+    ),
     ShapeRule(
         "github-token",
         _B + r"(?:gh[pousr]_[A-Za-z0-9]{36}|github_pat_[A-Za-z0-9_]{82})" + _E,
         triggers=("ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_"),
+        leads=("ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_"),
     ),
-    ShapeRule("huggingface-token", _B + r"hf_[A-Za-z]{34}" + _E, triggers=("hf_",)),
-    ShapeRule("groq-api-key", _B + r"gsk_[A-Za-z0-9]{52}" + _E, triggers=("gsk_",)),
-    ShapeRule("xai-api-key", _B + r"xai-[A-Za-z0-9]{80}" + _E, triggers=("xai-",)),
-    ShapeRule("perplexity-api-key", _B + r"pplx-[A-Za-z0-9]{48}" + _E, triggers=("pplx-",)),
-    ShapeRule("replicate-api-token", _B + r"r8_[A-Za-z0-9]{37}" + _E, triggers=("r8_",)),
+    ShapeRule("huggingface-token", _B + r"hf_[A-Za-z]{34}" + _E, triggers=("hf_",), leads=("hf_",)),
+    ShapeRule(
+        "groq-api-key", _B + r"gsk_[A-Za-z0-9]{52}" + _E, triggers=("gsk_",), leads=("gsk_",)
+    ),
+    ShapeRule("xai-api-key", _B + r"xai-[A-Za-z0-9]{80}" + _E, triggers=("xai-",), leads=("xai-",)),
+    ShapeRule(
+        "perplexity-api-key",
+        _B + r"pplx-[A-Za-z0-9]{48}" + _E,
+        triggers=("pplx-",),
+        leads=("pplx-",),
+    ),
+    ShapeRule(
+        "replicate-api-token", _B + r"r8_[A-Za-z0-9]{37}" + _E, triggers=("r8_",), leads=("r8_",)
+    ),
     ShapeRule(
         "langsmith-api-key",
         _B + r"lsv2_(?:pt|sk)_[0-9a-f]{32}_[0-9a-f]{10}" + _E,
         triggers=("lsv2_",),
+        leads=("lsv2_",),
     ),
     ShapeRule(
         "slack-token",
         _B + r"(?:xox[abposr]-[0-9A-Za-z\-]{10,}|xapp-[0-9]-[A-Za-z0-9\-]{10,})",
         triggers=("xox", "xapp-"),
+        leads=("xox", "xapp-"),
     ),
     ShapeRule(
         "stripe-key",
         _B + r"(?:sk|rk)_(?:live|test)_[A-Za-z0-9]{16,}" + _E,
         triggers=("_live_", "_test_"),
+        leads=("sk_", "rk_"),
     ),
     ShapeRule(
         "jwt",
         _B + r"ey[A-Za-z0-9_\-]{8,}\.ey[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{0,}",
         triggers=("eyJ",),
+        leads=("ey",),
     ),
     ShapeRule(
         "basic-auth",
         r"(?:(?<=Basic )|(?<=basic )|(?<=BASIC ))[A-Za-z0-9+/]{6,}(?:={0,2}|(?:%3[Dd]){1,2})",
         _basic_auth_ok,
         triggers=("Basic ", "basic ", "BASIC "),
+        leads=("Basic ", "basic ", "BASIC "),
     ),
     ShapeRule(
         "bearer-token",
         r"(?:(?<=Bearer )|(?<=bearer )|(?<=BEARER ))[A-Za-z0-9_\-.~+/]{16,}=*",
         triggers=("Bearer ", "bearer ", "BEARER "),
+        leads=("Bearer ", "bearer ", "BEARER "),
     ),
     ShapeRule(
         "url-userinfo",
         r"(?<=://)[^\s/:@<>\"'?#]{1,200}:[^\s/@<>\"'?#]{1,200}(?=@)",
         triggers=("@",),  # rarer than "://", which every URL holds
+        leads=("://",),
     ),
 )
 
@@ -746,15 +794,16 @@ class Rules:
     def _shapes_in(self, text: str, regions: list[tuple[int, int]], probe: str) -> list[Span]:
         """``shapes`` of ``text`` found in ``regions`` (start, end); ``probe`` holds the text of
         the regions, for the triggers."""
+        leads: list[str] | None = None
         if self._triggers is None:
             regex = self._shapes  # a rule without triggers: every rule, every string
         elif self._triggers.search(probe) is None:
             return []
         else:
-            regex = self._shapes_triggered_in(probe)
+            regex, leads = self._shapes_triggered_in(probe)
         spans = []
         for start, end in regions:
-            for match in regex.finditer(text, start, end):
+            for match in _matches(regex, text, start, end, _lead_ends(text, leads, start, end)):
                 group, value = match.lastgroup, match.group()
                 if group == "placeholder" or not value:
                     continue
@@ -769,19 +818,27 @@ class Rules:
                 spans.append((match.start(), match.end(), rule.name))
         return spans
 
-    def _shapes_triggered_in(self, text: str) -> re.Pattern[str]:
-        """The regex of the rules whose triggers occur in ``text``, in rule order.
+    def _shapes_triggered_in(self, text: str) -> tuple[re.Pattern[str], list[str] | None]:
+        """The regex of the rules whose triggers occur in ``text``, in rule order, and the
+        leads of its matches (None when a rule has none, see ``ShapeRule``).
 
         A rule matches only where one of its triggers occurs, so the alternation of these
         rules finds in ``text`` exactly what the alternation of every rule finds (leftmost
-        match, first alternative); it is much cheaper to run: a URL is searched with the
-        one rule that ``://`` triggers, not with twenty. ``re`` keeps the compiled regex.
+        match, first alternative); it is much cheaper to run: an e-mail address is searched
+        with the one rule that ``@`` triggers, not with twenty. ``re`` keeps the compiled
+        regex.
         """
         assert self._triggers is not None
         near = around_hits(text, self._triggers, self._reach)
         numbers = sorted({number for trigger, number in self._rule_triggers if trigger in near})
         literals = [literal for literal in self._literal_kinds if literal in near]
-        return compile_shapes(((n, self._shape_rules[n]) for n in numbers), literals)
+        regex = compile_shapes(((n, self._shape_rules[n]) for n in numbers), literals)
+        rules = [self._shape_rules[n] for n in numbers]
+        if not all(rule.leads for rule in rules):
+            return regex, None
+        # The regex matches placeholders (so that no rule matches inside one) and literals
+        # too: where they begin is where its matches may begin as well.
+        return regex, [PLACEHOLDER_LEAD, *literals, *(lead for r in rules for lead in r.leads)]
 
     def kinds_in(self, text: str) -> list[str]:
         """The rules that match in ``text``, also URL-encoded (``sk%2D...``) or JSON-escaped
@@ -978,6 +1035,56 @@ def around_hits(text: str, search: re.Pattern[str], reach: int) -> str:
         else:
             stretches.append((start, end))
     return "\0".join(text[start:end] for start, end in stretches)
+
+
+#: Below one occurrence of a lead in this many characters, trying a regex where the leads
+#: begin and end costs less than trying it everywhere (see ``_lead_ends``).
+LEAD_SPACING = 256
+
+
+def _lead_ends(text: str, leads: list[str] | None, start: int, end: int) -> list[int] | None:
+    """Where each of ``leads`` begins and where it ends in ``text[start:end]``, in order:
+    where a match in it may begin (``ShapeRule.leads``). None when the leads are not known,
+    or too many for that to pay (one in fewer than ``LEAD_SPACING`` characters)."""
+    if leads is None or end - start < LEAD_SPACING:
+        return None
+    if sum(text.count(lead, start, end) for lead in leads) * LEAD_SPACING > end - start:
+        return None
+    ends: set[int] = set()
+    for lead in leads:
+        at = text.find(lead, max(0, start - len(lead)), end)
+        while at >= 0:
+            ends.update((at, at + len(lead)))
+            at = text.find(lead, at + 1, end)
+    return sorted(ends)
+
+
+def _matches(
+    regex: re.Pattern[str], text: str, start: int, end: int, starts: list[int] | None
+) -> Iterator[re.Match[str]]:
+    """``regex.finditer(text, start, end)``, given ``starts`` (None: not known), the sorted
+    positions where a match of ``regex`` may begin.
+
+    A regex that opens with a lookbehind (``(?<=://)``, ``(?<![A-Za-z0-9_\\-])``) gives ``re``
+    no character to skip to: it is tried at every position, some 14 ns a character for
+    each rule, most of the time the shape search takes on a binary body read as Latin-1.
+    Trying it only at ``starts`` finds the same matches: from where the last match ended,
+    finditer takes the first position at which the regex matches, which is one of
+    ``starts``, and what it matches there is what ``match`` at that position gives (both
+    see the text before it, for a lookbehind, and none after ``end``). No match is empty
+    (``ShapeRule.leads``), so the next one begins at or after this one's end.
+    """
+    if starts is None:
+        yield from regex.finditer(text, start, end)
+        return
+    position = start
+    for at in starts[bisect_left(starts, start) : bisect_left(starts, end)]:
+        if at < position:
+            continue
+        match = regex.match(text, at, end)
+        if match is not None:
+            yield match
+            position = match.end()
 
 
 def names_of_keys(keys: Iterable[str], paths: Iterable[str]) -> list[str]:
