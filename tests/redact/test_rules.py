@@ -498,7 +498,7 @@ def test_trying_the_rules_at_their_leads_only_finds_what_trying_them_everywhere_
 
     from llmcassette.redact import rules
 
-    config = RedactionConfig(literals=(("x:pw", "pw"),))
+    config = RedactionConfig(literals=(("x:pw", "pw"), ("p@h", "ph")))  # "@": a trigger too
     gated = rules.Rules(config, environ={})
     ungated = rules.Rules(config, environ={})
     ungated._triggers = None  # every string searched with every rule, at every position

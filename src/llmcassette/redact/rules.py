@@ -745,6 +745,11 @@ class Rules:
         self._triggers: re.Pattern[str] | None = None
         if all(rule.triggers for rule in shape_rules):
             self._triggers = re.compile(trigger_search(triggers))
+        # Which triggers a text holds (``_shapes_triggered_in``): a word of one character is
+        # looked for on its own, at C speed; searched with the others it would stop the
+        # search at each of its hits, and "@" is one byte in 200 of a binary body.
+        self._singles = frozenset(word for word in triggers if len(word) == 1)
+        self._near = re.compile(trigger_search(set(triggers) - self._singles))
         self._reach = max(map(len, triggers), default=0)  # see ``around_hits``
         names = names_of_keys(self._secret_keys | TOKEN_KEYS, self._secret_paths)
         self._keys = (
@@ -863,10 +868,13 @@ class Rules:
         with the one rule that ``@`` triggers, not with twenty. ``re`` keeps the compiled
         regex.
         """
-        assert self._triggers is not None
-        near = around_hits(text, self._triggers, self._reach)
-        numbers = sorted({number for trigger, number in self._rule_triggers if trigger in near})
-        literals = [literal for literal in self._literal_kinds if literal in near]
+        near = around_hits(text, self._near, self._reach)
+
+        def holds(word: str) -> bool:
+            return word in (text if word in self._singles else near)
+
+        numbers = sorted({number for trigger, number in self._rule_triggers if holds(trigger)})
+        literals = [literal for literal in self._literal_kinds if holds(literal)]
         regex = compile_shapes(((n, self._shape_rules[n]) for n in numbers), literals)
         rules = [self._shape_rules[n] for n in numbers]
         if not all(rule.leads for rule in rules):
