@@ -487,7 +487,7 @@ def _options(words: Iterable[str]) -> list[str]:
 
 
 #: How long a text ``Rules.might_match`` answers without searching it (see there).
-LOOK_CLOSELY = 65536
+LOOK_CLOSELY = 8192
 #: Characters of base64 and base64url: a run of them is either one token or encoded data.
 BASE64_ALPHABET = string.ascii_letters + string.digits + "+/_-"
 #: A run of base64 characters this long is encoded data (an image, a video, a binary body
