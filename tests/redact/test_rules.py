@@ -516,7 +516,7 @@ _WORDS = st.text(alphabet="skAKIeyJ:/-_ xé", min_size=1, max_size=5)
 def test_the_trigger_search_finds_exactly_the_texts_holding_a_word(
     words: list[str], text: str
 ) -> None:
-    # The one speed shortcut of the rules (each word looked for from its rarest character,
+    # A speed shortcut of the rules (each word looked for from its rarest character,
     # with a lookbehind for what comes before it) against the plain definition.
     import re
 

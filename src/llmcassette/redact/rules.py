@@ -1013,7 +1013,7 @@ def _anchor(word: str) -> int:
 def trigger_search(words: Iterable[str]) -> str:
     """A regex that finds whether any of ``words`` occurs in a text (where does not count).
 
-    The one speed shortcut of the rules, behind this one function: the plain regex for
+    A speed shortcut of the rules, behind this one function: the plain regex for
     the words (``"|".join(_options(words))``) is tried at every position whose character
     can start a word, and triggers start with common letters (``sk-``, ``eyJ``, ``basic``).
     Here each word is found from its rarest character, with what comes before it checked
