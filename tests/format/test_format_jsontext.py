@@ -64,6 +64,25 @@ def test_common_layouts_are_structured_and_render_back(
 
 
 @SETTINGS
+@given(value=json_containers, layout=st.sampled_from(DUMPS_LAYOUTS))
+def test_the_layout_named_is_compact_whenever_compact_rebuilds_the_text(
+    value: Any, layout: tuple[dict[str, Any], str]
+) -> None:
+    # parse_exact renders only the layouts the text's shape allows (a spaced object is not
+    # rendered compact first): it names the layout it named when it tried compact first.
+    kwargs, suffix = layout
+    text = json.dumps(value, **kwargs) + suffix
+    parsed = jsontext.parse_exact(text)
+    assert parsed is not None
+    if jsontext.render(value) == text:
+        assert parsed[1] == jsontext.DEFAULT_LAYOUT
+    else:
+        assert parsed[1] == next(
+            n for n in jsontext._candidates(text) if jsontext.render(value, n) == text
+        )
+
+
+@SETTINGS
 @given(text=st.text())
 def test_parse_exact_never_lies(text: str) -> None:
     parsed = jsontext.parse_exact(text)

@@ -14,11 +14,20 @@ from __future__ import annotations
 import base64
 import json
 import random
+import re
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from llmcassette.redact import RedactionConfig, Redactor, scan
-from llmcassette.redact.rules import BASE64_RUN_MIN, Rules, in_base64_run
+from llmcassette.redact.rules import (
+    BASE64_ALPHABET,
+    BASE64_RUN_MIN,
+    Rules,
+    in_base64_run,
+    long_runs,
+)
 
 from .test_rules import OPENAI
 
@@ -135,3 +144,36 @@ def test_placeholders_already_in_a_cassette_are_left_alone() -> None:
     }
     assert redactor.changes == 0
     assert RULES.kinds_in(text) == []
+
+
+def test_a_signature_after_a_long_run_is_found_though_its_trigger_begins_in_the_run() -> None:
+    # ``Signature`` ends a base64 run of 256 characters and more, so the region after the
+    # run holds only the "=" of the trigger ``Signature=``: the triggers of a region are
+    # looked for from a few characters before it, as the rule's lookbehind looks.
+    signature = "0a" * 32
+    text = "x" * BASE64_RUN_MIN + "Signature=" + signature
+    assert RULES.shapes(text) == [(len(text) - 64, len(text), "aws-sigv4-signature")]
+    assert signature not in Redactor(environ={}).text(text)
+
+
+# Runs of base64 characters around BASE64_RUN_MIN long (and short ones), between other
+# characters, non-ASCII ones too, at the start and the end of the text.
+_RUNS_AND_GAPS = st.lists(
+    st.one_of(
+        st.integers(BASE64_RUN_MIN - 3, BASE64_RUN_MIN + 3).map(lambda n: ("Ab+/_-9" * n)[:n]),
+        st.integers(0, 2 * BASE64_RUN_MIN + 3).map(lambda n: "x" * n),
+        st.text(alphabet=" .=\xe9\x00\xff\U0001f600", min_size=1, max_size=3),
+        st.text(alphabet=BASE64_ALPHABET + " .", max_size=8),
+    ),
+    max_size=10,
+).map("".join)
+
+
+@settings(max_examples=500, derandomize=True, deadline=None, database=None)
+@given(_RUNS_AND_GAPS, st.integers(0, BASE64_RUN_MIN))
+def test_the_long_runs_are_those_the_regex_finds(text: str, trim: int) -> None:
+    # ``long_runs`` looks at one position in BASE64_RUN_MIN; the plain definition is the
+    # regex, tried everywhere. ``trim`` moves the runs against the positions looked at.
+    text = text[trim:]
+    regex = re.compile(f"[{re.escape(BASE64_ALPHABET)}]{{{BASE64_RUN_MIN},}}")
+    assert long_runs(text) == [match.span() for match in regex.finditer(text)]

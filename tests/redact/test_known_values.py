@@ -9,6 +9,7 @@ by the fail-closed scan unless ``allow_unscanned_bodies`` says otherwise.
 
 from __future__ import annotations
 
+import base64
 import json
 import zlib
 from pathlib import Path
@@ -53,6 +54,26 @@ def test_a_value_redacted_in_a_header_is_redacted_in_every_other_part() -> None:
         response["body"]["json"]["error"]["message"] == "Invalid API key: <REDACTED:bearer-token>"
     )
     assert response["headers"]["x-echo"] == ["<REDACTED:bearer-token>"]
+
+
+@pytest.mark.parametrize(
+    ("body", "field"),
+    [
+        ({"text": f"key={UNSHAPED}&x=1"}, "text"),
+        ({"json": [{"deep": [f"{UNSHAPED}"]}], "layout": "spaced"}, "json"),
+        ({"base64": base64.b64encode(b"\xff\xfe" + UNSHAPED.encode()).decode()}, "base64"),
+    ],
+)
+def test_a_known_value_in_a_body_of_any_kind_is_redacted(body: dict[str, Any], field: str) -> None:
+    # Whether a record mentions a known value is told from its strings one by one (the uri,
+    # reason, header values and the body's strings, a binary body's bytes).
+    redactor = _redactor()
+    response: dict[str, Any] = {"status": 200, "headers": {}, "body": body}
+    redactor.records(None, response, None)
+    stored = response["body"][field]
+    text = base64.b64decode(stored).decode("latin-1") if field == "base64" else json.dumps(stored)
+    assert UNSHAPED not in text
+    assert "<REDACTED:bearer-token>" in text
 
 
 def test_known_values_are_found_split_across_stream_events_and_escaped() -> None:

@@ -452,6 +452,62 @@ def test_the_trigger_search_hides_no_match_of_the_rules(text: str) -> None:
         assert ungated.kinds_in(text) == []
 
 
+# Secrets of every rule, and the odd ones: a JWT not opening with "eyJ", a key inside a
+# placeholder, a literal, a userinfo of non-ASCII characters, a base64 run that is a key.
+_SECRETS = [
+    *(secret for secrets in SHAPES.values() for secret in secrets),
+    "eyJ eyAbcdefghij.eyAbcdefghij.x",  # "eyJ" triggers the rule, which matches "eyA..."
+    "<REDACTED:sk-" + "a1B2c3D4" * 6 + ">",
+    "x:pw",
+    "://u:p@h",
+    "://\xe9:\xff@",
+    "Signature=" + "0a" * 32,
+    "Basic dXNlcjpwYXNz",
+    "basic dXNlcjpwYXNz",
+    "Bearer " + "t0k3n" * 4,
+    "BEARER " + "t0k3n" * 4,
+    "ABSK" + "Q" * 300,
+]
+# What stands around a secret in a binary body read as Latin-1: other secrets, leads with
+# no secret behind them, non-ASCII filler, base64 runs just shorter and just longer than
+# BASE64_RUN_MIN, meeting each other and the secret at their edges.
+_AROUND = st.lists(
+    st.one_of(
+        st.sampled_from(_SECRETS),
+        st.sampled_from(["<REDACTED:jwt>", "<REDACTED:", "ey", "eyJ", "sk-", "sk_", "-----BEGIN"]),
+        st.sampled_from(["@", "://", "Basic ", "Bearer ", "%2D", " ", "x"]),
+        st.integers(0, 400).map(lambda n: ("\x80\xff@\x00\xe9" * 80)[:n]),
+        st.integers(250, 262).map(lambda n: "A" * n),
+        st.text(alphabet="\x80\xe9\xff\x00@:/ abAZ09+=-_.%<>", max_size=12),
+    ),
+    max_size=5,
+).map("".join)
+
+
+@pytest.mark.parametrize("secret", _SECRETS)
+@pytest.mark.parametrize("spacing", [1, None], ids=["leads-always", "leads-when-rare"])
+@settings(max_examples=25, derandomize=True, deadline=None, database=None)
+@given(before=_AROUND, after=_AROUND)
+def test_trying_the_rules_at_their_leads_only_finds_what_trying_them_everywhere_finds(
+    spacing: int | None, secret: str, before: str, after: str
+) -> None:
+    # Where the leads of the rules in a text are rare, the rules are tried only where a
+    # lead begins or ends (``rules._matches``); the plain path tries every rule everywhere.
+    # ``spacing=1`` takes the leads path in every text long enough to have a region.
+    from unittest import mock
+
+    from llmcassette.redact import rules
+
+    config = RedactionConfig(literals=(("x:pw", "pw"), ("p@h", "ph")))  # "@": a trigger too
+    gated = rules.Rules(config, environ={})
+    ungated = rules.Rules(config, environ={})
+    ungated._triggers = None  # every string searched with every rule, at every position
+    text = before + secret + after
+    with mock.patch.object(rules, "LEAD_SPACING", spacing or rules.LEAD_SPACING):
+        assert gated.shapes(text) == ungated.shapes(text)
+        assert gated.kinds_in(text) == ungated.kinds_in(text)
+
+
 _WORDS = st.text(alphabet="skAKIeyJ:/-_ xé", min_size=1, max_size=5)
 
 
@@ -460,7 +516,7 @@ _WORDS = st.text(alphabet="skAKIeyJ:/-_ xé", min_size=1, max_size=5)
 def test_the_trigger_search_finds_exactly_the_texts_holding_a_word(
     words: list[str], text: str
 ) -> None:
-    # The one speed shortcut of the rules (each word looked for from its rarest character,
+    # A speed shortcut of the rules (each word looked for from its rarest character,
     # with a lookbehind for what comes before it) against the plain definition.
     import re
 
@@ -468,6 +524,33 @@ def test_the_trigger_search_finds_exactly_the_texts_holding_a_word(
 
     found = re.compile(trigger_search(words)).search(text) is not None
     assert found == any(word in text for word in words)
+
+
+# Texts in which the words stand far apart (long spacers of characters no word holds,
+# non-ASCII ones too), so that the search has few hits and the stretches around them are
+# a small part of the text.
+_SPACED_TEXTS = st.lists(
+    st.one_of(
+        _WORDS,
+        st.text(alphabet="skAKIeyJ:/-_ x\xe9\x00\xff", max_size=6),
+        st.integers(0, 40).map(lambda n: "z" * n),
+        st.integers(0, 40).map(lambda n: "\x80\xe0" * n),
+    ),
+    max_size=12,
+).map("".join)
+
+
+@settings(max_examples=400, derandomize=True, deadline=None, database=None)
+@given(st.lists(_WORDS, min_size=1, max_size=6), _SPACED_TEXTS)
+def test_the_words_near_the_hits_are_those_of_the_text(words: list[str], text: str) -> None:
+    # Which words a text holds, tested only near the hits of the trigger search
+    # (``around_hits``), against the plain definition, ``word in text``.
+    import re
+
+    from llmcassette.redact.rules import around_hits, trigger_search
+
+    near = around_hits(text, re.compile(trigger_search(words)), max(map(len, words)))
+    assert {word for word in words if word in near} == {word for word in words if word in text}
 
 
 def test_a_credential_seen_again_gets_its_placeholder_again(redactor: Redactor) -> None:

@@ -185,12 +185,12 @@ def parse_exact(text: str) -> tuple[Any, str] | None:
             value = _decoder.decode(text)  # whitespace around the value, or more after it
     except (ValueError, StopIteration):
         return None
-    # Compact first, as most providers write it: whenever it rebuilds the text, it is also
-    # the first of the candidates that does (no other layout renders a non-empty object alike).
-    if _encode_compact(value) == text:
-        return value, DEFAULT_LAYOUT
+    # Only the layouts the text's shape allows: a spaced object (as Python's json.dumps
+    # writes it) is not rendered compact first, a megabyte image in it twice. Compact, as
+    # most providers write it, with its encoder called directly.
     for name in _candidates(text):
-        if render(value, name) == text:
+        rendered = _encode_compact(value) if name == DEFAULT_LAYOUT else render(value, name)
+        if rendered == text:
             return value, name
     return _padded(value, text)
 

@@ -16,7 +16,7 @@ import contextlib
 import hashlib
 import json
 import re
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from typing import Any
 from urllib.parse import quote, quote_plus, unquote_plus
 
@@ -214,15 +214,18 @@ class Redactor:
     def _known_in_record(self, record: dict[str, Any]) -> None:
         """Replace known values in a request or response record, in place."""
         if self._known_values() is None:
-            return  # no value replaced yet: spares encoding the record (megabytes) to tell
+            return  # no value replaced yet: spares reading the record (megabytes) to tell
         body = record.get("body") or {}
         raw = b""
         if "base64" in body:
             with contextlib.suppress(binascii.Error, ValueError):
                 raw = base64.b64decode(body["base64"], validate=True)
-        # JSON text holds every value of the record as written or JSON-escaped: both forms
-        # are searched for.
-        if not self._mentions_known(json.dumps(record, ensure_ascii=False), raw):
+        # The strings replaced below, each where it is: searching the record's JSON text meant
+        # encoding its images too (and a binary body's base64, searched as ``raw`` anyway).
+        fields = [record.get(field) for field in ("uri", "reason", "headers")]
+        if "base64" not in body:
+            fields.append(body)
+        if not self._mentions_known(raw, *_strings(fields)):
             return
         for field in ("uri", "reason", "headers"):
             if record.get(field):
@@ -642,6 +645,18 @@ class Redactor:
                 out["headers"] = decoded_headers
                 out["body"] = {**body, "string": new.decode("utf-8") if as_text else new}
         return out
+
+
+def _strings(value: Any) -> Iterator[str]:
+    """The strings in a JSON-like value, not its keys: those ``Redactor.known_in`` replaces in."""
+    if isinstance(value, str):
+        yield value
+    elif isinstance(value, dict):
+        for item in value.values():
+            yield from _strings(item)
+    elif isinstance(value, list):
+        for item in value:
+            yield from _strings(item)
 
 
 def _add_ref(groups: dict[tuple[Any, ...], list[Ref]], path: tuple[Any, ...], ref: Ref) -> None:

@@ -19,7 +19,7 @@ import json
 import os
 import re
 import string
-from bisect import bisect_right
+from bisect import bisect_left, bisect_right
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -35,6 +35,7 @@ RULES_VERSION = 1
 #: What a placeholder looks like; nothing inside one is ever matched by a rule.
 PLACEHOLDER_PATTERN = r"<REDACTED:[A-Za-z0-9_.\-]+(?::[0-9]+)?>"
 PLACEHOLDER_RE = re.compile(PLACEHOLDER_PATTERN)
+PLACEHOLDER_LEAD = "<REDACTED:"  # how every placeholder begins (``ShapeRule.leads``)
 
 
 def _basic_auth_ok(value: str) -> bool:
@@ -53,12 +54,18 @@ class ShapeRule:
     ``triggers``: substrings one of which every string with a match contains (in the match
     or around it); a string holding none of them is skipped without running the regex
     (``()``: always run it).
+
+    ``leads``: substrings that every match begins with or directly follows (``sk-``; the
+    ``Bearer `` before a bearer token). Where they are rare in a long text, the regex is
+    tried only where they begin and end (``_matches``); ``()``: at every position. A rule
+    with leads never matches an empty string.
     """
 
     name: str
     pattern: str
     validate: Callable[[str], bool] | None = None
     triggers: tuple[str, ...] = ()
+    leads: tuple[str, ...] = ()
 
 
 _B = r"(?<![A-Za-z0-9_\-])"  # not preceded by a token character
@@ -69,13 +76,20 @@ SHAPE_RULES: tuple[ShapeRule, ...] = (
         "private-key",
         r"-----BEGIN[A-Z ]{0,30}PRIVATE KEY-----[\s\S]{0,10000}?-----END[A-Z ]{0,30}PRIVATE KEY-----",
         triggers=("PRIVATE KEY",),
+        leads=("-----BEGIN",),
     ),
     ShapeRule(
         "anthropic-api-key",
         _B + r"sk-ant-(?:api|admin|oat|ort)[0-9]{2}-[A-Za-z0-9_\-]{20,}",
         triggers=("sk-ant-",),
+        leads=("sk-ant-",),
     ),
-    ShapeRule("openrouter-api-key", _B + r"sk-or-v1-[0-9a-f]{64}" + _E, triggers=("sk-or-",)),
+    ShapeRule(
+        "openrouter-api-key",
+        _B + r"sk-or-v1-[0-9a-f]{64}" + _E,
+        triggers=("sk-or-",),
+        leads=("sk-or-v1-",),
+    ),
     ShapeRule(
         "openai-api-key",
         _B
@@ -83,63 +97,97 @@ SHAPE_RULES: tuple[ShapeRule, ...] = (
         r"|sk-(?:proj|svcacct|admin)-[A-Za-z0-9_\-]{40,}"
         r"|sk-[A-Za-z0-9]{48})" + _E,
         triggers=("sk-",),
+        leads=("sk-",),
     ),
-    ShapeRule("google-api-key", _B + r"AIza[0-9A-Za-z_\-]{35}" + _E, triggers=("AIza",)),
-    ShapeRule("google-oauth-token", _B + r"ya29\.[0-9A-Za-z_\-]{20,}", triggers=("ya29.",)),
+    ShapeRule(
+        "google-api-key", _B + r"AIza[0-9A-Za-z_\-]{35}" + _E, triggers=("AIza",), leads=("AIza",)
+    ),
+    ShapeRule(
+        "google-oauth-token",
+        _B + r"ya29\.[0-9A-Za-z_\-]{20,}",
+        triggers=("ya29.",),
+        leads=("ya29.",),
+    ),
     ShapeRule(
         "aws-access-key-id",
         r"(?<![A-Z0-9])(?:AKIA|ASIA|ABIA|ACCA)[A-Z2-7]{16}(?![A-Z0-9])",
         triggers=("AKIA", "ASIA", "ABIA", "ACCA"),
+        leads=("AKIA", "ASIA", "ABIA", "ACCA"),
     ),
     ShapeRule(
-        "aws-sigv4-signature", r"(?<=Signature=)[0-9a-f]{64}(?![0-9a-f])", triggers=("Signature=",)
+        "aws-sigv4-signature",
+        r"(?<=Signature=)[0-9a-f]{64}(?![0-9a-f])",
+        triggers=("Signature=",),
+        leads=("Signature=",),
     ),
-    ShapeRule("aws-bedrock-api-key", _B + r"ABSK[A-Za-z0-9+/]{40,}={0,2}", triggers=("ABSK",)),
+    ShapeRule(
+        "aws-bedrock-api-key",
+        _B + r"ABSK[A-Za-z0-9+/]{40,}={0,2}",
+        triggers=("ABSK",),
+        leads=("ABSK",),
+    ),
     ShapeRule(
         "github-token",
         _B + r"(?:gh[pousr]_[A-Za-z0-9]{36}|github_pat_[A-Za-z0-9_]{82})" + _E,
         triggers=("ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_"),
+        leads=("ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_"),
     ),
-    ShapeRule("huggingface-token", _B + r"hf_[A-Za-z]{34}" + _E, triggers=("hf_",)),
-    ShapeRule("groq-api-key", _B + r"gsk_[A-Za-z0-9]{52}" + _E, triggers=("gsk_",)),
-    ShapeRule("xai-api-key", _B + r"xai-[A-Za-z0-9]{80}" + _E, triggers=("xai-",)),
-    ShapeRule("perplexity-api-key", _B + r"pplx-[A-Za-z0-9]{48}" + _E, triggers=("pplx-",)),
-    ShapeRule("replicate-api-token", _B + r"r8_[A-Za-z0-9]{37}" + _E, triggers=("r8_",)),
+    ShapeRule("huggingface-token", _B + r"hf_[A-Za-z]{34}" + _E, triggers=("hf_",), leads=("hf_",)),
+    ShapeRule(
+        "groq-api-key", _B + r"gsk_[A-Za-z0-9]{52}" + _E, triggers=("gsk_",), leads=("gsk_",)
+    ),
+    ShapeRule("xai-api-key", _B + r"xai-[A-Za-z0-9]{80}" + _E, triggers=("xai-",), leads=("xai-",)),
+    ShapeRule(
+        "perplexity-api-key",
+        _B + r"pplx-[A-Za-z0-9]{48}" + _E,
+        triggers=("pplx-",),
+        leads=("pplx-",),
+    ),
+    ShapeRule(
+        "replicate-api-token", _B + r"r8_[A-Za-z0-9]{37}" + _E, triggers=("r8_",), leads=("r8_",)
+    ),
     ShapeRule(
         "langsmith-api-key",
         _B + r"lsv2_(?:pt|sk)_[0-9a-f]{32}_[0-9a-f]{10}" + _E,
         triggers=("lsv2_",),
+        leads=("lsv2_",),
     ),
     ShapeRule(
         "slack-token",
         _B + r"(?:xox[abposr]-[0-9A-Za-z\-]{10,}|xapp-[0-9]-[A-Za-z0-9\-]{10,})",
         triggers=("xox", "xapp-"),
+        leads=("xox", "xapp-"),
     ),
     ShapeRule(
         "stripe-key",
         _B + r"(?:sk|rk)_(?:live|test)_[A-Za-z0-9]{16,}" + _E,
         triggers=("_live_", "_test_"),
+        leads=("sk_", "rk_"),
     ),
     ShapeRule(
         "jwt",
         _B + r"ey[A-Za-z0-9_\-]{8,}\.ey[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{0,}",
         triggers=("eyJ",),
+        leads=("ey",),
     ),
     ShapeRule(
         "basic-auth",
         r"(?:(?<=Basic )|(?<=basic )|(?<=BASIC ))[A-Za-z0-9+/]{6,}(?:={0,2}|(?:%3[Dd]){1,2})",
         _basic_auth_ok,
         triggers=("Basic ", "basic ", "BASIC "),
+        leads=("Basic ", "basic ", "BASIC "),
     ),
     ShapeRule(
         "bearer-token",
         r"(?:(?<=Bearer )|(?<=bearer )|(?<=BEARER ))[A-Za-z0-9_\-.~+/]{16,}=*",
         triggers=("Bearer ", "bearer ", "BEARER "),
+        leads=("Bearer ", "bearer ", "BEARER "),
     ),
     ShapeRule(
         "url-userinfo",
         r"(?<=://)[^\s/:@<>\"'?#]{1,200}:[^\s/@<>\"'?#]{1,200}(?=@)",
         triggers=("@",),  # rarer than "://", which every URL holds
+        leads=("://",),
     ),
 )
 
@@ -238,7 +286,10 @@ SECRET_PARAMS = frozenset(
 
 # Environment variable names whose values are redacted wherever they appear.
 _URL_ESCAPE = re.compile(r"%[0-9A-Fa-f]{2}")
-_URL_ESCAPES = re.compile(r"(?:%[0-9A-Fa-f]{2})+")
+# A run of escapes. Spelled with the "%" first, not as ``(?:%XX)+``: ``re`` then jumps from
+# one "%" to the next, where a pattern that opens with a repeat is tried at every position
+# (20 times slower on a binary body read as Latin-1, which holds a few escapes by chance).
+_URL_ESCAPES = re.compile(r"%[0-9A-Fa-f]{2}(?:%[0-9A-Fa-f]{2})*")
 
 
 def _escaped_bytes(match: re.Match[str]) -> str:
@@ -435,12 +486,43 @@ def _options(words: Iterable[str]) -> list[str]:
     return [re.escape(char) + branch(child) for char, child in sorted(root.items()) if char]
 
 
+#: How long a text ``Rules.might_match`` answers without searching it (see there).
+LOOK_CLOSELY = 8192
 #: Characters of base64 and base64url: a run of them is either one token or encoded data.
 BASE64_ALPHABET = string.ascii_letters + string.digits + "+/_-"
 #: A run of base64 characters this long is encoded data (an image, a video, a binary body
 #: held as text), not words: longer than any credential around its neighbours in text.
 BASE64_RUN_MIN = 256
-_LONG_RUN = re.compile(f"[{re.escape(BASE64_ALPHABET)}]{{{BASE64_RUN_MIN},}}")
+_BASE64_CHARS = frozenset(BASE64_ALPHABET)
+_BASE64_SPAN = re.compile(f"[{re.escape(BASE64_ALPHABET)}]*")
+
+
+def long_runs(text: str) -> list[tuple[int, int]]:
+    """The spans of the runs of ``BASE64_RUN_MIN`` or more base64 characters in ``text``, in
+    order: what the regex ``[<base64 characters>]{256,}`` finds.
+
+    ``re`` looks for such a run by trying that regex at every base64 character, and a
+    binary body read as Latin-1 holds one in four, in short runs: 10 ns a character, as
+    long as the rest of its shape search. A long run covers one of every ``BASE64_RUN_MIN``
+    consecutive positions, so only those are looked at. Where one holds a base64 character,
+    the run through it is measured: forward with a regex, back by fewer than
+    ``BASE64_RUN_MIN`` characters (had the run begun further back, the position looked at
+    before would have been in it, and found it). The property test
+    ``test_the_long_runs_are_those_the_regex_finds`` holds it to the regex.
+    """
+    step = BASE64_RUN_MIN
+    runs = []
+    at = step - 1
+    while at < len(text):
+        if text[at] in _BASE64_CHARS:
+            forward = _BASE64_SPAN.match(text, at)
+            assert forward is not None  # a repeat of zero or more matches everywhere
+            start, end = at - _run_left(text, at, step), forward.end()
+            if end - start >= step:
+                runs.append((start, end))
+                at = end  # not a base64 character: the next run begins after it
+        at += step
+    return runs
 
 
 def in_base64_run(text: str, start: int, end: int) -> bool:
@@ -663,6 +745,12 @@ class Rules:
         self._triggers: re.Pattern[str] | None = None
         if all(rule.triggers for rule in shape_rules):
             self._triggers = re.compile(trigger_search(triggers))
+        # Which triggers a text holds (``_shapes_triggered_in``): a word of one character is
+        # looked for on its own, at C speed; searched with the others it would stop the
+        # search at each of its hits, and "@" is one byte in 200 of a binary body.
+        self._singles = frozenset(word for word in triggers if len(word) == 1)
+        self._near = re.compile(trigger_search(set(triggers) - self._singles))
+        self._reach = max(map(len, triggers), default=0)  # see ``around_hits``
         names = names_of_keys(self._secret_keys | TOKEN_KEYS, self._secret_paths)
         self._keys = (
             re.compile('"' + _key_alternatives(names) + r'\\*"\s*:') if self.keys_on else None
@@ -685,9 +773,17 @@ class Rules:
 
     def might_match(self, text: str) -> bool:
         """Whether any rule could match in ``text``: False means none does, anywhere in it
-        (as a shape, a literal, a secret key or parameter, URL-encoded or JSON-escaped)."""
+        (as a shape, a literal, a secret key or parameter, URL-encoded or JSON-escaped).
+
+        A text of ``LOOK_CLOSELY`` characters or more is answered True unsearched: in
+        traffic such a text is mostly base64 data (an image), which the trigger search reads
+        through (two thirds of this function's time in converting a large corpus) and a
+        chance hit in it makes True anyway, while the closer look (``shapes``) skips it.
+        """
         if self._triggers is None or "%" in text or "\\u" in text:
             return True  # an escape may hide anything: the text is looked at closely
+        if len(text) >= LOOK_CLOSELY:
+            return True
         if self._triggers.search(text) is not None:
             return True
         keys = self._keys if '"' in text else None  # a key is spelled with quotes
@@ -704,11 +800,7 @@ class Rules:
 
         Placeholders are never matched, and a rule's validator rejects look-alikes.
         """
-        runs = (
-            [match.span() for match in _LONG_RUN.finditer(text)]
-            if len(text) >= BASE64_RUN_MIN
-            else []
-        )
+        runs = long_runs(text)
         if not runs:
             return self._shapes_in(text, [(0, len(text))], text)
         # Encoded data (an image, a video): a shape touching a long base64 run is no token
@@ -717,7 +809,10 @@ class Rules:
         # character class. Known values are looked for in the whole text, runs included.
         ends = [0, *(edge for run in runs for edge in run), len(text)]
         outside = [(ends[i], ends[i + 1]) for i in range(0, len(ends), 2) if ends[i] < ends[i + 1]]
-        spans = self._shapes_in(text, outside, "\0".join(text[a:b] for a, b in outside))
+        # A region's triggers are looked for from ``_reach`` characters before it: the one a
+        # lookbehind holds (``Signature=``) may begin in the run before the region.
+        probe = "\0".join(text[max(0, a - self._reach) : b] for a, b in outside)
+        spans = self._shapes_in(text, outside, probe)
         for start, end in runs:
             whole = self._shapes.fullmatch(text, start, end)
             if whole is None:
@@ -739,15 +834,16 @@ class Rules:
     def _shapes_in(self, text: str, regions: list[tuple[int, int]], probe: str) -> list[Span]:
         """``shapes`` of ``text`` found in ``regions`` (start, end); ``probe`` holds the text of
         the regions, for the triggers."""
+        leads: list[str] | None = None
         if self._triggers is None:
             regex = self._shapes  # a rule without triggers: every rule, every string
         elif self._triggers.search(probe) is None:
             return []
         else:
-            regex = self._shapes_triggered_in(probe)
+            regex, leads = self._shapes_triggered_in(probe)
         spans = []
         for start, end in regions:
-            for match in regex.finditer(text, start, end):
+            for match in _matches(regex, text, start, end, _lead_ends(text, leads, start, end)):
                 group, value = match.lastgroup, match.group()
                 if group == "placeholder" or not value:
                     continue
@@ -762,17 +858,30 @@ class Rules:
                 spans.append((match.start(), match.end(), rule.name))
         return spans
 
-    def _shapes_triggered_in(self, text: str) -> re.Pattern[str]:
-        """The regex of the rules whose triggers occur in ``text``, in rule order.
+    def _shapes_triggered_in(self, text: str) -> tuple[re.Pattern[str], list[str] | None]:
+        """The regex of the rules whose triggers occur in ``text``, in rule order, and the
+        leads of its matches (None when a rule has none, see ``ShapeRule``).
 
         A rule matches only where one of its triggers occurs, so the alternation of these
         rules finds in ``text`` exactly what the alternation of every rule finds (leftmost
-        match, first alternative); it is much cheaper to run: a URL is searched with the
-        one rule that ``://`` triggers, not with twenty. ``re`` keeps the compiled regex.
+        match, first alternative); it is much cheaper to run: an e-mail address is searched
+        with the one rule that ``@`` triggers, not with twenty. ``re`` keeps the compiled
+        regex.
         """
-        numbers = sorted({number for trigger, number in self._rule_triggers if trigger in text})
-        literals = [literal for literal in self._literal_kinds if literal in text]
-        return compile_shapes(((n, self._shape_rules[n]) for n in numbers), literals)
+        near = around_hits(text, self._near, self._reach)
+
+        def holds(word: str) -> bool:
+            return word in (text if word in self._singles else near)
+
+        numbers = sorted({number for trigger, number in self._rule_triggers if holds(trigger)})
+        literals = [literal for literal in self._literal_kinds if holds(literal)]
+        regex = compile_shapes(((n, self._shape_rules[n]) for n in numbers), literals)
+        rules = [self._shape_rules[n] for n in numbers]
+        if not all(rule.leads for rule in rules):
+            return regex, None
+        # The regex matches placeholders (so that no rule matches inside one) and literals
+        # too: where they begin is where its matches may begin as well.
+        return regex, [PLACEHOLDER_LEAD, *literals, *(lead for r in rules for lead in r.leads)]
 
     def kinds_in(self, text: str) -> list[str]:
         """The rules that match in ``text``, also URL-encoded (``sk%2D...``) or JSON-escaped
@@ -904,7 +1013,7 @@ def _anchor(word: str) -> int:
 def trigger_search(words: Iterable[str]) -> str:
     """A regex that finds whether any of ``words`` occurs in a text (where does not count).
 
-    The one speed shortcut of the rules, behind this one function: the plain regex for
+    A speed shortcut of the rules, behind this one function: the plain regex for
     the words (``"|".join(_options(words))``) is tried at every position whose character
     can start a word, and triggers start with common letters (``sk-``, ``eyJ``, ``basic``).
     Here each word is found from its rarest character, with what comes before it checked
@@ -941,6 +1050,84 @@ def _trigger_search_of(words: frozenset[str]) -> str:
     if not options:
         return "(?!)"
     return options[0] if len(options) == 1 else "(?:" + "|".join(options) + ")"
+
+
+def around_hits(text: str, search: re.Pattern[str], reach: int) -> str:
+    """The stretches of ``text`` within ``reach`` characters of a hit of ``search`` (a
+    ``trigger_search`` of words none longer than ``reach``), joined by "\\0": every word
+    that occurs in ``text`` occurs whole in them.
+
+    Which triggers a text holds decides which rules search it (``Rules.shapes``). Testing
+    each in the whole text scans it once per trigger (36 for the built-in rules: a third of
+    a second a pass over the binary bodies of a large corpus, read as Latin-1); here one
+    search finds the hits, and the words are tested in the few characters around them.
+
+    No word is missed: an occurrence of a word holds one that the search looks for
+    (``trigger_search`` leaves out only a word holding another), whose anchor character the
+    search either matches at or has passed inside a hit. That hit overlaps the occurrence,
+    which therefore lies within ``reach`` of the hit. The "\\0" between two stretches can
+    only make a word appear that ``text`` does not hold (one holding a "\\0"): a rule run in
+    vain, never one left out. A property test holds this to the plain definition,
+    ``word in text``: ``test_the_words_near_the_hits_are_those_of_the_text``.
+    """
+    stretches: list[tuple[int, int]] = []
+    for hit in search.finditer(text):
+        start, end = max(0, hit.start() - reach), hit.end() + reach
+        if stretches and start <= stretches[-1][1]:
+            stretches[-1] = (stretches[-1][0], end)
+        else:
+            stretches.append((start, end))
+    return "\0".join(text[start:end] for start, end in stretches)
+
+
+#: Below one occurrence of a lead in this many characters, trying a regex where the leads
+#: begin and end costs less than trying it everywhere (see ``_lead_ends``).
+LEAD_SPACING = 256
+
+
+def _lead_ends(text: str, leads: list[str] | None, start: int, end: int) -> list[int] | None:
+    """Where each of ``leads`` begins and where it ends in ``text[start:end]``, in order:
+    where a match in it may begin (``ShapeRule.leads``). None when the leads are not known,
+    or too many for that to pay (one in fewer than ``LEAD_SPACING`` characters)."""
+    if leads is None or end - start < LEAD_SPACING:
+        return None
+    if sum(text.count(lead, start, end) for lead in leads) * LEAD_SPACING > end - start:
+        return None
+    ends: set[int] = set()
+    for lead in leads:
+        at = text.find(lead, max(0, start - len(lead)), end)
+        while at >= 0:
+            ends.update((at, at + len(lead)))
+            at = text.find(lead, at + 1, end)
+    return sorted(ends)
+
+
+def _matches(
+    regex: re.Pattern[str], text: str, start: int, end: int, starts: list[int] | None
+) -> Iterator[re.Match[str]]:
+    """``regex.finditer(text, start, end)``, given ``starts`` (None: not known), the sorted
+    positions where a match of ``regex`` may begin.
+
+    A regex that opens with a lookbehind (``(?<=://)``, ``(?<![A-Za-z0-9_\\-])``) gives ``re``
+    no character to skip to: it is tried at every position, some 14 ns a character for
+    each rule, most of the time the shape search takes on a binary body read as Latin-1.
+    Trying it only at ``starts`` finds the same matches: from where the last match ended,
+    finditer takes the first position at which the regex matches, which is one of
+    ``starts``, and what it matches there is what ``match`` at that position gives (both
+    see the text before it, for a lookbehind, and none after ``end``). No match is empty
+    (``ShapeRule.leads``), so the next one begins at or after this one's end.
+    """
+    if starts is None:
+        yield from regex.finditer(text, start, end)
+        return
+    position = start
+    for at in starts[bisect_left(starts, start) : bisect_left(starts, end)]:
+        if at < position:
+            continue
+        match = regex.match(text, at, end)
+        if match is not None:
+            yield match
+            position = match.end()
 
 
 def names_of_keys(keys: Iterable[str], paths: Iterable[str]) -> list[str]:
