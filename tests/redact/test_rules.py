@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import base64
 import json
+import re
 from urllib.parse import quote
 
 import pytest
@@ -11,6 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from llmcassette.redact import RedactionConfig, Redactor
+from llmcassette.redact.rules import Rules
 
 OPENAI = "sk-proj-" + "A1b2C3d4E5" * 3 + "T3BlbkFJ" + "z9Y8x7W6v5" * 3
 OPENAI_2 = "sk-proj-" + "Q1w2E3r4T5" * 3 + "T3BlbkFJ" + "m9N8b7V6c5" * 3
@@ -456,7 +458,8 @@ def test_the_trigger_search_hides_no_match_of_the_rules(text: str) -> None:
 # placeholder, a literal, a userinfo of non-ASCII characters, a base64 run that is a key.
 _SECRETS = [
     *(secret for secrets in SHAPES.values() for secret in secrets),
-    "eyJ eyAbcdefghij.eyAbcdefghij.x",  # "eyJ" triggers the rule, which matches "eyA..."
+    "eyJ eyAbcdefghij.eyAbcdefghij.x",  # "eyJ" before a JWT that does not open with it
+    "eyAbcdefghij.eyAbcdefghij.x",  # a JWT whose header starts '{ "': no "eyJ" anywhere
     "<REDACTED:sk-" + "a1B2c3D4" * 6 + ">",
     "x:pw",
     "://u:p@h",
@@ -506,6 +509,20 @@ def test_trying_the_rules_at_their_leads_only_finds_what_trying_them_everywhere_
     with mock.patch.object(rules, "LEAD_SPACING", spacing or rules.LEAD_SPACING):
         assert gated.shapes(text) == ungated.shapes(text)
         assert gated.kinds_in(text) == ungated.kinds_in(text)
+
+
+def test_every_match_of_a_rule_holds_one_of_its_triggers() -> None:
+    # The trigger search skips a text holding none of a rule's triggers: a rule must not be
+    # able to match without one (the JWT rule once had "eyJ", which "eyAi..." lacks).
+    from llmcassette.redact.rules import SHAPE_RULES
+
+    rules = Rules(environ={})
+    for rule in SHAPE_RULES:
+        for secret in [*SHAPES.get(rule.name, []), *_SECRETS]:
+            for match in re.finditer(rule.pattern, f"x {secret} x"):
+                window = f"x {secret} x"[max(0, match.start() - 16) : match.end() + 16]
+                assert any(trigger in window for trigger in rule.triggers), (rule.name, secret)
+    assert rules.kinds_in("token eyAbcdefghij.eyAbcdefghij.x") == ["jwt"]
 
 
 _WORDS = st.text(alphabet="skAKIeyJ:/-_ xé", min_size=1, max_size=5)

@@ -167,7 +167,9 @@ SHAPE_RULES: tuple[ShapeRule, ...] = (
     ShapeRule(
         "jwt",
         _B + r"ey[A-Za-z0-9_\-]{8,}\.ey[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{0,}",
-        triggers=("eyJ",),
+        # Every match holds ".ey" (the payload after the header); "eyJ" (base64 of '{"')
+        # would leave out a JWT whose header starts '{ "' (eyAi...), which the pattern takes.
+        triggers=(".ey",),
         leads=("ey",),
     ),
     ShapeRule(
