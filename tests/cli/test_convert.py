@@ -161,3 +161,58 @@ def test_a_gemini_json_array_stream_converts_into_one_event_per_element(tmp_path
     assert main(["convert", "--to", "vcrpy-json", str(tmp_path / "old.jsonl")]) == 0
     (entry,) = json.loads((tmp_path / "old.json").read_text())["interactions"]
     assert entry["response"]["body"]["string"].encode() == b"".join(live)
+
+
+def _tree_of_cassettes(root: Path) -> None:
+    """A suite's cassette folders: many small vcrpy cassettes, and what a folder also holds
+    (a broken file, a data file that is no cassette, a cassette already converted)."""
+    for folder in ("a", "b/c"):
+        for number in range(12):
+            answer = json.dumps({"n": number, "key": "sk-" + "Ab1" * 16})
+            (root / folder).mkdir(parents=True, exist_ok=True)
+            (root / folder / f"test_{number}.yaml").write_text(
+                "interactions:\n- request:\n    body: null\n    headers: {}\n    method: GET\n"
+                f"    uri: https://api.example.com/v1/{number}\n  response:\n"
+                "    body: {string: '" + answer + "'}\n    headers: {}\n"
+                "    status: {code: 200, message: OK}\nversion: 1\n"
+            )
+    (root / "a" / "broken.yaml").write_text("interactions: [\n")
+    (root / "a" / "data.json").write_text('{"not": "a cassette"}')
+    (root / "b" / "c" / "test_3.jsonl").write_text("already here\n")  # no vcrpy cassette
+    (root / "out" / "a").mkdir(parents=True)
+    (root / "out" / "a" / "test_5.jsonl").write_text("converted before\n")  # not replaced
+
+
+def test_a_tree_converts_in_several_processes_as_in_one(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Each process opens, converts and writes whole files; what they say comes back in the
+    # files' order, so the output, the exit code and the files are those of one process.
+    outcomes = []
+    for jobs in ("1", "2"):
+        root = tmp_path / f"jobs{jobs}"
+        _tree_of_cassettes(root)
+        code = main(["convert", "--jobs", jobs, "--out", str(root / "out"), str(root)])
+        said = capsys.readouterr()
+        written = {
+            path.relative_to(root).as_posix(): path.read_text().split("\n", 1)[1]
+            for path in sorted((root / "out").rglob("*.jsonl"))
+        }
+        outcomes.append((code, said.out.replace(str(root), "ROOT"), said.err, written))
+        code = main(["convert", "--json", "--jobs", jobs, "--out", str(root / "json"), str(root)])
+        document = json.loads(capsys.readouterr().out.replace(str(root), "ROOT"))
+        outcomes[-1] += (code, document)
+    one, two = outcomes
+    assert one[0] == 2  # the broken file
+    assert one[1].count(" -> ") == 23  # all but a/test_5, whose target exists
+    assert "test_5.jsonl exists; use --force" in one[2]
+    assert "broken.yaml" in one[2]
+    assert "sk-" + "Ab1" * 16 not in "".join(one[3].values())
+    assert one[2] == two[2].replace("jobs2", "jobs1")
+    assert (one[0], one[1], one[3], one[4]) == (two[0], two[1], two[3], two[4])
+    assert json.dumps(one[5]) == json.dumps(two[5])
+
+
+def test_jobs_must_be_a_whole_number_from_one(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["convert", "--jobs", "0", "x.yaml"]) == 2
+    assert "expected a whole number from 1, not '0'" in capsys.readouterr().err

@@ -13,6 +13,7 @@ import base64
 import contextlib
 import json
 import re
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -20,8 +21,10 @@ from llmcassette._vcr import serializer
 from llmcassette.cassette import jsonl as cassette_file
 from llmcassette.cassette import vcrpy_files
 from llmcassette.cassette.jsonl import Cassette, Interaction
-from llmcassette.cli.paths import Opened
-from llmcassette.errors import CassetteFormatError
+from llmcassette.cli import output
+from llmcassette.cli.output import Call, Recorded
+from llmcassette.cli.paths import JSONL, VCRPY, Found, Opened, open_found
+from llmcassette.errors import CassetteFormatError, LlmCassetteError, record
 from llmcassette.faults.placeholders import escape_body
 
 
@@ -313,3 +316,69 @@ def to_vcrpy_json(opened: Opened) -> str:
         )
     # What vcrpy's JSON serializer writes (vcr.serializers.jsonserializer).
     return json.dumps({"interactions": interactions, "version": 1}, indent=4) + "\n"
+
+
+@dataclass(frozen=True)
+class Converted:
+    """What converting one file said (``Recorded`` calls), for the command's output."""
+
+    path: Path
+    calls: list[Call]
+
+
+def convert_found(
+    found: Found, *, to_json: bool, folders: list[Path], out_dir: str | None, force: bool
+) -> Converted | None:
+    """``llmcassette convert`` of one file ``cli.paths`` found: opened, converted and written
+    (never over an existing file without ``force``); None for a file of a folder that is
+    no vcrpy cassette (JSONL one with ``to_json``). It reports as plain data, so that it
+    can run in another process (``cli.paths.each_file``)."""
+    from llmcassette._vcr.tempfiles import atomic_write
+
+    opened = open_found(found, "convert", (JSONL,) if to_json else (VCRPY,))
+    if opened is None:
+        return None
+    out = Recorded()
+    if isinstance(opened, CassetteFormatError):
+        out.failed(opened)
+        return Converted(found.path, out.calls)
+    source = opened.path
+    stem = source.name[:-3] if source.name.endswith(".gz") else source.name
+    stem = stem.rsplit(".", 1)[0]
+    target = target_folder(source, folders, out_dir) / (stem + (".json" if to_json else ".jsonl"))
+    if target.exists() and not force:
+        problem = f"{target} exists; use --force to replace it"
+        found_record = record(
+            output.TARGET_EXISTS,
+            problem,
+            file=str(source),
+            received=str(target),
+            how_to_fix="add --force to replace it, or --out DIR to write elsewhere",
+        )
+        out.finding(found_record, f"{source}: {problem}", stderr=True)
+        return Converted(source, out.calls)
+    redacted: dict[str, int] = {}
+    try:
+        if to_json:
+            text = to_vcrpy_json(opened)
+        else:
+            text, redacted = jsonl_of(opened)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        atomic_write(target, text.encode("utf-8"))
+    except CassetteFormatError as error:
+        out.failed(error)
+    except OSError as error:
+        out.error(
+            record(output.CANNOT_WRITE, f"cannot convert: {error}", file=str(source)),
+            f"{source}: cannot convert: {error}",
+        )
+    except LlmCassetteError as error:
+        out.failed(error, f"{source}: cannot convert: {error}")
+    else:
+        # What redaction replaced, per rule: everything else converts back byte for byte.
+        kinds = ", ".join(f"{kind} x{count}" for kind, count in redacted.items())
+        out.result(
+            {"file": str(source), "target": str(target), "redacted": redacted},
+            f"{source} -> {target}" + (f" (redacted {kinds})" if kinds else ""),
+        )
+    return Converted(source, out.calls)

@@ -363,61 +363,35 @@ def _prune(args: argparse.Namespace) -> int:
 
 
 def _convert(args: argparse.Namespace) -> int:
-    from llmcassette._vcr.tempfiles import atomic_write
-    from llmcassette.cli.convert import jsonl_of, target_folder, to_vcrpy_json
+    import functools
+
+    from llmcassette.cli.convert import convert_found
+    from llmcassette.cli.output import replay
+    from llmcassette.cli.paths import default_jobs, each_file
     from llmcassette.cli.progress import path_of, track
 
     out = Output("convert", args.json)
-    to_json = args.to == "vcrpy-json"
-    folders = [Path(raw) for raw in args.paths if Path(raw).is_dir()]
-    files = cassettes(args.paths, "convert", (JSONL,) if to_json else (VCRPY,))
-    for opened in track(files, "convert", as_json=args.json, name=path_of):
-        if isinstance(opened, CassetteFormatError):
-            out.failed(opened)
-            continue
-        source = opened.path
-        stem = source.name[:-3] if source.name.endswith(".gz") else source.name
-        stem = stem.rsplit(".", 1)[0]
-        suffix = ".json" if to_json else ".jsonl"
-        target = target_folder(source, folders, args.out) / (stem + suffix)
-        if target.exists() and not args.force:
-            problem = f"{target} exists; use --force to replace it"
-            found = record(
-                output.TARGET_EXISTS,
-                problem,
-                file=str(source),
-                received=str(target),
-                how_to_fix="add --force to replace it, or --out DIR to write elsewhere",
-            )
-            out.finding(found, f"{source}: {problem}", stderr=True)
-            continue
-        redacted: dict[str, int] = {}
-        try:
-            if to_json:
-                text = to_vcrpy_json(opened)
-            else:
-                text, redacted = jsonl_of(opened)
-            target.parent.mkdir(parents=True, exist_ok=True)
-            atomic_write(target, text.encode("utf-8"))
-        except CassetteFormatError as error:
-            out.failed(error)
-            continue
-        except OSError as error:
-            out.error(
-                record(output.CANNOT_WRITE, f"cannot convert: {error}", file=str(source)),
-                f"{source}: cannot convert: {error}",
-            )
-            continue
-        except LlmCassetteError as error:
-            out.failed(error, f"{source}: cannot convert: {error}")
-            continue
-        # What redaction replaced, per rule: everything else converts back byte for byte.
-        kinds = ", ".join(f"{kind} x{count}" for kind, count in redacted.items())
-        out.result(
-            {"file": str(source), "target": str(target), "redacted": redacted},
-            f"{source} -> {target}" + (f" (redacted {kinds})" if kinds else ""),
-        )
+    work = functools.partial(
+        convert_found,
+        to_json=args.to == "vcrpy-json",
+        folders=[Path(raw) for raw in args.paths if Path(raw).is_dir()],
+        out_dir=args.out,
+        force=args.force,
+    )
+    done = each_file(args.paths, "convert", work, jobs=args.jobs or default_jobs())
+    for converted in track(done, "convert", as_json=args.json, name=path_of):
+        if isinstance(converted, CassetteFormatError):
+            out.failed(converted)  # a folder that cannot be listed
+        else:
+            replay(converted.calls, out)
     return out.done()
+
+
+def _positive(raw: str) -> int:
+    """An argparse type: a whole number from 1."""
+    if not raw.isdigit() or int(raw) < 1:
+        raise argparse.ArgumentTypeError(f"expected a whole number from 1, not {raw!r}")
+    return int(raw)
 
 
 class _Parser(argparse.ArgumentParser):
@@ -611,6 +585,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     convert.add_argument("--out", metavar="DIR", help="write beside the source unless given")
     convert.add_argument("--force", action="store_true", help="replace an existing target")
+    convert.add_argument(
+        "--jobs",
+        type=_positive,
+        metavar="N",
+        help="convert in N processes (default: one per CPU; few files take one)",
+    )
     _add_json(convert, "what was converted")
     convert.set_defaults(run=_convert)
     # `llmcassette COMMAND --help` opens with what the command does, as the list says it.

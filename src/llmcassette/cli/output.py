@@ -128,3 +128,37 @@ class Output:
             }
             print(json.dumps(document, indent=2, default=repr))
         return self.exit_code
+
+
+#: What an ``Output`` was told: ``(method, record, text, stderr)``.
+Call = tuple[str, dict[str, Any], str | None, bool]
+
+
+class Recorded(Output):
+    """An ``Output`` that prints nothing and keeps what it is told as plain data, to be
+    told again to the command's own (``replay``): the work on a file done in another
+    process reports through one."""
+
+    def __init__(self) -> None:
+        super().__init__(None, as_json=True)
+        self.calls: list[Call] = []
+
+    def finding(self, found: dict[str, Any], text: str | None, *, stderr: bool = False) -> None:
+        self.calls.append(("finding", found, text, stderr))
+
+    def error(self, failure: dict[str, Any], text: str) -> None:
+        self.calls.append(("error", failure, text, True))
+
+    def result(self, done: dict[str, Any], text: str | None) -> None:
+        self.calls.append(("result", done, text, False))
+
+
+def replay(calls: list[Call], out: Output) -> None:
+    """Tell ``out`` what a ``Recorded`` was told, in order."""
+    for method, data, text, stderr in calls:
+        if method == "finding":
+            out.finding(data, text, stderr=stderr)
+        elif method == "error":
+            out.error(data, text or "")
+        else:
+            out.result(data, text)

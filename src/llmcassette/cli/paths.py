@@ -25,6 +25,7 @@ Nothing here imports vcrpy.
 
 from __future__ import annotations
 
+import functools
 import gzip
 import os
 import sys
@@ -32,7 +33,7 @@ import zlib
 from collections.abc import Callable, Collection, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from llmcassette.errors import CassetteFormatError
 from llmcassette.faults.sidecar import SUFFIX as SIDECAR_SUFFIX
@@ -48,6 +49,8 @@ JSONL = "llmcassette JSONL cassette"
 VCRPY = "vcrpy cassette"
 SIDECAR = "overrides sidecar"
 ALL_KINDS = (JSONL, VCRPY, SIDECAR)
+
+R = TypeVar("R")
 
 
 class UnreadableError(CassetteFormatError):
@@ -239,6 +242,55 @@ def wrong_kind_problem(path: Path, kind: str, command: str) -> CassetteFormatErr
     return CassetteFormatError(path, None, f"an {kind}; llmcassette {command} does not read it")
 
 
+@dataclass(frozen=True)
+class Found:
+    """A file to open: named on the command line (``folder`` None), or found in ``folder``."""
+
+    path: Path
+    folder: Path | None = None
+
+
+@dataclass(frozen=True)
+class FolderDone:
+    """Comes after the files found in ``folder``."""
+
+    folder: Path
+
+
+def files_of(
+    paths: Iterable[str | os.PathLike[str]],
+) -> Iterator[Found | FolderDone | UnreadableError]:
+    """The files of ``paths``: each file named, then each folder's files (``files_under``)
+    and a ``FolderDone``; an ``UnreadableError`` for a folder that cannot be listed."""
+    for raw in paths:
+        given = Path(raw)
+        if not given.is_dir():
+            yield Found(given)
+            continue
+        for item in files_under(given):
+            yield item if isinstance(item, CassetteFormatError) else Found(item, given)
+        yield FolderDone(given)
+
+
+def open_found(
+    found: Found,
+    command: str,
+    kinds: Collection[str] = ALL_KINDS,
+    wrong_kind: Callable[[Path, str, str], CassetteFormatError] = wrong_kind_problem,
+) -> Opened | CassetteFormatError | None:
+    """``found`` opened, or the problem that keeps it from being read; None for a file
+    found in a folder that is not of ``kinds`` (left out). A file of another kind named on
+    the command line is a problem (``wrong_kind``)."""
+    try:
+        opened = open_file(found.path, in_folder=found.folder is not None)
+    except CassetteFormatError as error:
+        return error
+    if found.folder is not None:
+        return opened if opened is not None and opened.kind in kinds else None
+    assert opened is not None
+    return opened if opened.kind in kinds else wrong_kind(found.path, opened.kind, command)
+
+
 def cassettes(
     paths: Iterable[str | os.PathLike[str]],
     command: str,
@@ -247,37 +299,72 @@ def cassettes(
     wrong_kind: Callable[[Path, str, str], CassetteFormatError] = wrong_kind_problem,
 ) -> Iterator[Opened | CassetteFormatError]:
     """Every file of ``paths`` that ``command`` takes (``kinds``), opened, or the problem
-    that keeps it from being read. Files of other kinds found in a folder are left out; a
-    file of another kind named on the command line is a problem (``wrong_kind``). A folder
-    in which nothing was found says so on stderr."""
-    for raw in paths:
-        given = Path(raw)
-        if not given.is_dir():
-            try:
-                opened = open_file(given)
-            except CassetteFormatError as error:
-                yield error
-                continue
-            assert opened is not None
-            yield opened if opened.kind in kinds else wrong_kind(given, opened.kind, command)
+    that keeps it from being read (see ``open_found``). A folder in which nothing was found
+    says so on stderr."""
+    return each_file(
+        paths,
+        command,
+        functools.partial(open_found, command=command, kinds=kinds, wrong_kind=wrong_kind),
+    )
+
+
+def each_file(
+    paths: Iterable[str | os.PathLike[str]],
+    command: str,
+    work: Callable[[Found], R | None],
+    *,
+    jobs: int = 1,
+) -> Iterator[R | UnreadableError]:
+    """``work(found)`` for every file of ``paths`` (``files_of``), in their order, and the
+    folders that cannot be listed; a None from ``work`` is left out (a file found in a
+    folder that the command does not take). A folder in which nothing was left in says so
+    on stderr.
+
+    With ``jobs`` above 1 and enough files, ``work`` runs in that many processes (it and
+    what it returns must pickle); the results still come in the files' order.
+    """
+    items = list(files_of(paths))
+    found = [item for item in items if isinstance(item, Found)]
+    results = _mapped(work, found, jobs)
+    in_folder = 0
+    for item in items:
+        if isinstance(item, FolderDone):
+            if not in_folder:
+                print(
+                    f"llmcassette {command}: no cassettes found in {item.folder}", file=sys.stderr
+                )
+            in_folder = 0
             continue
-        count = 0
-        for item in files_under(given):
-            if isinstance(item, CassetteFormatError):
-                count += 1
-                yield item
-                continue
-            try:
-                found = open_file(item, in_folder=True)
-            except CassetteFormatError as error:
-                count += 1
-                yield error
-                continue
-            if found is not None and found.kind in kinds:
-                count += 1
-                yield found
-        if not count:
-            print(f"llmcassette {command}: no cassettes found in {given}", file=sys.stderr)
+        result = next(results) if isinstance(item, Found) else item
+        if result is None:
+            continue
+        if not isinstance(item, Found) or item.folder is not None:
+            in_folder += 1
+        yield result
+
+
+#: Fewer files than this per process are not worth starting processes for.
+FILES_PER_JOB = 8
+
+
+def _mapped(work: Callable[[Found], R], found: list[Found], jobs: int) -> Iterator[R]:
+    if jobs <= 1 or len(found) < FILES_PER_JOB * 2:
+        yield from map(work, found)
+        return
+    from concurrent.futures import ProcessPoolExecutor
+    from multiprocessing import get_context
+
+    # "spawn": a fresh interpreter on every platform (forking a process that has threads,
+    # a progress bar's, may deadlock); it costs each process its imports, once.
+    context = get_context("spawn")
+    with ProcessPoolExecutor(min(jobs, len(found) // FILES_PER_JOB), mp_context=context) as pool:
+        yield from pool.map(work, found)
+
+
+def default_jobs() -> int:
+    """How many processes a command working on many files uses: one per CPU it may use."""
+    affinity = getattr(os, "sched_getaffinity", None)
+    return len(affinity(0)) if affinity is not None else os.cpu_count() or 1
 
 
 def report(error: CassetteFormatError) -> None:
