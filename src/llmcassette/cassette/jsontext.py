@@ -9,7 +9,7 @@ the text itself: a cassette never trades fidelity for readability.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from functools import cache
 from typing import Any
 
@@ -225,3 +225,15 @@ def value_end(text: str, index: int) -> int | None:
 def loads_strict(text: str) -> Any:
     """Parse JSON text, refusing NaN and Infinity."""
     return _decoder.decode(text)
+
+
+def strings_in(value: Any) -> Iterator[str]:
+    """The strings in a parsed JSON value, not its keys, in order."""
+    if isinstance(value, str):
+        yield value
+    elif isinstance(value, dict):
+        for item in value.values():
+            yield from strings_in(item)
+    elif isinstance(value, list):
+        for item in value:
+            yield from strings_in(item)

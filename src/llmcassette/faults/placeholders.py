@@ -22,6 +22,7 @@ import re
 from collections.abc import Iterator
 from typing import Any
 
+from llmcassette.cassette import jsontext
 from llmcassette.cassette.compression import decode_content
 from llmcassette.errors import PlaceholderError
 
@@ -162,15 +163,4 @@ def _request_strings(request: Any, scope: str) -> Iterator[str]:
     except ValueError:
         yield text
         return
-    yield from _strings(parsed)
-
-
-def _strings(value: Any) -> Iterator[str]:
-    if isinstance(value, str):
-        yield value
-    elif isinstance(value, dict):
-        for item in value.values():
-            yield from _strings(item)
-    elif isinstance(value, list):
-        for item in value:
-            yield from _strings(item)
+    yield from jsontext.strings_in(parsed)

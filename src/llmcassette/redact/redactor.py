@@ -16,7 +16,7 @@ import contextlib
 import hashlib
 import json
 import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from typing import Any
 from urllib.parse import quote, quote_plus, unquote_plus
 
@@ -225,7 +225,7 @@ class Redactor:
         fields = [record.get(field) for field in ("uri", "reason", "headers")]
         if "base64" not in body:
             fields.append(body)
-        if not self._mentions_known(raw, *_strings(fields)):
+        if not self._mentions_known(raw, *jsontext.strings_in(fields)):
             return
         for field in ("uri", "reason", "headers"):
             if record.get(field):
@@ -645,18 +645,6 @@ class Redactor:
                 out["headers"] = decoded_headers
                 out["body"] = {**body, "string": new.decode("utf-8") if as_text else new}
         return out
-
-
-def _strings(value: Any) -> Iterator[str]:
-    """The strings in a JSON-like value, not its keys: those ``Redactor.known_in`` replaces in."""
-    if isinstance(value, str):
-        yield value
-    elif isinstance(value, dict):
-        for item in value.values():
-            yield from _strings(item)
-    elif isinstance(value, list):
-        for item in value:
-            yield from _strings(item)
 
 
 def _add_ref(groups: dict[tuple[Any, ...], list[Ref]], path: tuple[Any, ...], ref: Ref) -> None:
