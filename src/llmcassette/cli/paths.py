@@ -252,7 +252,8 @@ class Found:
 
 @dataclass(frozen=True)
 class FolderDone:
-    """Comes after the files found in ``folder``."""
+    """Comes after the files found in ``folder``: where none of them was taken, the
+    command says so (``each_file``)."""
 
     folder: Path
 
@@ -317,8 +318,8 @@ def each_file(
 ) -> Iterator[R | UnreadableError]:
     """``work(found)`` for every file of ``paths`` (``files_of``), in their order, and the
     folders that cannot be listed; a None from ``work`` is left out (a file found in a
-    folder that the command does not take). A folder in which nothing was left in says so
-    on stderr.
+    folder that the command does not take). A folder none of whose files was taken says
+    so on stderr.
 
     With ``jobs`` above 1 and enough files, ``work`` runs in that many processes (it and
     what it returns must pickle); the results still come in the files' order.
