@@ -168,9 +168,6 @@ def encoder(
     return encode
 
 
-_encode_compact = _encoder(DEFAULT_LAYOUT)[0]
-
-
 def parse_exact(text: str) -> tuple[Any, str] | None:
     """Parse JSON text and name a layout that rebuilds it exactly, or return None."""
     first = text[:1]
@@ -186,11 +183,9 @@ def parse_exact(text: str) -> tuple[Any, str] | None:
     except (ValueError, StopIteration):
         return None
     # Only the layouts the text's shape allows: a spaced object (as Python's json.dumps
-    # writes it) is not rendered compact first, a megabyte image in it twice. Compact, as
-    # most providers write it, with its encoder called directly.
+    # writes it) is not rendered compact first, a megabyte image in it twice.
     for name in _candidates(text):
-        rendered = _encode_compact(value) if name == DEFAULT_LAYOUT else render(value, name)
-        if rendered == text:
+        if render(value, name) == text:
             return value, name
     return _padded(value, text)
 
