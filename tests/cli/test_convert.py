@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import gzip
 import json
+import os
 from pathlib import Path
 
 import httpx2
@@ -12,6 +13,7 @@ import vcr
 
 import llmcassette
 from llmcassette.cassette import jsonl as cassette_file
+from llmcassette.cli import paths
 from llmcassette.cli.main import main
 from llmcassette.testing import LocalProvider
 
@@ -184,10 +186,12 @@ def _tree_of_cassettes(root: Path) -> None:
 
 
 def test_a_tree_converts_in_several_processes_as_in_one(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # Each process opens, converts and writes whole files; what they say comes back in the
     # files' order, so the output, the exit code and the files are those of one process.
+    # (These files are tiny: every one is made worth a process of its own.)
+    monkeypatch.setattr(paths, "WORK_PER_JOB", 1)
     outcomes = []
     for jobs in ("1", "2"):
         root = tmp_path / f"jobs{jobs}"
@@ -211,6 +215,16 @@ def test_a_tree_converts_in_several_processes_as_in_one(
     assert one[2] == two[2].replace("jobs2", "jobs1")
     assert (one[0], one[1], one[3], one[4]) == (two[0], two[1], two[3], two[4])
     assert json.dumps(one[5]) == json.dumps(two[5])
+
+
+def test_little_work_stays_in_one_process(tmp_path: Path) -> None:
+    # Starting a process costs its imports; a tree of small files converts faster without.
+    _tree_of_cassettes(tmp_path)
+    found = [item for item in paths.files_of([tmp_path]) if isinstance(item, paths.Found)]
+    assert len(found) == 28  # 24 cassettes, a broken one, a data file, two JSONL files
+    # A lambda cannot be sent to another process: this fails if one were started.
+    ran_in = list(paths._mapped(lambda found: os.getpid(), found, jobs=2))
+    assert ran_in == [os.getpid()] * len(found)
 
 
 def test_jobs_must_be_a_whole_number_from_one(capsys: pytest.CaptureFixture[str]) -> None:
