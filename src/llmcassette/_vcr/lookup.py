@@ -165,24 +165,27 @@ def decide(
     matcher = body_matcher(cassette)
     if matcher is None:
         return None
+    repeats = cassette.allow_playback_repeats
+    if cassette.record_mode == RecordMode.ALL or not (cassette.rewound or repeats):
+        # Nothing to look up (vcrpy's rule): the request is filtered once, as stored.
+        filtered = cassette._before_record_request(request)
+        if filtered is None:
+            return None  # an ignored host: vcrpy lets it through
+        return Refuse() if cassette.write_protected else Record(filtered)
     filtered, redactor = redaction_hook.unredacted_body(cassette._before_record_request, request)
     if filtered is None:
-        return None  # an ignored host: vcrpy lets it through
-    repeats = cassette.allow_playback_repeats
-    if cassette.record_mode != RecordMode.ALL and (cassette.rewound or repeats):
-        if redactor is not None:
-            # A live body that matches as it is holds no secret where matching looks (the
-            # recorded one was redacted): only a request that does not match has its body
-            # redacted, and is looked up again, as the cassette would store it.
-            response = _replay(cassette, filtered, matcher.config, client, unredacted=True)
-            if response is not None:
-                return Replay(response)
-            filtered = redaction_hook.redact(filtered, redactor)
-        response = _replay(cassette, filtered, matcher.config, client, unredacted=False)
+        return None
+    if redactor is not None:
+        # A live body that matches as it is holds no secret where matching looks (the
+        # recorded one was redacted): only a request that does not match has its body
+        # redacted, and is looked up again, as the cassette would store it.
+        response = _replay(cassette, filtered, matcher.config, client, unredacted=True)
         if response is not None:
             return Replay(response)
-    elif redactor is not None:
         filtered = redaction_hook.redact(filtered, redactor)
+    response = _replay(cassette, filtered, matcher.config, client, unredacted=False)
+    if response is not None:
+        return Replay(response)
     if cassette.write_protected:
         # Not vcrpy's lookup: it would also play an interaction of another session.
         return Refuse()
