@@ -231,7 +231,6 @@ IDENTIFYING_HEADERS = frozenset(
 DROPPED_HEADERS = frozenset(
     {"cf-ray", "x-amzn-trace-id", "x-amz-id-2", "x-amz-cf-id", "x-cloud-trace-context"}
 )
-REQUEST_ID_HEADERS = frozenset({"x-request-id", "request-id", "x-amzn-requestid"})
 
 # JSON object keys (lower case, "-" as "_") whose string value is a credential.
 SECRET_KEYS = frozenset(
