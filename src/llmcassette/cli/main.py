@@ -589,7 +589,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "--jobs",
         type=_positive,
         metavar="N",
-        help="convert in N processes (default: one per CPU; a small tree takes one)",
+        help="convert in up to N processes (default: one per CPU; a small tree takes one)",
     )
     _add_json(convert, "what was converted")
     convert.set_defaults(run=_convert)
