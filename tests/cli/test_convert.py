@@ -227,6 +227,16 @@ def test_little_work_stays_in_one_process(tmp_path: Path) -> None:
     assert ran_in == [os.getpid()] * len(found)
 
 
+def test_one_file_stays_in_this_process_however_large(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A file is converted by one process: starting others for it would only cost.
+    monkeypatch.setattr(paths, "WORK_PER_JOB", 1)
+    (tmp_path / "test_big.yaml").write_text("interactions: []\nversion: 1\n")
+    found = [paths.Found(tmp_path / "test_big.yaml")]
+    assert list(paths._mapped(lambda found: os.getpid(), found, jobs=2)) == [os.getpid()]
+
+
 def test_jobs_must_be_a_whole_number_from_one(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["convert", "--jobs", "0", "x.yaml"]) == 2
     assert "expected a whole number from 1, not '0'" in capsys.readouterr().err

@@ -365,7 +365,7 @@ def _work_of(found: list[Found]) -> int:
 
 
 def _mapped(work: Callable[[Found], R], found: list[Found], jobs: int) -> Iterator[R]:
-    processes = min(jobs, _work_of(found) // WORK_PER_JOB) if jobs > 1 else 1
+    processes = min(jobs, len(found), _work_of(found) // WORK_PER_JOB) if jobs > 1 else 1
     if processes < 2:
         yield from map(work, found)
         return
