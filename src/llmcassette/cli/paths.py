@@ -322,8 +322,9 @@ def each_file(
     folder that the command does not take). A folder none of whose files was taken says
     so on stderr.
 
-    With ``jobs`` above 1 and enough files, ``work`` runs in that many processes (it and
-    what it returns must pickle); the results still come in the files' order.
+    With ``jobs`` above 1 and enough work (``_mapped``), ``work`` runs in up to that many
+    processes (it and what it returns must pickle); the results still come in the files'
+    order.
     """
     items = list(files_of(paths))
     found = [item for item in items if isinstance(item, Found)]
