@@ -3,7 +3,8 @@
 llmcassette plugs into vcrpy's seams (serializer, persister, matchers, ``custom_patches``)
 and, where vcrpy has no seam, reads a few of its private attributes: a cassette's play
 counts and hooks, the context manager's patch generator, the transport methods vcrpy saved
-before patching. A vcrpy release that renames one of them must fail loudly, naming the
+before patching; and it relies on vcrpy applying a custom patch that holds its cassette
+as it is. A vcrpy release that renames one of them must fail loudly, naming the
 version, rather than send every request down a silently different path. Every private name
 used anywhere in ``llmcassette._vcr`` is listed here.
 
@@ -17,6 +18,7 @@ from __future__ import annotations
 
 import functools
 import importlib.util
+import types
 from typing import Any
 
 import vcr
@@ -115,7 +117,28 @@ def missing() -> list[str]:
         absent.append("Request.headers as a HeadersDict")
     if not hasattr(request, "_to_dict"):
         absent.append("Request._to_dict")
+    # Last: the probe builds vcrpy's patches, which needs what is listed above.
+    if not absent and not _applies_a_bound_patch_as_it_is():
+        absent.append("CassettePatcherBuilder applying a custom patch that holds its cassette")
     return absent
+
+
+class _Patched:
+    attribute: object = None
+
+
+def _applies_a_bound_patch_as_it_is() -> bool:
+    """Whether vcrpy applies a custom patch that already holds its cassette as it is: it
+    builds a subclass of the others for each cassette, and llmcassette binds its stand-ins
+    itself (``stubs.bound_patches``)."""
+    probe = types.SimpleNamespace(cassette=None)
+    cassette = Cassette(
+        "llmcassette-compat-check", custom_patches=((_Patched, "attribute", probe),)
+    )
+    probe.cassette = cassette
+    *_, ours = vcr.patch.CassettePatcherBuilder(cassette).build()  # custom patches go last
+    with ours:
+        return _Patched.attribute is probe
 
 
 @functools.cache

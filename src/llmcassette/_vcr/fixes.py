@@ -19,6 +19,10 @@ def install() -> None:
     cannot read, or to write one that would leak a secret) the patches stay installed until
     the garbage collector frees the context, and later code talks to the cassette instead of
     the network.
+
+    And bind llmcassette's stand-ins to the cassette whose patches are being applied
+    (``stubs.bound_patches``). vcrpy would build a subclass of each one for every cassette:
+    creating classes made up a quarter of setting up a small cassette.
     """
     global _installed
     if _installed:
@@ -50,5 +54,14 @@ def install() -> None:
                 next(finish, None)
                 self._CassetteContextDecorator__finish = None
 
+    original_patch_generator = CassetteContextDecorator._patch_generator
+
+    def _patch_generator(self: Any, cassette: Any) -> Any:
+        from llmcassette._vcr.stubs import bound_patches
+
+        cassette.custom_patches = bound_patches(cassette.custom_patches, cassette)
+        return original_patch_generator(self, cassette)
+
     CassetteContextDecorator.__exit__ = __exit__
+    CassetteContextDecorator._patch_generator = _patch_generator
     _installed = True

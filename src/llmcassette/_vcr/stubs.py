@@ -5,9 +5,10 @@ replace them (vcrpy is told to skip its ``httpx`` and ``httpx2`` patchers and to
 these as ``custom_patches``) but keep vcrpy's cassette, matching and record-mode logic:
 the same ``can_play_response_for`` / ``play_response`` / ``append`` calls its stubs make.
 
-vcrpy gives a custom patch its cassette by subclassing any replacement that has a
-``cassette`` attribute. The replacements are therefore classes, and their metaclass makes
-them bind to the transport like a method does.
+vcrpy gives a custom patch its cassette by building a subclass of it for each cassette,
+unless the patch already holds one. The stand-ins are objects that bind to the transport
+like a method does; ``bound_patches`` gives each cassette copies holding it, when its
+patches are applied (``llmcassette._vcr.fixes``): a copy costs far less than a class.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ import sys
 import time
 import warnings
 from collections.abc import Iterable, Iterator
-from typing import Any, ClassVar
+from typing import Any
 
 from llmcassette import _eventstream as wire
 from llmcassette._vcr import clients, compat, fault_plan, lookup, overlap
@@ -75,41 +76,68 @@ def _joined(pairs: list[tuple[str, str]]) -> Iterable[tuple[str, str]]:
     return out.items()
 
 
-class _BindsLikeAFunction(type):
-    """Makes a class stored on another class behave like a method of it."""
+class InterceptedMethod:
+    """A transport's ``handle_request``: replay from the cassette or record while passing through.
 
-    def __get__(cls, instance: Any, owner: type | None = None) -> Any:
-        if instance is None:
-            return cls
-        return functools.partial(cls.handle, instance)  # type: ignore[attr-defined]
+    One object per transport method and settings; ``bound_to`` copies it for each cassette.
+    """
 
+    def __init__(
+        self,
+        library: Any,
+        original: Any,
+        pace: Pace,
+        incomplete_streams: str,
+        context: Context,
+        overrides: Any = None,
+        cassette: Any = None,
+    ) -> None:
+        self.library = library
+        self.original = original  # the transport method as it was before any cassette
+        self.pace = pace
+        self.incomplete_streams = incomplete_streams
+        self.context: Context = context  # where the cassette is used, for mismatch hints
+        self.overrides = overrides
+        self.cassette = cassette
 
-class InterceptedMethod(metaclass=_BindsLikeAFunction):
-    """A transport's ``handle_request``: replay from the cassette or record while passing through."""
+    def bound_to(self, cassette: Any) -> InterceptedMethod:
+        """This stand-in for ``cassette``."""
+        return type(self)(
+            self.library,
+            self.original,
+            self.pace,
+            self.incomplete_streams,
+            self.context,
+            self.overrides,
+            cassette,
+        )
 
-    cassette: Any = None  # set by vcrpy on a per-cassette subclass
-    library: ClassVar[Any]
-    original: ClassVar[Any]
-    pace: ClassVar[Pace] = Pace()
-    incomplete_streams: ClassVar[str] = "warn"
-    overrides: ClassVar[Any] = None
-    context: ClassVar[Context] = "vcr"  # where the cassette is used, for mismatch hints
+    def __get__(self, transport: Any, owner: type | None = None) -> Any:
+        # Stored on the transport class in place of the method, it binds like one.
+        if transport is None:
+            return self
+        return functools.partial(self.handle, transport)
 
-    @classmethod
-    def _vcr_request(cls, request: Any, body: bytes) -> Any:
+    def __call__(self, transport: Any, request: Any) -> Any:
+        # Called through the class, ``HTTPTransport.handle_request(transport, request)``.
+        return self.handle(transport, request)
+
+    def __repr__(self) -> str:
+        name = getattr(self.original, "__qualname__", self.original)
+        return f"<llmcassette stand-in for {name}>"
+
+    def _vcr_request(self, request: Any, body: bytes) -> Any:
         headers = _joined(_header_items(request.headers))
         return incoming_request(request.method, str(request.url), body, headers)
 
-    @classmethod
-    def _refuse(cls, vcr_request: Any) -> None:
-        call = cls.cassette.__dict__.get(_CALLS, 0)
+    def _refuse(self, vcr_request: Any) -> None:
+        call = self.cassette.__dict__.get(_CALLS, 0)
         # A request went unanswered: use_cassette then leaves the unplayed ones unreported.
-        cls.cassette.__dict__[REFUSED] = True
-        raise CassetteMismatch.for_request(cls.cassette, vcr_request, call, cls.context)
+        self.cassette.__dict__[REFUSED] = True
+        raise CassetteMismatch.for_request(self.cassette, vcr_request, call, self.context)
 
-    @classmethod
     def _recorded_response(
-        cls, vcr_request: Any, client: clients.LiveClient | None = None
+        self, vcr_request: Any, client: clients.LiveClient | None = None
     ) -> tuple[Any, Any]:
         """The recorded response to replay (or None to go to the network and record), and
         the request as the cassette will store it when the lookup already filtered it.
@@ -117,30 +145,29 @@ class InterceptedMethod(metaclass=_BindsLikeAFunction):
         Raises ``CassetteMismatch`` when the request is not in the cassette and may not be
         recorded.
         """
-        cassette = cls.cassette
+        cassette = self.cassette
         decision = lookup.decide(cassette, vcr_request, client)
         if isinstance(decision, lookup.Replay):
             return decision.response, None
         if isinstance(decision, lookup.Record):
             return None, decision.request
         if isinstance(decision, lookup.Refuse):
-            cls._refuse(vcr_request)
+            self._refuse(vcr_request)
         if cassette.can_play_response_for(vcr_request):
             return cassette.play_response(vcr_request), None
         if cassette.write_protected and cassette.filter_request(vcr_request):
-            cls._refuse(vcr_request)
+            self._refuse(vcr_request)
         return None, None
 
-    @classmethod
     def _finisher(
-        cls,
+        self,
         vcr_request: Any,
         filtered: Any,
         response: Any,
         started: float,
         client: clients.LiveClient | None = None,
     ) -> Any:
-        cassette = cls.cassette
+        cassette = self.cassette
         headers_time = time.monotonic() - started
         session = current_session()  # of the caller: the stream may be read elsewhere
         number = None if client is None else client.bound
@@ -208,7 +235,7 @@ class InterceptedMethod(metaclass=_BindsLikeAFunction):
             if problem is not None:
                 end_extra["incomplete"] = problem
                 uri = _shown_uri(cassette, vcr_request)
-                if not _report_incomplete(cls.incomplete_streams, uri, problem, ending, cassette):
+                if not _report_incomplete(self.incomplete_streams, uri, problem, ending, cassette):
                     return
             stored_headers = headers
             if body:
@@ -234,59 +261,56 @@ class InterceptedMethod(metaclass=_BindsLikeAFunction):
 
         return finish
 
-    @classmethod
     def _lookup(
-        cls, request: Any, body: bytes, client: clients.LiveClient | None = None
+        self, request: Any, body: bytes, client: clients.LiveClient | None = None
     ) -> tuple[Any, Any, Any, float, Any]:
         """Restore the read request body; the vcrpy request, the response to replay (or
         None to record), the request as it will be stored (when already filtered), how long
         to wait before replaying, and the fault answer (None when no fault is involved)."""
-        request.stream = cls.library.ByteStream(body)
-        cassette = cls.cassette
+        request.stream = self.library.ByteStream(body)
+        cassette = self.cassette
         calls = cassette.__dict__
         calls[_CALLS] = calls.get(_CALLS, 0) + 1
-        vcr_request = cls._vcr_request(request, body)
-        answer = fault_plan.answer(cassette, vcr_request, cls.overrides)
+        vcr_request = self._vcr_request(request, body)
+        answer = fault_plan.answer(cassette, vcr_request, self.overrides)
         if answer is not None and answer.record:
             if cassette.write_protected:
-                cls._refuse(vcr_request)
-            cls._no_fault_when_recording(answer)
+                self._refuse(vcr_request)
+            self._no_fault_when_recording(answer)
             return vcr_request, None, None, 0.0, None
         if answer is not None and not answer.lookup:
             recorded = answer.response
         else:
-            recorded, filtered = cls._recorded_response(vcr_request, client)
+            recorded, filtered = self._recorded_response(vcr_request, client)
             if recorded is None:
-                cls._no_fault_when_recording(answer)
+                self._no_fault_when_recording(answer)
                 return vcr_request, None, filtered, 0.0, None
             if answer is not None:
                 answer = fault_plan.Answer(recorded, answer.fault, answer.where)
         fault = None if answer is None else answer.fault
         if recorded is not None and not (fault is not None and fault.status is not None):
-            uri = functools.partial(_shown_uri, cls.cassette, vcr_request)
-            check_integrity(recorded, uri, cls.incomplete_streams)
+            uri = functools.partial(_shown_uri, self.cassette, vcr_request)
+            check_integrity(recorded, uri, self.incomplete_streams)
         if fault is not None and fault.delay is not None:
             return vcr_request, recorded, None, fault.delay, answer
-        delay = 0.0 if recorded is None else headers_delay(recorded, cls.pace)
+        delay = 0.0 if recorded is None else headers_delay(recorded, self.pace)
         return vcr_request, recorded, None, delay, answer
 
-    @classmethod
-    def _no_fault_when_recording(cls, answer: Any) -> None:
+    def _no_fault_when_recording(self, answer: Any) -> None:
         if answer is not None and answer.fault is not None:
             raise FaultError(
-                display_path(cls.cassette),
+                display_path(self.cassette),
                 answer.where,
                 f"{answer.fault.describe()} changes a recorded response, but this request "
                 "is being recorded (no recorded interaction answers it)",
                 "record the cassette first, then add the fault",
             )
 
-    @classmethod
     def _replay(
-        cls, request: Any, vcr_request: Any, recorded: Any, answer: Any, *, is_async: bool
+        self, request: Any, vcr_request: Any, recorded: Any, answer: Any, *, is_async: bool
     ) -> Any:
         """The replayed response, with the answer's fault carried out (raises a failure)."""
-        library = cls.library
+        library = self.library
         fault = None if answer is None else answer.fault
         if fault is not None and fault.fail is not None:
             raise fault_responses.failure_for(library, fault, request)
@@ -299,14 +323,15 @@ class InterceptedMethod(metaclass=_BindsLikeAFunction):
             fault,
             request,
             vcr_request,
-            cassette=display_path(cls.cassette),
+            cassette=display_path(self.cassette),
             where=where,
         )
-        return replay_response(library, recorded, request, cls.pace, is_async=is_async, shape=shape)
+        return replay_response(
+            library, recorded, request, self.pace, is_async=is_async, shape=shape
+        )
 
-    @classmethod
     def _pass_through(
-        cls,
+        self,
         vcr_request: Any,
         filtered: Any,
         response: Any,
@@ -316,14 +341,13 @@ class InterceptedMethod(metaclass=_BindsLikeAFunction):
         is_async: bool,
     ) -> Any:
         """Give the caller the live response, recording its stream as it is read."""
-        finish = cls._finisher(vcr_request, filtered, response, started, client)
+        finish = self._finisher(vcr_request, filtered, response, started, client)
         response.stream = recording_stream(
-            cls.library, response.stream, started, finish, is_async=is_async
+            self.library, response.stream, started, finish, is_async=is_async
         )
         return response
 
-    @classmethod
-    def _answer_mismatch(cls, request: Any, mismatch: CassetteMismatch) -> Any:
+    def _answer_mismatch(self, request: Any, mismatch: CassetteMismatch) -> Any:
         """What a client gets for a request the cassette cannot answer: the mismatch raised
         once, never retried with backoff by the SDK that sent the request.
 
@@ -336,58 +360,56 @@ class InterceptedMethod(metaclass=_BindsLikeAFunction):
         """
         if _RETRYING_SDK_HEADER not in request.headers:
             raise mismatch
-        if cls.library.__name__ != "httpx":
+        if self.library.__name__ != "httpx":
             mismatch.__class__ = sdk_error_class(str(request.headers.get("user-agent", "")))
             raise mismatch
         error = {"message": str(mismatch), "type": "llmcassette_mismatch", "code": mismatch.code}
-        return cls.library.Response(
+        return self.library.Response(
             MISMATCH_STATUS,
             headers={"content-type": "application/json", "x-should-retry": "false"},
             content=json.dumps({"error": error}).encode("utf-8"),
             request=request,
         )
 
-    @classmethod
-    def handle(cls, transport: Any, request: Any) -> Any:
+    def handle(self, transport: Any, request: Any) -> Any:
         body = b"".join(request.stream)
-        client = clients.live_client(cls.cassette, transport)  # each SDK client: a transport
+        client = clients.live_client(self.cassette, transport)  # each SDK client: a transport
         try:
             with _SHOWN_IN_REPORT:
-                vcr_request, recorded, filtered, delay, answer = cls._lookup(request, body, client)
+                vcr_request, recorded, filtered, delay, answer = self._lookup(request, body, client)
         except CassetteMismatch as mismatch:
-            return cls._answer_mismatch(request, mismatch)
+            return self._answer_mismatch(request, mismatch)
         if recorded is not None or answer is not None:
             if delay > 0:
                 time.sleep(delay)
             with _SHOWN_IN_REPORT:
-                return cls._replay(request, vcr_request, recorded, answer, is_async=False)
+                return self._replay(request, vcr_request, recorded, answer, is_async=False)
         started = time.monotonic()
-        response = cls.original(transport, request)
-        return cls._pass_through(vcr_request, filtered, response, started, client, is_async=False)
+        response = self.original(transport, request)
+        return self._pass_through(vcr_request, filtered, response, started, client, is_async=False)
 
 
 class AsyncInterceptedMethod(InterceptedMethod):
     """A transport's ``handle_async_request``, the async twin of ``InterceptedMethod``."""
 
-    @classmethod
-    async def handle(cls, transport: Any, request: Any) -> Any:
+    async def handle(self, transport: Any, request: Any) -> Any:
         body = b"".join([part async for part in request.stream])
-        client = clients.live_client(cls.cassette, transport)
+        client = clients.live_client(self.cassette, transport)
         try:
             with _SHOWN_IN_REPORT:
-                vcr_request, recorded, filtered, delay, answer = cls._lookup(request, body, client)
+                vcr_request, recorded, filtered, delay, answer = self._lookup(request, body, client)
         except CassetteMismatch as mismatch:
-            return cls._answer_mismatch(request, mismatch)
+            return self._answer_mismatch(request, mismatch)
         if recorded is not None or answer is not None:
             if delay > 0:
                 import anyio
 
                 await anyio.sleep(delay)
             with _SHOWN_IN_REPORT:
-                return cls._replay(request, vcr_request, recorded, answer, is_async=True)
+                return self._replay(request, vcr_request, recorded, answer, is_async=True)
         started = time.monotonic()
-        response = await cls.original(transport, request)
-        return cls._pass_through(vcr_request, filtered, response, started, client, is_async=True)
+        response = await self.original(transport, request)
+        return self._pass_through(vcr_request, filtered, response, started, client, is_async=True)
 
 
 def _append_filtered(cassette: Any, filtered: Any, response: dict[str, Any]) -> None:
@@ -486,10 +508,21 @@ INCOMPLETE_STREAM_POLICIES = ("warn", "error", "ignore")
 
 def patches(
     pace: Pace, incomplete_streams: str = "warn", overrides: Any = None, context: Context = "vcr"
-) -> Iterator[tuple[Any, str, type]]:
+) -> Iterator[tuple[Any, str, InterceptedMethod]]:
     """vcrpy ``custom_patches`` triples for every installed httpx flavour
     (``configure`` has checked ``incomplete_streams``); ``context`` is where the cassette
-    is used (``"pytest"``, ``"use_cassette"``, ``"vcr"``), for the hints of mismatches."""
+    is used (``"pytest"``, ``"use_cassette"``, ``"vcr"``), for the hints of mismatches.
+    Each stand-in is bound to a cassette when it is applied (``bound_patches``)."""
+    for library, target, method, kind, original in _transport_methods():
+        stand_in = kind(library, original, pace, incomplete_streams, context, overrides)
+        yield target, method, stand_in
+
+
+@functools.cache
+def _transport_methods() -> tuple[tuple[Any, type, str, type[InterceptedMethod], Any], ...]:
+    """``(library, transport class, method name, stand-in class, original method)`` for
+    each transport method to replace, found once per process (every cassette needs them)."""
+    found = []
     for library_name in REPLACED_PATCHERS:
         if not compat.installed(library_name):
             continue
@@ -498,52 +531,21 @@ def patches(
             target = getattr(library, class_name, None)
             if target is None:
                 continue
-            make = _shared_stub if overrides is None else _stub
-            yield (
-                target,
-                method,
-                make(
-                    library_name,
-                    class_name,
-                    method,
-                    is_async,
-                    pace,
-                    incomplete_streams,
-                    context,
-                    overrides,
-                ),
-            )
-
-
-def _stub(
-    library_name: str,
-    class_name: str,
-    method: str,
-    is_async: bool,
-    pace: Pace,
-    incomplete_streams: str,
-    context: Context,
-    overrides: Any,
-) -> type[InterceptedMethod]:
-    """The stand-in for one transport method; vcrpy subclasses it for each cassette."""
-    base = AsyncInterceptedMethod if is_async else InterceptedMethod
-    namespace = {
-        "library": importlib.import_module(library_name),
-        "original": staticmethod(compat.saved_original(library_name, class_name, method)),
-        "pace": pace,
-        "incomplete_streams": incomplete_streams,
-        "overrides": overrides,
-        "context": context,
-    }
-    return type(f"{library_name}.{class_name}.{method}", (base,), namespace)
-
-
-# The stand-ins hold no state of a cassette (vcrpy's subclass for each cassette does), so
-# those without overrides (which need not be hashable) are made once per process for each
-# setting, not per cassette.
-_shared_stub = functools.lru_cache(maxsize=64)(_stub)
+            kind = AsyncInterceptedMethod if is_async else InterceptedMethod
+            original = compat.saved_original(library_name, class_name, method)
+            found.append((library, target, method, kind, original))
+    return tuple(found)
 
 
 def is_ours(patch: tuple[Any, ...]) -> bool:
     """Whether a ``custom_patches`` entry was installed by llmcassette."""
-    return isinstance(patch[2], type) and issubclass(patch[2], InterceptedMethod)
+    return isinstance(patch[2], InterceptedMethod)
+
+
+def bound_patches(patches: Iterable[tuple[Any, ...]], cassette: Any) -> tuple[tuple[Any, ...], ...]:
+    """A cassette's ``custom_patches`` with llmcassette's stand-ins bound to it; vcrpy
+    applies a patch that holds its cassette as it is, and subclasses the others."""
+    return tuple(
+        (patch[0], patch[1], patch[2].bound_to(cassette)) if is_ours(patch) else patch
+        for patch in patches
+    )
