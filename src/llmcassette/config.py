@@ -35,6 +35,7 @@ __all__ = [
     "ConfigError",
     "ExpiredAction",
     "Expiry",
+    "ProjectSettings",
     "RedactionConfig",
     "age_of",
     "find_pyproject",
@@ -85,9 +86,13 @@ _TABLES_LIMIT = 16
 _tables: dict[str, tuple[float, dict[str, Any]]] = {}
 
 
-def project_settings(
-    start: str | os.PathLike[str] | None = None,
-) -> tuple[Path | None, dict[str, Any]]:
+#: The nearest pyproject.toml and its ``[tool.llmcassette]`` table, as ``project_settings``
+#: gives them. The ``project_*`` functions below take them (``project=``) where a caller
+#: reads several settings: finding the file stats every folder up to it.
+ProjectSettings = tuple[Path | None, dict[str, Any]]
+
+
+def project_settings(start: str | os.PathLike[str] | None = None) -> ProjectSettings:
     """The nearest pyproject.toml and its ``[tool.llmcassette]`` table (empty when absent)."""
     path = find_pyproject(start)
     if path is None:
@@ -214,9 +219,11 @@ def from_mapping(data: Mapping[str, object], *, strict: bool = True) -> Redactio
     return RedactionConfig(**values)
 
 
-def project_redaction(start: str | os.PathLike[str] | None = None) -> RedactionConfig:
+def project_redaction(
+    start: str | os.PathLike[str] | None = None, *, project: ProjectSettings | None = None
+) -> RedactionConfig:
     """The settings of ``[tool.llmcassette.redaction]`` in the nearest pyproject.toml."""
-    path, settings = project_settings(start)
+    path, settings = project if project is not None else project_settings(start)
     table = settings.get("redaction") or {}
     if not isinstance(table, Mapping):
         raise ConfigError(f"{path}: [tool.llmcassette.redaction] must be a table")
@@ -229,6 +236,8 @@ def project_redaction(start: str | os.PathLike[str] | None = None) -> RedactionC
 def resolve_redaction(
     redaction: RedactionConfig | Mapping[str, object] | bool | None,
     start: str | os.PathLike[str] | None = None,
+    *,
+    project: ProjectSettings | None = None,
 ) -> RedactionConfig:
     """The settings in force: the project's, with a per-call ``redaction=`` on top.
 
@@ -237,7 +246,7 @@ def resolve_redaction(
     """
     if isinstance(redaction, RedactionConfig):
         return redaction
-    base = project_redaction(start)
+    base = project_redaction(start, project=project)
     if redaction is False:
         return dataclasses.replace(base, enabled=False)
     if redaction is True or redaction is None:
@@ -366,9 +375,11 @@ class Expiry:
         warnings.warn(CassetteExpiredWarning(message), stacklevel=2)
 
 
-def project_expiry(start: str | os.PathLike[str] | None = None) -> dict[str, Any]:
+def project_expiry(
+    start: str | os.PathLike[str] | None = None, *, project: ProjectSettings | None = None
+) -> dict[str, Any]:
     """``max_age`` and ``expired`` from ``[tool.llmcassette]`` of the nearest pyproject.toml."""
-    path, settings = project_settings(start)
+    path, settings = project if project is not None else project_settings(start)
     found: dict[str, Any] = {k: settings[k] for k in ("max_age", "expired") if k in settings}
     try:
         Expiry.from_options(**found)
@@ -388,9 +399,11 @@ def check_drift(value: object, where: str = "drift") -> str:
     return str(value)
 
 
-def project_drift(start: str | os.PathLike[str] | None = None) -> str | None:
+def project_drift(
+    start: str | os.PathLike[str] | None = None, *, project: ProjectSettings | None = None
+) -> str | None:
     """``drift`` from ``[tool.llmcassette]`` of the nearest pyproject.toml (None when unset)."""
-    path, settings = project_settings(start)
+    path, settings = project if project is not None else project_settings(start)
     if "drift" not in settings:
         return None
     return check_drift(settings["drift"], f"{path}: [tool.llmcassette] drift")

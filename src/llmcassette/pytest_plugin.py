@@ -24,6 +24,7 @@ if TYPE_CHECKING:
     from typing import Literal
 
     from llmcassette._vcr.install import DriftMode, RecordModeName
+    from llmcassette.config import ProjectSettings
 from llmcassette.faults import schedule, scheduled_on
 
 # The re-recording workflow (llmcassette.workflow) talks to the plugin through these: the
@@ -431,9 +432,11 @@ def _record_mode(config: pytest.Config, options: dict[str, Any]) -> str | None:
     return None if option is None else str(option)
 
 
-def _drift_setting(config: pytest.Config, options: dict[str, Any]) -> DriftMode:
+def _drift_setting(
+    config: pytest.Config, options: dict[str, Any], project: ProjectSettings | None = None
+) -> DriftMode:
     """``--llmcassette-drift``, else the marker's or vcr_config's ``drift``, else
-    ``[tool.llmcassette] drift``, else ``"warn"``."""
+    ``[tool.llmcassette] drift`` (of ``project`` when the caller read it), else ``"warn"``."""
     from llmcassette.config import check_drift, project_drift
 
     flag = config.getoption("llmcassette_drift", default=None)
@@ -442,7 +445,7 @@ def _drift_setting(config: pytest.Config, options: dict[str, Any]) -> DriftMode:
     if "drift" in options:
         where = "drift= of the vcr marker or vcr_config"
         return cast("DriftMode", check_drift(options["drift"], where))
-    return cast("DriftMode", project_drift(config.rootpath) or "warn")
+    return cast("DriftMode", project_drift(config.rootpath, project=project) or "warn")
 
 
 @pytest.hookimpl(optionalhook=True, tryfirst=True)
@@ -452,11 +455,12 @@ def pytest_recording_configure(config: pytest.Config, vcr: Any) -> None:
     ``tryfirst`` lets a user's own ``pytest_recording_configure`` run after this one and
     override it; ``optionalhook`` keeps ``-p no:recording`` working.
     """
-    from llmcassette.config import project_expiry, resolve_redaction
+    from llmcassette.config import project_expiry, project_settings, resolve_redaction
 
     options = _options_of(_current_item)
     record_mode = _record_mode(config, options) or "none"
-    project = project_expiry(config.rootpath)
+    project = project_settings(config.rootpath)  # found and read once for this test
+    expiry = project_expiry(project=project)
     configure(
         vcr,
         swap_suffix=_PYTEST_RECORDING_DEFAULT_SUFFIX,
@@ -464,15 +468,15 @@ def pytest_recording_configure(config: pytest.Config, vcr: Any) -> None:
         pace=options.get("pace", "instant"),
         incomplete_streams=options.get("incomplete_streams", "warn"),
         # [tool.llmcassette.redaction] of the project being tested, the test's own on top.
-        redaction=resolve_redaction(options.get("redaction"), config.rootpath),
+        redaction=resolve_redaction(options.get("redaction"), project=project),
         match=options.get("match"),
         overrides=options.get("overrides"),
         record_errors=options.get("record_errors", False),
-        max_age=options.get("max_age", project.get("max_age")),
-        expired=options.get("expired", project.get("expired")),
+        max_age=options.get("max_age", expiry.get("max_age")),
+        expired=options.get("expired", expiry.get("expired")),
         record_mode=cast("RecordModeName | Literal['rewrite']", record_mode),  # configure checks it
         context="pytest",
-        drift=_drift_setting(config, options),
+        drift=_drift_setting(config, options, project),
     )
     if _current_item is not None:
         _current_item.stash[_PERSISTER] = vcr.persister

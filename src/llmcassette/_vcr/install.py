@@ -111,6 +111,7 @@ def configure(
         check_drift,
         project_drift,
         project_expiry,
+        project_settings,
         resolve_redaction,
     )
     from llmcassette.faults import Overrides
@@ -119,10 +120,11 @@ def configure(
 
     compat.check()
     match_config = MatchConfig.from_options(match)
-    redaction_config = resolve_redaction(redaction)
+    project = project_settings()  # pyproject.toml, found and read once for every default
+    redaction_config = resolve_redaction(redaction, project=project)
     mode = _record_mode_name(record_mode or my_vcr.record_mode)
     expiry = Expiry.from_options(
-        max_age, expired, can_record=mode != "none", defaults=project_expiry()
+        max_age, expired, can_record=mode != "none", defaults=project_expiry(project=project)
     )
     replay_pace = _pace(pace)
     if incomplete_streams not in stream.INCOMPLETE_STREAM_POLICIES:
@@ -131,7 +133,8 @@ def configure(
             f"not {incomplete_streams!r}"
         )
     plan = None if overrides is None else Overrides.parse(overrides, "the `overrides` option")
-    drift_mode = check_drift(drift) if drift is not None else project_drift() or "warn"
+    drift_mode = check_drift(drift) if drift is not None else project_drift(project=project)
+    drift_mode = drift_mode or "warn"
 
     vcr_fixes.install()
     my_vcr.register_serializer(serializer.NAME, serializer)
