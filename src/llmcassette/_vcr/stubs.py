@@ -323,7 +323,7 @@ class InterceptedMethod:
             fault,
             request,
             vcr_request,
-            cassette=display_path(self.cassette),
+            cassette=functools.partial(display_path, self.cassette),
             where=where,
         )
         return replay_response(

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import http
 import json
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from llmcassette.errors import FaultError
@@ -113,12 +113,13 @@ def shape(
     request: Any,
     vcr_request: Any,
     *,
-    cassette: str | None,
+    cassette: Callable[[], str | None],
     where: str,
 ) -> Shape | None:
     """How to deliver ``response`` under ``fault``; None when nothing changes.
 
     Fills ``{{fromRequest:...}}`` placeholders from ``vcr_request`` (the live request).
+    ``cassette`` gives the cassette's file, for errors: asked only when something changes.
     """
 
     body = response["body"]["string"] or b""
@@ -127,17 +128,18 @@ def shape(
     needs_text = placeholders.has_markers(body)
     if fault is None and not needs_text:
         return None
+    path = cassette()
     meta = response.get(META_KEY) or {}
     kind = meta.get("stream")
     if fault is not None and fault.replace:
-        body = _replace(body, fault, cassette, where)
+        body = _replace(body, fault, path, where)
         response = {**response, "body": {"string": body}}
     pieces, times = event_pieces(response)
     content_length = None
     if placeholders.has_markers(body):
         json_strings = kind is not None or _is_json(response)
         pieces = [
-            _fill(piece, vcr_request, json_strings, cassette, _at(where, kind, index))
+            _fill(piece, vcr_request, json_strings, path, _at(where, kind, index))
             for index, piece in enumerate(pieces)
         ]
     if kind is None and (needs_text or (fault is not None and fault.replace)):
@@ -147,7 +149,7 @@ def shape(
     if fault is not None:
         if fault.cut_after is not None:
             pieces = pieces[
-                : _events_kept(fault.cut_after, "cut_stream", pieces, kind, cassette, where)
+                : _events_kept(fault.cut_after, "cut_stream", pieces, kind, path, where)
             ]
             times = times and times[: len(pieces)]
             name, message = CUT_ENDINGS[fault.cut]
@@ -158,7 +160,7 @@ def shape(
                     request=request,
                 )
         if fault.hang_after is not None:
-            pieces = pieces[: _events_kept(fault.hang_after, "hang", pieces, kind, cassette, where)]
+            pieces = pieces[: _events_kept(fault.hang_after, "hang", pieces, kind, path, where)]
             times = times and times[: len(pieces)]
             failure = None
             timeout = (request.extensions.get("timeout") or {}).get("read")
