@@ -292,3 +292,33 @@ def test_a_vcrpy_cassette_plays_in_vcrpys_order_even_when_a_later_copy_has_the_b
     ]
     with llmcassette.use_cassette(path, record_mode="none", drift="strict", allow_unused=True):
         assert ask_about(provider.url, "question 2") == recorded[1]
+
+
+def test_a_vcrpy_cassette_plays_the_first_unplayed_match_in_any_order_and_again_after_rewind(
+    tmp_path: Path, provider: LocalProvider
+) -> None:
+    # Replay remembers where the unplayed interactions begin (a cassette replayed in order
+    # looks at each one once); a request out of order, and vcrpy's rewind, still find
+    # the first unplayed match.
+    path = tmp_path / "mixed.yaml"
+
+    def models() -> str:
+        return httpx2.get(f"{provider.url}/v1/models", headers=AUTH).text
+
+    with vcr.VCR(record_mode="once").use_cassette(str(path)):
+        recorded = [ask_about(provider.url, "question 1"), models()]
+        recorded.append(ask_about(provider.url, "question 1"))
+    provider.stop()
+    with llmcassette.use_cassette(path, record_mode="none") as cassette:
+        assert models() == recorded[1]  # the second interaction, while the first is unplayed
+        assert dict(cassette.play_counts) == {1: 1}
+        assert ask_about(provider.url, "question 1") == recorded[0]
+        assert dict(cassette.play_counts) == {0: 1, 1: 1}
+        assert ask_about(provider.url, "question 1") == recorded[2]
+        assert dict(cassette.play_counts) == {0: 1, 1: 1, 2: 1}
+        cassette.rewind()
+        assert ask_about(provider.url, "question 1") == recorded[0]
+        assert dict(cassette.play_counts) == {0: 1}
+        assert ask_about(provider.url, "question 1") == recorded[2]
+        assert models() == recorded[1]
+        assert dict(cassette.play_counts) == {0: 1, 1: 1, 2: 1}

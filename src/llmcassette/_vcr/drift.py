@@ -31,6 +31,7 @@ DRIFTED: list[LegacyCassetteDriftWarning] = []
 # A test that drifts on every call of a loop should not hold every warning in memory.
 DRIFTED_LIMIT = 100
 _VALUE_WIDTH = 60
+_FIRST_UNPLAYED = "_llmcassette_first_unplayed"  # (the play counts it holds for, position)
 
 
 def drift_mode(cassette: Any) -> str:
@@ -58,7 +59,9 @@ def legacy_replay(
     if mode == "strict":
         return None
     repeats = cassette.allow_playback_repeats
-    for position, (recorded_request, response) in enumerate(cassette.data):
+    data = cassette.data
+    for position in range(0 if repeats else _first_unplayed(cassette), len(data)):
+        recorded_request, response = data[position]
         file = getattr(recorded_request, LEGACY_ATTRIBUTE, None)
         count = cassette.play_counts[position]
         if file is None or not (count == 0 or repeats) or session_of(response) != label:
@@ -74,6 +77,25 @@ def legacy_replay(
         _report(file, differences)
         return response
     return None
+
+
+def _first_unplayed(cassette: Any) -> int:
+    """Where the first unplayed legacy interaction may be: every one before it has played,
+    or is not legacy. Kept with the cassette, so that replaying a vcrpy cassette in order
+    looks at each interaction once, not again for every later request.
+
+    Play counts only grow, and interactions are only appended, until the counts start again
+    (vcrpy's ``rewind``, a record mode ``all`` save): a new ``play_counts`` starts it over.
+    """
+    counts, data = cassette.play_counts, cassette.data
+    known = cassette.__dict__.get(_FIRST_UNPLAYED)
+    position = known[1] if known is not None and known[0] is counts else 0
+    while position < len(data) and (
+        counts[position] or getattr(data[position][0], LEGACY_ATTRIBUTE, None) is None
+    ):
+        position += 1
+    cassette.__dict__[_FIRST_UNPLAYED] = (counts, position)
+    return position
 
 
 def _report(file: str, differences: tuple[Any, ...]) -> None:
