@@ -19,7 +19,7 @@ from typing import Any
 
 from vcr.matchers import requests_match
 
-from llmcassette._vcr.persister import LEGACY_ATTRIBUTE, Persister
+from llmcassette._vcr.persister import LEGACY_ATTRIBUTE, Persister, is_legacy
 from llmcassette.errors import LegacyCassetteDriftWarning, UnusedInteractionsError
 from llmcassette.matching.jsondiff import shorten_pair
 from llmcassette.matching.normalize import MatchConfig
@@ -90,9 +90,7 @@ def _first_unplayed(cassette: Any) -> int:
     counts, data = cassette.play_counts, cassette.data
     known = cassette.__dict__.get(_FIRST_UNPLAYED)
     position = known[1] if known is not None and known[0] is counts else 0
-    while position < len(data) and (
-        counts[position] or getattr(data[position][0], LEGACY_ATTRIBUTE, None) is None
-    ):
+    while position < len(data) and (counts[position] or not is_legacy(data[position][0])):
         position += 1
     cassette.__dict__[_FIRST_UNPLAYED] = (counts, position)
     return position

@@ -133,8 +133,9 @@ def configure(
             f"not {incomplete_streams!r}"
         )
     plan = None if overrides is None else Overrides.parse(overrides, "the `overrides` option")
-    drift_mode = check_drift(drift) if drift is not None else project_drift(project=project)
-    drift_mode = drift_mode or "warn"
+    drift_mode = (
+        check_drift(drift) if drift is not None else project_drift(project=project) or "warn"
+    )
 
     vcr_fixes.install()
     my_vcr.register_serializer(serializer.NAME, serializer)
