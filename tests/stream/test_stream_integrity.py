@@ -69,6 +69,28 @@ def test_a_clean_close_without_terminator_warns_by_default(
             assert read_stream(truncating.url) == live
 
 
+def test_a_stream_that_ends_with_an_error_event_is_recorded_whole(tmp_path: Path) -> None:
+    """Groq ends a stream whose tool call failed with an error event and no [DONE]; the
+    SDKs raise that error. Even under ``incomplete_streams="error"`` it is no cut stream."""
+    error = {"error": {"message": "Tool call validation failed", "code": "tool_use_failed"}}
+    failing = [_two_chunks_without_done()[0], f"data: {json.dumps(error)}\n\n".encode()]
+    server = ChunkedServer("text/event-stream", failing, "/v1/chat/completions")
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            path = tmp_path / "c"
+            with llmcassette.use_cassette(path, record_mode="once", incomplete_streams="error"):
+                live = read_stream(server.url)
+            assert "tool_use_failed" in "".join(live)
+            end = end_line(tmp_path / "c.jsonl")
+            assert "cut_short" not in end
+            assert "incomplete" not in end
+            with llmcassette.use_cassette(path, record_mode="none", incomplete_streams="error"):
+                assert read_stream(server.url) == live
+    finally:
+        server.stop()
+
+
 def test_error_policy_refuses_to_record_the_stream(
     tmp_path: Path, truncating: ChunkedServer
 ) -> None:
@@ -140,6 +162,18 @@ def test_a_cassette_truncated_elsewhere_warns_on_replay(tmp_path: Path) -> None:
     [
         ("sse", b'data: {"object":"chat.completion.chunk"}\n\ndata: [DONE]\n\n', None),
         ("sse", b'data: {"object":"chat.completion.chunk"}\n\n', "[DONE]"),
+        # Groq ends a stream whose tool call failed with an error event, and no [DONE].
+        (
+            "sse",
+            b'data: {"object":"chat.completion.chunk"}\n\n'
+            b'data: {"error":{"message":"Tool call validation failed","code":"tool_use_failed"}}\n\n',
+            None,
+        ),
+        (
+            "sse",
+            b'data: {"object":"chat.completion.chunk"}\n\ndata: {"error":null}\n\n',
+            "[DONE]",
+        ),
         ("sse", b"event: message_start\ndata: {}\n\nevent: message_stop\ndata: {}\n\n", None),
         ("sse", b"event: message_start\ndata: {}\n\nevent: ping\ndata: {}\n\n", "message_stop"),
         (

@@ -1,14 +1,16 @@
 """Tell a stream that ended properly from one that was cut off.
 
 A provider ends each kind of stream with a terminator: ``data: [DONE]`` for OpenAI Chat
-Completions, ``message_stop`` for Anthropic Messages, ``response.completed`` (or
-``.failed`` / ``.incomplete``) for the Responses API, ``message-end`` for Cohere v2 chat,
-a last chunk with a ``finishReason`` for Gemini (whose streamed JSON array, without
-``alt=sse``, must also end with its ``]``), an object with ``"done": true`` for NDJSON
-streams; a Bedrock ConverseStream (AWS event-stream frames) ends with ``messageStop`` then
-``metadata``, an InvokeModelWithResponseStream with the chunk holding ``message_stop``, and
-either with an exception frame. OpenAI-style providers (Azure, Mistral, Groq, DeepSeek, OpenRouter) end as OpenAI. A stream of a known kind without it was cut short, even if the connection
-closed cleanly; streams of unknown kinds are not judged.
+Completions (or an error event, when the stream failed), ``message_stop`` for Anthropic
+Messages, ``response.completed`` (or ``.failed`` / ``.incomplete``) for the Responses API,
+``message-end`` for Cohere v2 chat, a last chunk with a ``finishReason`` for Gemini (whose
+streamed JSON array, without ``alt=sse``, must also end with its ``]``), an object with
+``"done": true`` for NDJSON streams; a Bedrock ConverseStream (AWS event-stream frames)
+ends with ``messageStop`` then ``metadata``, an InvokeModelWithResponseStream with the
+chunk holding ``message_stop``, and either with an exception frame. OpenAI-style providers
+(Azure, Mistral, Groq, DeepSeek, OpenRouter) end as OpenAI. A stream of a known kind
+without it was cut short, even if the connection closed cleanly; streams of unknown kinds
+are not judged.
 """
 
 from __future__ import annotations
@@ -52,7 +54,12 @@ def judge(kind: str | None, pieces: list[str] | None) -> bool | str | None:
         first.get("object") == "chat.completion.chunk"
         or "prompt_filter_results" in first  # Azure OpenAI's opening chunk, ``object: ""``
     ):
-        if last_data == "[DONE]" or parse(last_data) == "[DONE]":  # no failed JSON parse
+        if last_data == "[DONE]":
+            return True
+        last = parse(last_data)
+        # A stream that fails ends with an error event instead (Groq's `tool_use_failed`),
+        # which the SDKs raise (any event whose `error` is set): it ended as meant to.
+        if last == "[DONE]" or (isinstance(last, dict) and last.get("error")):
             return True
         return "an OpenAI chat stream that ended without `data: [DONE]`"
     if isinstance(first, dict) and isinstance(first.get("candidates"), list):
