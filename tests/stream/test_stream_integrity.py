@@ -184,6 +184,11 @@ def test_a_cassette_truncated_elsewhere_warns_on_replay(tmp_path: Path) -> None:
         ("sse", b'data: {"type":"response.created"}\n\n', "response.completed"),
         ("ndjson", b'{"done": false}\n{"done": true}\n', None),
         ("ndjson", b'{"done": false}\n', '"done": true'),
+        # A failed stream ends with an error object, which the SDK raises: Ollama's and
+        # Gemini's (google-genai raises a chunk that opens with {"error": ...}).
+        ("ndjson", b'{"done": false}\n{"error": "model ran out of memory"}\n', None),
+        ("sse", b'data: {"candidates":[]}\n\ndata: {"error":{"code":500}}\n\n', None),
+        ("sse", b'data: {"candidates":[]}\n\ndata: {"candidates":[]}\n\n', "finishReason"),
         ("sse", b"data: something else\n\n", None),  # unknown kinds are not judged
     ],
 )

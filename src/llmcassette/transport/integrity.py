@@ -1,16 +1,16 @@
 """Tell a stream that ended properly from one that was cut off.
 
 A provider ends each kind of stream with a terminator: ``data: [DONE]`` for OpenAI Chat
-Completions (or an error event, when the stream failed), ``message_stop`` for Anthropic
-Messages, ``response.completed`` (or ``.failed`` / ``.incomplete``) for the Responses API,
-``message-end`` for Cohere v2 chat, a last chunk with a ``finishReason`` for Gemini (whose
-streamed JSON array, without ``alt=sse``, must also end with its ``]``), an object with
-``"done": true`` for NDJSON streams; a Bedrock ConverseStream (AWS event-stream frames)
-ends with ``messageStop`` then ``metadata``, an InvokeModelWithResponseStream with the
-chunk holding ``message_stop``, and either with an exception frame. OpenAI-style providers
-(Azure, Mistral, Groq, DeepSeek, OpenRouter) end as OpenAI. A stream of a known kind
-without it was cut short, even if the connection closed cleanly; streams of unknown kinds
-are not judged.
+Completions, ``message_stop`` for Anthropic Messages, ``response.completed`` (or
+``.failed`` / ``.incomplete``) for the Responses API, ``message-end`` for Cohere v2 chat,
+a last chunk with a ``finishReason`` for Gemini (whose streamed JSON array, without
+``alt=sse``, must also end with its ``]``), an object with ``"done": true`` for NDJSON
+streams; a Bedrock ConverseStream (AWS event-stream frames) ends with ``messageStop`` then
+``metadata``, an InvokeModelWithResponseStream with the chunk holding ``message_stop``, and
+either with an exception frame. OpenAI-style providers (Azure, Mistral, Groq, DeepSeek,
+OpenRouter) end as OpenAI. A stream that failed may end with an error event instead
+(``_is_error``). A stream of a known kind without either was cut short, even if the
+connection closed cleanly; streams of unknown kinds are not judged.
 """
 
 from __future__ import annotations
@@ -57,16 +57,15 @@ def judge(kind: str | None, pieces: list[str] | None) -> bool | str | None:
         if last_data == "[DONE]":
             return True
         last = parse(last_data)
-        # A stream that fails ends with an error event instead (Groq's `tool_use_failed`),
-        # which the SDKs raise (any event whose `error` is set): it ended as meant to.
-        if last == "[DONE]" or (isinstance(last, dict) and last.get("error")):
+        if last == "[DONE]" or _is_error(last):
             return True
         return "an OpenAI chat stream that ended without `data: [DONE]`"
     if isinstance(first, dict) and isinstance(first.get("candidates"), list):
         last = parse(last_data)
         candidates = last.get("candidates") if isinstance(last, dict) else None
-        if isinstance(candidates, list) and any(
-            isinstance(c, dict) and c.get("finishReason") for c in candidates
+        if _is_error(last) or (
+            isinstance(candidates, list)
+            and any(isinstance(c, dict) and c.get("finishReason") for c in candidates)
         ):
             return True
         return "a Gemini stream whose last chunk has no `finishReason`"
@@ -119,10 +118,17 @@ def _outer_events(
     return first, last
 
 
+def _is_error(data: Any) -> bool:
+    """Whether a stream's last event is an error object (``{"error": ...}``): a stream that
+    fails ends with one instead of its terminator (Groq's ``tool_use_failed``, Ollama,
+    Gemini), and the SDKs raise it. Such a stream ended as its provider meant it to."""
+    return isinstance(data, dict) and bool(data.get("error"))
+
+
 def _ndjson(first: Any, last: Any) -> bool | str | None:
     if not (isinstance(first, dict) and "done" in first):
         return None
-    if isinstance(last, dict) and last.get("done") is True:
+    if (isinstance(last, dict) and last.get("done") is True) or _is_error(last):
         return True
     return 'an NDJSON stream whose last object is not `"done": true`'
 
