@@ -26,6 +26,7 @@ from llmcassette._vcr import clients, redaction_hook
 from llmcassette._vcr.clients import LiveClient
 from llmcassette._vcr.drift import drift_mode, legacy_replay
 from llmcassette._vcr.persister import is_legacy
+from llmcassette.cassette import jsontext
 from llmcassette.matching.index import RequestIndex, request_key
 from llmcassette.matching.matchers import LlmBody
 from llmcassette.matching.normalize import MatchConfig
@@ -144,17 +145,7 @@ def _texts(body: Any) -> frozenset[str]:
         payload = json.loads(body or b"")
     except (TypeError, ValueError):
         return frozenset()
-    found: set[str] = set()
-    pending = [payload]
-    while pending:
-        value = pending.pop()
-        if isinstance(value, str):
-            found.add(value)
-        elif isinstance(value, dict):
-            pending.extend(value.values())
-        elif isinstance(value, list):
-            pending.extend(value)
-    return frozenset(found)
+    return frozenset(jsontext.strings_in(payload))
 
 
 def decide(
