@@ -249,6 +249,46 @@ def test_a_response_body_in_no_known_shape_is_refused_not_emptied(
     assert not (tmp_path / "odd.jsonl").exists()  # nothing written
 
 
+@pytest.mark.parametrize(
+    ("first", "said"),
+    [
+        # gRPC, as pydantic-ai records xAI's SDK: one call per entry...
+        (
+            {"request_sample": {"model": "grok"}, "response_sample": {"id": "r1"}},
+            "a gRPC recording (request_sample)",
+        ),
+        # ...or nested under the method of xAI's collections client.
+        (
+            {"collections_method": {"method": "create", "request_json": {}, "response_json": {}}},
+            "a gRPC recording (collections_method)",
+        ),
+        # WebSocket frames, as its realtime tests record them.
+        (
+            {"kind": "message", "direction": "received", "data": {"type": "session.created"}},
+            "a WebSocket message (received)",
+        ),
+        ({"kind": "close", "code": 1000, "reason": "", "ok": True}, "a WebSocket close"),
+    ],
+)
+def test_grpc_and_websocket_recordings_are_refused_with_one_line_each(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], first: dict[str, Any], said: str
+) -> None:
+    (tmp_path / "src").mkdir()
+    other = tmp_path / "src" / "other.yaml"
+    other.write_text(yaml.safe_dump({"version": 1, "interactions": [first]}))
+    http = tmp_path / "src" / "http.yaml"
+    http.write_text(vcrpy_yaml((request(CHAT_URL, {}), response(b'{"ok": true}', JSON_HEADERS))))
+    capsys.readouterr()
+    assert main(["convert", "--out", str(tmp_path / "out"), str(tmp_path / "src")]) == 2
+    err = capsys.readouterr().err.splitlines()
+    assert err == [
+        f"{other}: interaction 0 is {said}, not an HTTP exchange; llmcassette records HTTP "
+        "traffic only"
+    ]
+    assert (tmp_path / "out" / "http.jsonl").is_file()  # the HTTP cassette beside it converts
+    assert not (tmp_path / "out" / "other.jsonl").exists()
+
+
 def test_langchain_gzip_requests_responses_layout_with_binary_bodies(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

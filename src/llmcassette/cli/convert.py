@@ -150,6 +150,24 @@ def _status(response: dict[str, Any]) -> tuple[int, str] | None:
     return code, str(reason)
 
 
+def _not_http(entry: dict[str, Any]) -> str | None:
+    """What other traffic a recorded entry without a ``request`` holds, if it is one that
+    pydantic-ai-style suites record beside HTTP: a gRPC call (``request_sample``, or one
+    nested under its client's method, as xAI's collections client does) or a WebSocket frame
+    (``kind`` and ``direction``). None for anything else."""
+    if any(str(key).startswith("request_") for key in entry):
+        return f"a gRPC recording ({sorted(entry)[0]})"
+    if len(entry) == 1:
+        ((name, nested),) = entry.items()
+        if isinstance(nested, dict) and any(str(key).startswith("request_") for key in nested):
+            return f"a gRPC recording ({name})"
+    kind = entry.get("kind")
+    if isinstance(kind, str) and ("direction" in entry or kind == "close"):
+        direction = entry.get("direction")
+        return f"a WebSocket {kind}" + (f" ({direction})" if isinstance(direction, str) else "")
+    return None
+
+
 def read_vcrpy(path: Path, loaded: dict[str, Any]) -> list[Interaction]:
     """The interactions of vcrpy cassette ``path`` (YAML, JSON, gzip-compressed YAML; the
     ``interactions`` layout or parallel ``requests``/``responses`` lists), as ``cli.paths``
@@ -161,12 +179,13 @@ def read_vcrpy(path: Path, loaded: dict[str, Any]) -> list[Interaction]:
             raise UnreadableInteractionError(
                 path, None, f"interaction {index} is a {type(entry).__name__}, not a mapping"
             )
-        if "request" not in entry and any(str(key).startswith("request_") for key in entry):
+        other = None if "request" in entry else _not_http(entry)
+        if other is not None:
             raise CassetteFormatError(
                 path,
                 None,
-                f"interaction {index} is a gRPC recording ({sorted(entry)[0]}), not an HTTP "
-                "one; llmcassette records HTTP traffic only",
+                f"interaction {index} is {other}, not an HTTP exchange; llmcassette records "
+                "HTTP traffic only",
             )
         request, response = entry.get("request"), entry.get("response")
         if not isinstance(request, dict) or not isinstance(response, dict):
