@@ -322,3 +322,20 @@ def test_a_vcrpy_cassette_plays_the_first_unplayed_match_in_any_order_and_again_
         assert ask_about(provider.url, "question 1") == recorded[2]
         assert models() == recorded[1]
         assert dict(cassette.play_counts) == {0: 1, 1: 1, 2: 1}
+
+
+def test_a_vcrpy_cassette_recorded_with_a_lower_case_method_replays(
+    tmp_path: Path, provider: LocalProvider
+) -> None:
+    # pydantic-ai's Voyage cassettes hold `method: post`; every client sends POST, and
+    # vcrpy compares methods as they are. Legacy methods are matched whatever their case.
+    path = tmp_path / "lower.yaml"
+    with vcr.VCR(record_mode="once").use_cassette(str(path)):
+        recorded = ask_about(provider.url, "question 1")
+    provider.stop()
+    text = path.read_text()
+    assert "method: POST" in text
+    path.write_text(text.replace("method: POST", "method: post"))
+    with llmcassette.use_cassette(path, record_mode="none") as cassette:
+        assert ask_about(provider.url, "question 1") == recorded
+        assert dict(cassette.play_counts) == {0: 1}
