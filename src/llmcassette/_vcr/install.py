@@ -151,6 +151,7 @@ def configure(
         redactor=redactor,
         expiry=expiry,
         record_errors=record_errors,
+        serializers=my_vcr.serializers,
     )
     persister.drift = drift_mode
     my_vcr.register_persister(persister)

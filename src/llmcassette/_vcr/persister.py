@@ -18,7 +18,7 @@ import json
 import logging
 import os
 import zlib
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextvars import ContextVar
 from dataclasses import dataclass
 from pathlib import Path
@@ -187,8 +187,12 @@ class Persister:
         redactor: Any = None,
         expiry: Expiry | None = None,
         record_errors: bool = False,
+        serializers: Mapping[str, Any] | None = None,
     ) -> None:
         self.fallback = fallback
+        # The VCR's serializers by name, as it holds them: a suite that registered its own
+        # "yaml" serializer (pydantic-ai does) wrote its vcrpy cassettes with it.
+        self.serializers: Mapping[str, Any] = {} if serializers is None else serializers
         self.swap_suffix = swap_suffix
         self.rewrite = rewrite
         self.expiry = expiry
@@ -272,7 +276,7 @@ class Persister:
         return self._to_vcr(path, cassette)
 
     def _legacy(self, path: Path, main: bool) -> tuple[list[Any], list[Any], dict[str, Any]] | None:
-        loaded = _load_legacy(path)
+        loaded = _load_legacy(path, self._legacy_serializer(path.suffix))
         if loaded is not None:
             mark_legacy(loaded[0], os.fspath(path))
             for request in loaded[0]:
@@ -283,6 +287,12 @@ class Persister:
             if main:
                 self.used.append(CassetteUse(os.fspath(path), None, 0))
         return loaded
+
+    def _legacy_serializer(self, suffix: str) -> Any:
+        """The serializer a vcrpy cassette with this suffix is read with: the one the VCR
+        has registered under that name if any, else vcrpy's own."""
+        registered = self.serializers.get("json" if suffix == ".json" else "yaml")
+        return LEGACY_SERIALIZERS[suffix] if registered is None else registered
 
     def _note_use(self, path: Path, header: dict[str, Any], version: int) -> bool:
         """Remember the cassette and apply expiry; False when it is to be recorded again."""
@@ -567,7 +577,7 @@ def _written_version(data: bytes) -> int:
     return version if isinstance(version, int) else migrations.FORMAT_VERSION
 
 
-def _load_legacy(path: Path) -> tuple[list[Any], list[Any], dict[str, Any]] | None:
+def _load_legacy(path: Path, serializer: Any) -> tuple[list[Any], list[Any], dict[str, Any]] | None:
     try:
         text = path.read_text(encoding="utf-8")
     except FileNotFoundError:
@@ -578,7 +588,7 @@ def _load_legacy(path: Path) -> tuple[list[Any], list[Any], dict[str, Any]] | No
     if not text.strip():
         return None
     try:
-        requests, responses, *rest = vcr_deserialize(text, LEGACY_SERIALIZERS[path.suffix])
+        requests, responses, *rest = vcr_deserialize(text, serializer)
     except Exception as error:
         raise CassetteFormatError(
             path,
