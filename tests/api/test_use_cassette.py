@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import os
 import warnings
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import httpx2
 import pytest
@@ -14,6 +16,7 @@ import vcr
 
 import llmcassette
 from llmcassette import LegacyCassetteDriftWarning
+from llmcassette._vcr.persister import display_path
 from llmcassette.testing import LocalProvider
 
 PROMPT = {"model": "m", "messages": [{"role": "user", "content": "ping"}]}
@@ -339,3 +342,101 @@ def test_a_vcrpy_cassette_recorded_with_a_lower_case_method_replays(
     with llmcassette.use_cassette(path, record_mode="none") as cassette:
         assert ask_about(provider.url, "question 1") == recorded
         assert dict(cassette.play_counts) == {0: 1}
+
+
+def test_a_vcrpy_cassette_drifts_as_vcrpy_would_replay_under_a_suites_own_matchers(
+    tmp_path: Path, provider: LocalProvider
+) -> None:
+    # pydantic-ai registers its own `method`, `host` and `path` matchers (a region in a
+    # Bedrock host, a project in a Vertex path): a vcrpy cassette still replays in vcrpy's
+    # order on them, its body only checked, and strict still fails the drifted body.
+    path = tmp_path / "own.yaml"
+    with vcr.VCR(record_mode="once").use_cassette(str(path)):
+        recorded = ask_about(provider.url, "question 1")
+    provider.stop()
+    seen: list[str] = []
+
+    def own_path(r1: Any, r2: Any) -> None:
+        seen.append(r1.path)
+        if r1.path.rstrip("/") != r2.path.rstrip("/"):
+            raise AssertionError(f"{r1.path} != {r2.path}")
+
+    def replay(drift: Any) -> tuple[str, dict[int, int]]:
+        my_vcr = vcr.VCR(record_mode="none")
+        llmcassette.configure(my_vcr, drift=drift)
+        my_vcr.register_matcher("path", own_path)
+        with my_vcr.use_cassette(str(path)) as cassette:
+            return ask_about(provider.url, "question 2"), dict(cassette.play_counts)
+
+    with pytest.warns(LegacyCassetteDriftWarning) as warned:
+        answer, counts = replay("warn")
+    assert (answer, counts) == (recorded, {0: 1})
+    assert seen  # the suite's own matcher decided
+    drifts = [w.message for w in warned if isinstance(w.message, LegacyCassetteDriftWarning)]
+    assert [(d.path, d.recorded, d.incoming) for d in drifts] == [
+        ("body.messages[0].content", "'question 1'", "'question 2'")
+    ]
+    with pytest.raises(llmcassette.CassetteMismatch):
+        replay("strict")
+
+
+def test_a_warning_made_an_error_inside_a_request_is_raised_when_the_cassette_exits(
+    tmp_path: Path, provider: LocalProvider
+) -> None:
+    # Under `filterwarnings = error` (pydantic-ai's suite) a drift warning raised inside the
+    # HTTP call would reach the SDK as a connection error, which it retries, and the test
+    # would fail later on an exhausted cassette. The call gets its answer; the exit raises.
+    path = tmp_path / "drifted.yaml"
+    with vcr.VCR(record_mode="once").use_cassette(str(path)):
+        recorded = ask_about(provider.url, "question 1")
+    provider.stop()
+    played: list[object] = []
+
+    def replay(*, fail: bool) -> None:
+        with llmcassette.use_cassette(path, record_mode="none", allow_unused=fail) as cassette:
+            played.extend([ask_about(provider.url, "question 2"), dict(cassette.play_counts)])
+            if fail:
+                raise KeyError("the block's own error")
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        with pytest.raises(LegacyCassetteDriftWarning, match=r"body\.messages\[0\]"):
+            replay(fail=False)
+        assert played == [recorded, {0: 1}]
+        # A block that fails on its own says so with its own error, not the warning.
+        with pytest.raises(KeyError):
+            replay(fail=True)
+
+
+def test_a_mismatch_names_the_vcrpy_cassette_read_without_asking_the_filesystem(
+    tmp_path: Path, provider: LocalProvider, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # `x.jsonl` does not exist, so `x.yaml` beside it is read: the mismatch names it. It
+    # is named inside the request, where some suites fail any blocking call made on an
+    # event loop (pydantic-ai's BlockBuster): no stat.
+    with vcr.VCR(record_mode="once").use_cassette(str(tmp_path / "x.yaml")):
+        ask_about(provider.url, "question 1")
+    client = httpx2.Client()
+
+    def blocking(*args: object, **kwargs: object) -> None:
+        raise AssertionError("a blocking call inside the request")
+
+    with llmcassette.use_cassette(tmp_path / "x", record_mode="none"):
+        ask_about(provider.url, "question 1")  # the first request has looked for a sidecar
+        with monkeypatch.context() as patched:
+            patched.setattr(os, "stat", blocking)
+            with pytest.raises(llmcassette.CassetteMismatch) as caught:
+                client.get(f"{provider.url}/v1/models", headers=AUTH)
+        assert f"cassette: {tmp_path / 'x.yaml'} (1 interaction" in str(caught.value)
+    # Once a recording has written x.jsonl, that is the cassette's file.
+    with llmcassette.use_cassette(tmp_path / "x", record_mode="new_episodes") as cassette:
+        ask_about(provider.url, "question 1")
+        client.get(f"{provider.url}/v1/models", headers=AUTH)
+    assert (tmp_path / "x.jsonl").is_file()
+    assert display_path(cassette) == str(tmp_path / "x.jsonl")
+    with (
+        llmcassette.use_cassette(tmp_path / "x", record_mode="none", allow_unused=True),
+        pytest.raises(llmcassette.CassetteMismatch) as caught,
+    ):
+        client.get(f"{provider.url}/v1/other")
+    assert f"cassette: {tmp_path / 'x.jsonl'} (2 interactions" in str(caught.value)

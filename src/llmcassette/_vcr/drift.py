@@ -14,11 +14,11 @@ those of a legacy cassette into drift too.
 
 from __future__ import annotations
 
-import warnings
 from typing import Any
 
 from vcr.matchers import requests_match
 
+from llmcassette._vcr import deferred
 from llmcassette._vcr.persister import LEGACY_ATTRIBUTE, Persister, is_legacy
 from llmcassette.errors import LegacyCassetteDriftWarning, UnusedInteractionsError
 from llmcassette.matching.jsondiff import shorten_pair
@@ -68,15 +68,23 @@ def legacy_replay(
             continue
         if not requests_match(filtered, recorded_request, url_matchers):
             continue
-        differences = compare(filtered, recorded_request, config) if mode == "warn" else ()
+        differences = _body_drift(filtered, recorded_request, config) if mode == "warn" else ()
         if only_equal and differences:
             return None
         if count == 0 and position < cassette._loaded_count:
             cassette._played_interactions.append((recorded_request, response))
         cassette.play_counts[position] += 1
-        _report(file, differences)
+        _report(cassette, file, differences)
         return response
     return None
+
+
+def _body_drift(incoming: Any, recorded: Any, config: MatchConfig) -> tuple[Any, ...]:
+    """The body's differences: the rest matched on ``match_on``, whose matchers may be a
+    suite's own that accept a URL that differs (a region in a host, a project in a path)."""
+    if incoming.body == recorded.body:
+        return ()
+    return tuple(d for d in compare(incoming, recorded, config) if d.path.startswith("body"))
 
 
 def _first_unplayed(cassette: Any) -> int:
@@ -96,17 +104,18 @@ def _first_unplayed(cassette: Any) -> int:
     return position
 
 
-def _report(file: str, differences: tuple[Any, ...]) -> None:
+def _report(cassette: Any, file: str, differences: tuple[Any, ...]) -> None:
     for difference in differences:
         recorded, incoming = shorten_pair(difference.recorded, difference.incoming, _VALUE_WIDTH)
-        _emit(LegacyCassetteDriftWarning(file, difference.path, recorded, incoming))
+        # Inside the client's HTTP call: where warnings are errors, raised at the exit.
+        _emit(LegacyCassetteDriftWarning(file, difference.path, recorded, incoming), cassette)
 
 
-def _emit(warning: LegacyCassetteDriftWarning) -> None:
+def _emit(warning: LegacyCassetteDriftWarning, cassette: Any = None) -> None:
     if len(DRIFTED) < DRIFTED_LIMIT:
         DRIFTED.append(warning)
     # stacklevel: the warning's location would be inside the HTTP stub either way.
-    warnings.warn(warning, stacklevel=3)
+    deferred.warn(cassette, warning, stacklevel=3)
 
 
 def unplayed_drift(

@@ -20,6 +20,9 @@ def install() -> None:
     the garbage collector frees the context, and later code talks to the cassette instead of
     the network.
 
+    Raise, at a clean exit, a warning the filters made an error inside a request
+    (``llmcassette._vcr.deferred``), where it would have broken the client's HTTP call.
+
     And bind llmcassette's stand-ins to the cassette whose patches are being applied
     (``stubs.bound_patches``). vcrpy would build a subclass of each one for every cassette:
     creating classes made up a quarter of setting up a small cassette.
@@ -46,13 +49,19 @@ def install() -> None:
                 keep_only_this_run(cassette)  # record_mode="all" saves this run's calls only
                 # what the save adds if another process saved the file meanwhile
                 with saving(new_interactions(cassette)):
-                    return original_exit(self, *exc_info)
-            return original_exit(self, *exc_info)
+                    result = original_exit(self, *exc_info)
+            else:
+                result = original_exit(self, *exc_info)
         finally:
             finish = getattr(self, "_CassetteContextDecorator__finish", None)
             if finish is not None:
                 next(finish, None)
                 self._CassetteContextDecorator__finish = None
+        if cassette is not None and not any(exc_info):
+            from llmcassette._vcr.deferred import raise_kept
+
+            raise_kept(cassette)  # a warning that was an error inside a request
+        return result
 
     original_patch_generator = CassetteContextDecorator._patch_generator
 

@@ -3,7 +3,8 @@
 This is vcrpy's ``can_play_response_for`` / ``play_response`` / ``write_protected`` logic
 with the linear scan replaced by ``RequestIndex``. It answers only when it can answer
 exactly as vcrpy would: with a customised ``match_on`` it returns ``None`` and the caller
-takes vcrpy's own path.
+takes vcrpy's own path, except for a vcrpy cassette's interactions, which play in vcrpy's
+order on the other matchers when ``match_on`` holds ``llm_body``.
 
 A request made in an ``llmcassette.session`` replays only interactions recorded in the same
 session, and one made outside any session only interactions recorded outside any: each
@@ -155,7 +156,7 @@ def decide(
     ``client`` is the live client sending ``request``, when known."""
     matcher = body_matcher(cassette)
     if matcher is None:
-        return None
+        return _legacy_by_own_matchers(cassette, request)
     repeats = cassette.allow_playback_repeats
     if cassette.record_mode == RecordMode.ALL or not (cassette.rewound or repeats):
         # Nothing to look up (vcrpy's rule): the request is filtered once, as stored.
@@ -225,6 +226,38 @@ def _replay(
         return legacy_replay(
             cassette, filtered, _url_matchers(), config, label, only_equal=unredacted
         )
+
+
+def _legacy_by_own_matchers(cassette: Any, request: Any) -> Replay | None:
+    """For a ``match_on`` with ``llm_body`` beside matchers of the suite's own (pydantic-ai
+    registers its own ``method``, ``host`` and ``path``): a vcrpy-recorded interaction plays
+    as vcrpy would, on those matchers, its body only checked (``legacy_replay``). None
+    leaves the request to vcrpy's lookup, which matches the body too.
+    """
+    match_on = tuple(cassette._match_on)
+    bodies = [matcher for matcher in match_on if isinstance(matcher, LlmBody)]
+    data = cassette.data
+    if len(bodies) != 1 or not data or not is_legacy(data[0][0]):
+        return None  # legacy interactions are loaded first: none when the first is not
+    if drift_mode(cassette) == "strict" or cassette.record_mode == RecordMode.ALL:
+        return None
+    if not (cassette.rewound or cassette.allow_playback_repeats):
+        return None  # nothing to look up (vcrpy's rule)
+    others = tuple(matcher for matcher in match_on if matcher is not bodies[0])
+    config, label = bodies[0].config, current_session()
+    filtered, redactor = redaction_hook.unredacted_body(cassette._before_record_request, request)
+    if filtered is None:
+        return None
+    # As in ``decide``: a body equal as sent plays at once, one that differs is redacted
+    # before its drift is reported.
+    with _LOCK:
+        unredacted = redactor is not None
+        response = legacy_replay(cassette, filtered, others, config, label, only_equal=unredacted)
+    if response is None and redactor is not None:
+        filtered = redaction_hook.redact(filtered, redactor)
+        with _LOCK:
+            response = legacy_replay(cassette, filtered, others, config, label)
+    return None if response is None else Replay(response)
 
 
 def _has_own(cassette: Any) -> bool:

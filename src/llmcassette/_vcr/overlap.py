@@ -14,12 +14,11 @@ from __future__ import annotations
 import json
 import threading
 import time
-import warnings
 from bisect import bisect_right
 from collections.abc import Hashable
 from typing import Any
 
-from llmcassette._vcr import lookup
+from llmcassette._vcr import deferred, lookup
 from llmcassette.errors import ConcurrentIdenticalRequestsWarning
 from llmcassette.matching.index import request_key
 
@@ -80,12 +79,10 @@ def note(
         flights.ends.append(ended)
         flights.entries.append(entry)
     if clash:
-        warnings.warn(
-            ConcurrentIdenticalRequestsWarning(
-                request.method, request.path, prompt_start(request.body), session
-            ),
-            stacklevel=3,
+        warning = ConcurrentIdenticalRequestsWarning(
+            request.method, request.path, prompt_start(request.body), session
         )
+        deferred.warn(cassette, warning, stacklevel=3)
 
 
 def prompt_start(body: bytes | None) -> str:

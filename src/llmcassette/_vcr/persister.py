@@ -201,6 +201,9 @@ class Persister:
         # How many of the interactions loaded for a cassette path came from its own file:
         # the rest are other tests' cassettes a marker named (``@pytest.mark.vcr("x.jsonl")``).
         self.owned: dict[str, int] = {}
+        # A missing .jsonl cassette whose vcrpy cassette beside it was read instead, until
+        # a save writes the .jsonl (``display_path``).
+        self.read_instead: dict[str, str] = {}
         # Expired cassettes being recorded again: their created_at restarts when saved.
         self._renewing: set[str] = set()
         # llmcassette.redact.Redactor: applied to every line written, then checked (fail closed).
@@ -341,7 +344,10 @@ class Persister:
                 log.info(
                     "llmcassette: %s does not exist; replaying vcrpy cassette %s", path, legacy
                 )
-                return self._legacy(legacy, main)
+                loaded = self._legacy(legacy, main)
+                if main and loaded is not None:
+                    self.read_instead[os.fspath(path)] = os.fspath(legacy)
+                return loaded
         return None
 
     def save_cassette(
@@ -385,6 +391,7 @@ class Persister:
                 log.info("llmcassette: removed temporary files of a killed save: %s", removed)
             written = self._save_locked(path, cassette_dict, last_pid)
             self._loaded[os.fspath(path)] = _digest(written)
+            self.read_instead.pop(os.fspath(path), None)
 
     def _merge(
         self,
@@ -540,15 +547,12 @@ def display_path(cassette: Any) -> str | None:
         return None
     persister = getattr(cassette, "_persister", None)
     if isinstance(persister, Persister) and getattr(cassette, "_serializer", None) is jsonl:
-        resolved = persister.resolve(path)
-        if not resolved.exists():
-            # Read from the vcrpy cassette beside it (test_x.yaml): that is the file, until
-            # a recording writes the .jsonl.
-            data = getattr(cassette, "data", None) or [(None, None)]
-            legacy = getattr(data[0][0], LEGACY_ATTRIBUTE, None)
-            if legacy is not None:
-                return str(legacy)
-        return str(resolved)
+        resolved = os.fspath(persister.resolve(path))
+        # Read from the vcrpy cassette beside it (test_x.yaml): that is the file, until a
+        # recording writes the .jsonl. Not asked of the filesystem: a mismatch names the
+        # file inside a request, where a blocking call on an event loop is an error to
+        # some suites (pydantic-ai's BlockBuster).
+        return persister.read_instead.get(resolved, resolved)
     return str(os.fspath(path))
 
 

@@ -19,12 +19,11 @@ import importlib
 import json
 import sys
 import time
-import warnings
 from collections.abc import Iterable, Iterator
 from typing import Any
 
 from llmcassette import _eventstream as wire
-from llmcassette._vcr import clients, compat, fault_plan, lookup, overlap
+from llmcassette._vcr import clients, compat, deferred, fault_plan, lookup, overlap
 from llmcassette._vcr.bridge import incoming_request
 from llmcassette._vcr.mismatch import RAISED, CassetteMismatch
 from llmcassette._vcr.persister import display_path
@@ -290,7 +289,9 @@ class InterceptedMethod:
         fault = None if answer is None else answer.fault
         if recorded is not None and not (fault is not None and fault.status is not None):
             uri = functools.partial(_shown_uri, self.cassette, vcr_request)
-            check_integrity(recorded, uri, self.incomplete_streams)
+            incomplete = check_integrity(recorded, uri, self.incomplete_streams)
+            if incomplete is not None:
+                deferred.warn(self.cassette, incomplete, stacklevel=4)
         if fault is not None and fault.delay is not None:
             return vcr_request, recorded, None, fault.delay, answer
         delay = 0.0 if recorded is None else headers_delay(recorded, self.pace)
@@ -496,7 +497,7 @@ def _report_incomplete(policy: str, uri: str, problem: str, ending: Ending, cass
         return True
     path = str(getattr(cassette, "_path", "")) or None
     if policy == "warn":
-        warnings.warn(IncompleteStreamWarning(f"{uri}: {problem}"), stacklevel=2)
+        deferred.warn(cassette, IncompleteStreamWarning(f"{uri}: {problem}"), stacklevel=2)
         return True
     if ending.error is None:  # a broken connection already raises the client's own error
         raise IncompleteStreamError(uri, problem, path)

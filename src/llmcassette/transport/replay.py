@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import threading
 import time
-import warnings
 from collections.abc import AsyncIterator, Callable, Iterator, Mapping
 from dataclasses import dataclass
 from functools import cache
@@ -185,8 +184,12 @@ def recorded_failure(
     return failure
 
 
-def check_integrity(response: Mapping[str, Any], uri: Callable[[], str], policy: str) -> None:
-    """Warn about (or refuse) replaying a stream that was cut short without being marked so.
+def check_integrity(
+    response: Mapping[str, Any], uri: Callable[[], str], policy: str
+) -> IncompleteStreamWarning | None:
+    """The warning to give for replaying a stream that was cut short without being marked
+    so (``IncompleteStreamError`` when ``policy`` refuses it), None when there is nothing
+    to say.
 
     Streams llmcassette recorded carry ``incomplete`` on their end line and were reported
     when recorded; this catches cassettes from elsewhere (converted, edited by hand).
@@ -196,17 +199,17 @@ def check_integrity(response: Mapping[str, Any], uri: Callable[[], str], policy:
     kind = meta.get("stream")
     end = meta.get("end_extra") or {}
     if policy == "ignore" or kind is None or "incomplete" in end or end.get("cut_short"):
-        return
+        return None
     if meta.get("integrity_checked"):
-        return
+        return None
     meta["integrity_checked"] = True  # shared by vcrpy's copies: one report per interaction
     body = response["body"]["string"] or b""
     problem = integrity.missing_terminator(kind, body if isinstance(body, bytes) else body.encode())
     if problem is None:
-        return
+        return None
     if policy == "error":
         raise IncompleteStreamError(uri(), f"the cassette holds {problem}")
-    warnings.warn(IncompleteStreamWarning(f"{uri()}: replaying {problem}"), stacklevel=3)
+    return IncompleteStreamWarning(f"{uri()}: replaying {problem}")
 
 
 def replay_response(
