@@ -13,6 +13,7 @@ from typing import Any
 import httpx2
 import pytest
 import vcr
+from vcr.errors import CannotOverwriteExistingCassetteException
 
 import llmcassette
 from llmcassette import LegacyCassetteDriftWarning
@@ -440,3 +441,41 @@ def test_a_mismatch_names_the_vcrpy_cassette_read_without_asking_the_filesystem(
     ):
         client.get(f"{provider.url}/v1/other")
     assert f"cassette: {tmp_path / 'x.jsonl'} (2 interactions" in str(caught.value)
+
+
+def test_a_vcrpy_cassette_drifts_through_vcrpys_own_stubs_as_through_httpx(
+    tmp_path: Path, provider: LocalProvider
+) -> None:
+    # requests (urllib3, http.client), like boto3 for Bedrock, goes through vcrpy's own
+    # stubs: their lookups are llmcassette's too, so a drifted body replays with its drift
+    # reported instead of failing, and strict fails it.
+    import requests
+
+    def ask_with_requests(question: str) -> str:
+        prompt = {"model": "m", "messages": [{"role": "user", "content": question}]}
+        url = f"{provider.url}/v1/chat/completions"
+        response = requests.post(url, json=prompt, headers=AUTH, timeout=5)
+        return str(response.json()["choices"][0]["message"]["content"])
+
+    path = tmp_path / "requests.yaml"
+    with vcr.VCR(record_mode="once").use_cassette(str(path)):
+        recorded = [ask_with_requests("question 1"), ask_with_requests("question 2")]
+    provider.stop()
+
+    def replay() -> tuple[list[str], dict[int, int]]:
+        with llmcassette.use_cassette(path, record_mode="none") as cassette:
+            answers = [ask_with_requests("question 3"), ask_with_requests("question 2")]
+            return answers, dict(cassette.play_counts)
+
+    with pytest.warns(LegacyCassetteDriftWarning) as warned:
+        answers, counts = replay()
+    assert (answers, counts) == (recorded, {0: 1, 1: 1})  # in vcrpy's order
+    drifts = [w.message for w in warned if isinstance(w.message, LegacyCassetteDriftWarning)]
+    assert [(d.path, d.recorded, d.incoming) for d in drifts] == [
+        ("body.messages[0].content", "'question 1'", "'question 3'")
+    ]
+    with (
+        llmcassette.use_cassette(path, record_mode="none", drift="strict", allow_unused=True),
+        pytest.raises(CannotOverwriteExistingCassetteException),
+    ):
+        ask_with_requests("question 3")

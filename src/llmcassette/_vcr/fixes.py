@@ -23,6 +23,11 @@ def install() -> None:
     Raise, at a clean exit, a warning the filters made an error inside a request
     (``llmcassette._vcr.deferred``), where it would have broken the client's HTTP call.
 
+    Answer the lookups of vcrpy's own stubs (requests, urllib3, boto3, aiohttp...) with
+    llmcassette's (``lookup.can_play``, ``lookup.play``): a vcrpy cassette replayed through
+    them drifts as through httpx instead of failing on its body. A cassette llmcassette
+    did not configure gets vcrpy's answer.
+
     And bind llmcassette's stand-ins to the cassette whose patches are being applied
     (``stubs.bound_patches``). vcrpy would build a subclass of each one for every cassette:
     creating classes made up a quarter of setting up a small cassette.
@@ -71,6 +76,22 @@ def install() -> None:
         cassette.custom_patches = bound_patches(cassette.custom_patches, cassette)
         return original_patch_generator(self, cassette)
 
+    from vcr.cassette import Cassette
+
+    vcrpy_can_play, vcrpy_play = Cassette.can_play_response_for, Cassette.play_response
+
+    def can_play_response_for(self: Any, request: Any) -> bool:
+        from llmcassette._vcr.lookup import can_play
+
+        return can_play(self, request, vcrpy_can_play)
+
+    def play_response(self: Any, request: Any) -> Any:
+        from llmcassette._vcr.lookup import play
+
+        return play(self, request, vcrpy_play)
+
     CassetteContextDecorator.__exit__ = __exit__
     CassetteContextDecorator._patch_generator = _patch_generator
+    Cassette.can_play_response_for = can_play_response_for
+    Cassette.play_response = play_response
     _installed = True

@@ -38,6 +38,7 @@ _INDEX_ATTRIBUTE = "_llmcassette_index"
 _MATCHER_ATTRIBUTE = "_llmcassette_body_matcher"
 _TEXTS_ATTRIBUTE = "_llmcassette_request_texts"  # position: the strings of its request body
 _OWN_ATTRIBUTE = "_llmcassette_has_own"  # (interactions seen, whether one was not legacy)
+_KEPT_ATTRIBUTE = "_llmcassette_found"  # id(request): (request, response) for ``play``
 # How many unplayed identical interactions are weighed against a request at most (the
 # earliest ones): enough for any fan-out, and a cassette of identical polls stays fast.
 _MOST_WEIGHED = 64
@@ -62,6 +63,33 @@ class Record:
 @dataclass(frozen=True)
 class Refuse:
     """Nothing recorded answers the request, and it may not be recorded."""
+
+
+def can_play(cassette: Any, request: Any, vcrpy_can_play: Any) -> bool:
+    """``Cassette.can_play_response_for`` for vcrpy's own stubs (requests, urllib3, boto3,
+    aiohttp...): answered by ``decide``, as for httpx, so that every client replays alike
+    (a vcrpy cassette's drift, sessions, the index). The response it found is counted as
+    played and kept for ``play``, which vcrpy's stubs call next with the same request."""
+    decision = decide(cassette, request)
+    if decision is None:
+        return bool(vcrpy_can_play(cassette, request))
+    if isinstance(decision, Replay):
+        kept = cassette.__dict__.setdefault(_KEPT_ATTRIBUTE, {})
+        kept[id(request)] = (request, decision.response)  # the request keeps its id unique
+        return True
+    return False
+
+
+def play(cassette: Any, request: Any, vcrpy_play: Any) -> Any:
+    """``Cassette.play_response`` for vcrpy's own stubs: what ``can_play`` found for this
+    request, else ``decide``'s answer, else vcrpy's (which raises when none plays)."""
+    kept = cassette.__dict__.get(_KEPT_ATTRIBUTE, {}).pop(id(request), None)
+    if kept is not None and kept[0] is request:
+        return kept[1]
+    decision = decide(cassette, request)
+    if isinstance(decision, Replay):
+        return decision.response
+    return vcrpy_play(cassette, request)
 
 
 def _url_matchers() -> tuple[Any, ...]:
