@@ -159,6 +159,15 @@ def ask_about(url: str, question: str) -> str:
     return str(response.json()["choices"][0]["message"]["content"])
 
 
+def record_with_vcrpy(path: Path, provider: LocalProvider, *questions: str) -> list[str]:
+    """Record ``questions`` with plain vcrpy, as a suite did before llmcassette; the
+    provider is stopped after, so that only the cassette can answer."""
+    with vcr.VCR(record_mode="once").use_cassette(str(path)):
+        answers = [ask_about(provider.url, question) for question in questions]
+    provider.stop()
+    return answers
+
+
 def record_three(path: Path, provider: LocalProvider, labels: tuple[str | None, ...]) -> None:
     with llmcassette.use_cassette(path, record_mode="once"):
         for number, label in enumerate(labels, start=1):
@@ -334,9 +343,7 @@ def test_a_vcrpy_cassette_recorded_with_a_lower_case_method_replays(
     # pydantic-ai's Voyage cassettes hold `method: post`; every client sends POST, and
     # vcrpy compares methods as they are. Legacy methods are matched whatever their case.
     path = tmp_path / "lower.yaml"
-    with vcr.VCR(record_mode="once").use_cassette(str(path)):
-        recorded = ask_about(provider.url, "question 1")
-    provider.stop()
+    (recorded,) = record_with_vcrpy(path, provider, "question 1")
     text = path.read_text()
     assert "method: POST" in text
     path.write_text(text.replace("method: POST", "method: post"))
@@ -352,9 +359,7 @@ def test_a_vcrpy_cassette_drifts_as_vcrpy_would_replay_under_a_suites_own_matche
     # Bedrock host, a project in a Vertex path): a vcrpy cassette still replays in vcrpy's
     # order on them, its body only checked, and strict still fails the drifted body.
     path = tmp_path / "own.yaml"
-    with vcr.VCR(record_mode="once").use_cassette(str(path)):
-        recorded = ask_about(provider.url, "question 1")
-    provider.stop()
+    (recorded,) = record_with_vcrpy(path, provider, "question 1")
     seen: list[str] = []
 
     def own_path(r1: Any, r2: Any) -> None:
@@ -388,9 +393,7 @@ def test_a_warning_made_an_error_inside_a_request_is_raised_when_the_cassette_ex
     # HTTP call would reach the SDK as a connection error, which it retries, and the test
     # would fail later on an exhausted cassette. The call gets its answer; the exit raises.
     path = tmp_path / "drifted.yaml"
-    with vcr.VCR(record_mode="once").use_cassette(str(path)):
-        recorded = ask_about(provider.url, "question 1")
-    provider.stop()
+    (recorded,) = record_with_vcrpy(path, provider, "question 1")
     played: list[object] = []
 
     def replay(*, fail: bool) -> None:
