@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import pytest
 
+from llmcassette.cli.main import main
 from llmcassette.testing import LocalProvider
 
 TESTS = """
@@ -101,3 +102,22 @@ def test_a_test_that_leaves_its_own_cassette_unplayed_still_fails(
         replayed = pytester.runpytest_subprocess("--record-mode=none")
     replayed.assert_outcomes(failed=1)
     replayed.stdout.fnmatch_lines(["*1 of the 2 interactions recorded in *test_c_asks_less.jsonl*"])
+
+
+def test_a_marker_naming_a_vcrpy_cassette_plays_it_before_and_after_conversion(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # pydantic-ai's tests name other tests' cassettes by their YAML names
+    # (`@pytest.mark.vcr("test_x_real_api.yaml")`): once `convert` has made the .jsonl and
+    # the .yaml is deleted, the marker still finds it.
+    pytester.makepyfile(test_mod=TESTS.replace('"test_a_library.jsonl"', '"test_a_library.yaml"'))
+    folder = pytester.path / "cassettes" / "test_mod"
+    with LocalProvider() as provider:
+        monkeypatch.setenv("PROVIDER_URL", provider.url)
+        recorded = pytester.runpytest_subprocess("-p", "no:llmcassette", "--record-mode=once")
+        recorded.assert_outcomes(passed=2)
+    assert sorted(path.name for path in folder.iterdir()) == ["test_a_library.yaml"]
+    pytester.runpytest_subprocess("--record-mode=none").assert_outcomes(passed=2)
+    assert main(["convert", str(folder)]) == 0
+    (folder / "test_a_library.yaml").unlink()
+    pytester.runpytest_subprocess("--record-mode=none").assert_outcomes(passed=2)

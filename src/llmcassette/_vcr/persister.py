@@ -245,7 +245,9 @@ class Persister:
                 requests, responses, metadata = loaded
         self.owned[os.fspath(path)] = len(requests)
         for extra in getattr(self.fallback, "extra_paths", ()):
-            loaded = self._load_one(Path(extra))
+            # A marker names another test's cassette as pytest-recording would (x.yaml):
+            # its .jsonl, once converted or recorded, else the vcrpy file itself.
+            loaded = self._load_one(self.resolve(extra))
             if loaded is not None:
                 found = True
                 requests += loaded[0]
