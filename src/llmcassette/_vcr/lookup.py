@@ -4,7 +4,7 @@ This is vcrpy's ``can_play_response_for`` / ``play_response`` / ``write_protecte
 with the linear scan replaced by ``RequestIndex``. It answers only when it can answer
 exactly as vcrpy would: with a customised ``match_on`` it returns ``None`` and the caller
 takes vcrpy's own path, except for a vcrpy cassette's interactions, which play in vcrpy's
-order on the other matchers when ``match_on`` holds ``llm_body``.
+order on the suite's own matchers when ``match_on`` holds ``llm_body`` beside them.
 
 A request made in an ``llmcassette.session`` replays only interactions recorded in the same
 session, and one made outside any session only interactions recorded outside any: each
@@ -183,10 +183,16 @@ def decide(
     """``Replay(response)``, ``Record(request)``, ``Refuse()``, or ``None`` to let vcrpy decide;
     ``client`` is the live client sending ``request``, when known."""
     matcher = body_matcher(cassette)
+    others: tuple[Any, ...] | None = None  # the suite's own matchers beside llm_body
     if matcher is None:
-        return _legacy_by_own_matchers(cassette, request)
+        found = _beside_own_matchers(cassette)
+        if found is None:
+            return None
+        matcher, others = found
     repeats = cassette.allow_playback_repeats
     if cassette.record_mode == RecordMode.ALL or not (cassette.rewound or repeats):
+        if others is not None:
+            return None
         # Nothing to look up (vcrpy's rule): the request is filtered once, as stored.
         filtered = cassette._before_record_request(request)
         if filtered is None:
@@ -199,29 +205,49 @@ def decide(
         # A live body that matches as it is holds no secret where matching looks (the
         # recorded one was redacted): only a request that does not match has its body
         # redacted, and is looked up again, as the cassette would store it.
-        response = _replay(cassette, filtered, matcher.config, client, unredacted=True)
+        response = _replay(cassette, filtered, matcher.config, others, client, unredacted=True)
         if response is not None:
             return Replay(response)
         filtered = redaction_hook.redact(filtered, redactor)
-    response = _replay(cassette, filtered, matcher.config, client, unredacted=False)
+    response = _replay(cassette, filtered, matcher.config, others, client, unredacted=False)
     if response is not None:
         return Replay(response)
+    if others is not None:
+        return None  # the rest is vcrpy's lookup, on the suite's matchers and the body
     if cassette.write_protected:
         # Not vcrpy's lookup: it would also play an interaction of another session.
         return Refuse()
     return Record(filtered)
 
 
+def _beside_own_matchers(cassette: Any) -> tuple[LlmBody, tuple[Any, ...]] | None:
+    """``llm_body`` and the other matchers of a ``match_on`` that holds it beside matchers
+    of the suite's own (pydantic-ai registers its own ``method``, ``host`` and ``path``),
+    when the cassette has vcrpy-recorded interactions to play in vcrpy's order on those;
+    else None, and the request is vcrpy's to look up."""
+    data = cassette.data
+    if not data or not is_legacy(data[0][0]) or drift_mode(cassette) == "strict":
+        return None  # legacy interactions are loaded first: none when the first is not
+    match_on = tuple(cassette._match_on)
+    bodies = [matcher for matcher in match_on if isinstance(matcher, LlmBody)]
+    if len(bodies) != 1:
+        return None
+    return bodies[0], tuple(matcher for matcher in match_on if matcher is not bodies[0])
+
+
 def _replay(
     cassette: Any,
     filtered: Any,
     config: MatchConfig,
+    others: tuple[Any, ...] | None,
     client: LiveClient | None,
     *,
     unredacted: bool,
 ) -> Any | None:
     """The recorded response to play for ``filtered``, counted as played; None if none.
 
+    ``others``: the suite's own matchers beside ``llm_body`` (None: vcrpy's defaults, which
+    the index keys on); with them only legacy interactions are looked up here.
     ``unredacted``: the body of ``filtered`` has not been redacted yet, so a legacy
     interaction whose body differs from it is left for the redacted lookup, which reports
     the drift without printing a secret.
@@ -230,7 +256,7 @@ def _replay(
     label = current_session()
     with _LOCK:
         data = cassette.data
-        if _has_own(cassette):
+        if others is None and _has_own(cassette):
             index = cassette.__dict__.get(_INDEX_ATTRIBUTE)
             if index is None:
                 index = cassette.__dict__[_INDEX_ATTRIBUTE] = RequestIndex(config)
@@ -251,41 +277,8 @@ def _replay(
                     clients.played(client, client_of(response))
                     return response
         # vcrpy recorded legacy cassettes without the body: played as vcrpy would.
-        return legacy_replay(
-            cassette, filtered, _url_matchers(), config, label, only_equal=unredacted
-        )
-
-
-def _legacy_by_own_matchers(cassette: Any, request: Any) -> Replay | None:
-    """For a ``match_on`` with ``llm_body`` beside matchers of the suite's own (pydantic-ai
-    registers its own ``method``, ``host`` and ``path``): a vcrpy-recorded interaction plays
-    as vcrpy would, on those matchers, its body only checked (``legacy_replay``). None
-    leaves the request to vcrpy's lookup, which matches the body too.
-    """
-    match_on = tuple(cassette._match_on)
-    bodies = [matcher for matcher in match_on if isinstance(matcher, LlmBody)]
-    data = cassette.data
-    if len(bodies) != 1 or not data or not is_legacy(data[0][0]):
-        return None  # legacy interactions are loaded first: none when the first is not
-    if drift_mode(cassette) == "strict" or cassette.record_mode == RecordMode.ALL:
-        return None
-    if not (cassette.rewound or cassette.allow_playback_repeats):
-        return None  # nothing to look up (vcrpy's rule)
-    others = tuple(matcher for matcher in match_on if matcher is not bodies[0])
-    config, label = bodies[0].config, current_session()
-    filtered, redactor = redaction_hook.unredacted_body(cassette._before_record_request, request)
-    if filtered is None:
-        return None
-    # As in ``decide``: a body equal as sent plays at once, one that differs is redacted
-    # before its drift is reported.
-    with _LOCK:
-        unredacted = redactor is not None
-        response = legacy_replay(cassette, filtered, others, config, label, only_equal=unredacted)
-    if response is None and redactor is not None:
-        filtered = redaction_hook.redact(filtered, redactor)
-        with _LOCK:
-            response = legacy_replay(cassette, filtered, others, config, label)
-    return None if response is None else Replay(response)
+        matchers = _url_matchers() if others is None else others
+        return legacy_replay(cassette, filtered, matchers, config, label, only_equal=unredacted)
 
 
 def _has_own(cassette: Any) -> bool:
