@@ -371,11 +371,8 @@ def llm_faults(request: pytest.FixtureRequest) -> FaultSchedule:
 
 
 def _start_faults(item: pytest.Item, cassette: Any) -> None:
-    """Load the cassette's overrides now (a bad sidecar fails the test before it runs) and
-    schedule the ``llm_faults`` marker's faults."""
-    from llmcassette._vcr.fault_plan import plan_of
-
-    plan_of(cassette)
+    """Schedule the ``llm_faults`` marker's faults (the overrides sidecar was read as the
+    cassette opened: a bad one is an error at the test's setup)."""
     for marker in reversed(list(item.iter_markers(name="llm_faults"))):
         if marker.args:
             schedule(cassette, *marker.args)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import threading
 import time
 from pathlib import Path
@@ -21,6 +22,7 @@ import pytest
 
 import llmcassette
 from llmcassette import faults
+from llmcassette.errors import OverridesError
 from llmcassette.testing import LocalProvider, StreamBehaviour
 
 MESSAGES = [{"role": "user", "content": "Tell me a story about retries"}]
@@ -105,6 +107,35 @@ def test_without_retries_the_sdk_raises_its_rate_limit_error(
         # the error body is shaped like the provider's, so the SDK parsed its type
         assert "rate_limit" in json.dumps(raised.value.body)
         assert ask(make(provider)) != ""  # the recorded answer is still there
+
+
+def test_the_sidecar_is_read_as_the_cassette_opens_not_by_a_request(
+    provider: LocalProvider, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The first request may run on an event loop, where a blocking call is an error to
+    # some suites (pydantic-ai's BlockBuster); and a bad sidecar fails before the block,
+    # with nothing left patched.
+    path = tmp_path / "retry.jsonl"
+    make, ask, recorded = record_through("openai", provider, path)
+    write_sidecar(path, RETRY_THEN_RECORDED)
+    client = make(provider)
+
+    def blocking(*args: object, **kwargs: object) -> None:
+        raise AssertionError("a blocking call inside the request")
+
+    with llmcassette.use_cassette(path, record_mode="none") as cassette:
+        with monkeypatch.context() as patched:
+            patched.setattr(os, "stat", blocking)
+            assert ask(client) == recorded
+        assert attempts(cassette) == 2  # the sidecar's 429, then the retry
+    unpatched = httpx.HTTPTransport.handle_request
+    write_sidecar(path, [{"at": 0, "status": "429"}])
+    with (
+        pytest.raises(OverridesError, match=r"entries\[0\]\.status"),
+        llmcassette.use_cassette(path, record_mode="none"),
+    ):
+        pytest.fail("the block ran")
+    assert httpx.HTTPTransport.handle_request is unpatched
 
 
 def test_the_unused_append_is_reported_with_counts(provider: LocalProvider, tmp_path: Path) -> None:

@@ -30,7 +30,10 @@ def install() -> None:
 
     And bind llmcassette's stand-ins to the cassette whose patches are being applied
     (``stubs.bound_patches``). vcrpy would build a subclass of each one for every cassette:
-    creating classes made up a quarter of setting up a small cassette.
+    creating classes made up a quarter of setting up a small cassette. Its overrides
+    sidecar is read then too, as the pytest plugin reads it before a test: not by the first
+    request, which may run on an event loop where a blocking call is an error to some suites,
+    and a bad sidecar fails before the block runs.
     """
     global _installed
     if _installed:
@@ -71,9 +74,13 @@ def install() -> None:
     original_patch_generator = CassetteContextDecorator._patch_generator
 
     def _patch_generator(self: Any, cassette: Any) -> Any:
+        from llmcassette._vcr.fault_plan import plan_of
+        from llmcassette._vcr.persister import Persister
         from llmcassette._vcr.stubs import bound_patches
 
         cassette.custom_patches = bound_patches(cassette.custom_patches, cassette)
+        if isinstance(getattr(cassette, "_persister", None), Persister):
+            plan_of(cassette)  # before any patch: a bad sidecar leaves nothing to undo
         return original_patch_generator(self, cassette)
 
     from vcr.cassette import Cassette
