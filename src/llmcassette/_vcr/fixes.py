@@ -24,9 +24,8 @@ def install() -> None:
     (``llmcassette._vcr.deferred``), where it would have broken the client's HTTP call.
 
     Answer the lookups of vcrpy's own stubs (requests, urllib3, boto3, aiohttp...) with
-    llmcassette's (``lookup.can_play``, ``lookup.play``): a vcrpy cassette replayed through
-    them drifts as through httpx instead of failing on its body. A cassette llmcassette
-    did not configure gets vcrpy's answer.
+    llmcassette's (``lookup.answer_vcrpy_stubs``): a vcrpy cassette replayed through them
+    drifts as through httpx instead of failing on its body.
 
     And bind llmcassette's stand-ins to the cassette whose patches are being applied
     (``stubs.bound_patches``). vcrpy would build a subclass of each one for every cassette:
@@ -83,22 +82,9 @@ def install() -> None:
             plan_of(cassette)  # before any patch: a bad sidecar leaves nothing to undo
         return original_patch_generator(self, cassette)
 
-    from vcr.cassette import Cassette
-
-    vcrpy_can_play, vcrpy_play = Cassette.can_play_response_for, Cassette.play_response
-
-    def can_play_response_for(self: Any, request: Any) -> bool:
-        from llmcassette._vcr.lookup import can_play
-
-        return can_play(self, request, vcrpy_can_play)
-
-    def play_response(self: Any, request: Any) -> Any:
-        from llmcassette._vcr.lookup import play
-
-        return play(self, request, vcrpy_play)
+    from llmcassette._vcr.lookup import answer_vcrpy_stubs
 
     CassetteContextDecorator.__exit__ = __exit__
     CassetteContextDecorator._patch_generator = _patch_generator
-    Cassette.can_play_response_for = can_play_response_for
-    Cassette.play_response = play_response
+    answer_vcrpy_stubs()
     _installed = True

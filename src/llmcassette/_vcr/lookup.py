@@ -65,14 +65,46 @@ class Refuse:
     """Nothing recorded answers the request, and it may not be recorded."""
 
 
-def can_play(cassette: Any, request: Any, vcrpy_can_play: Any) -> bool:
-    """``Cassette.can_play_response_for`` for vcrpy's own stubs (requests, urllib3, boto3,
-    aiohttp...): answered by ``decide``, as for httpx, so that every client replays alike
-    (a vcrpy cassette's drift, sessions, the index). The response it found is counted as
-    played and kept for ``play``, which vcrpy's stubs call next with the same request."""
+# vcrpy's own ``Cassette.can_play_response_for`` and ``play_response``, kept by
+# ``answer_vcrpy_stubs`` when it puts ``can_play`` and ``play`` in their place.
+_VCRPY_LOOKUPS: dict[str, Any] = {}
+
+
+def answer_vcrpy_stubs() -> None:
+    """Answer the lookups of vcrpy's own stubs (requests, urllib3, boto3, aiohttp...) with
+    ``decide``, as for httpx, so that every client replays alike (a vcrpy cassette's drift,
+    sessions, the index). A cassette llmcassette did not configure gets vcrpy's answer."""
+    from vcr.cassette import Cassette
+
+    if _VCRPY_LOOKUPS:
+        return
+    _VCRPY_LOOKUPS["can_play"] = Cassette.can_play_response_for
+    _VCRPY_LOOKUPS["play"] = Cassette.play_response
+    Cassette.can_play_response_for = can_play
+    Cassette.play_response = play
+
+
+def vcrpy_can_play(cassette: Any, request: Any) -> bool:
+    """vcrpy's own ``can_play_response_for``: its matchers, over every interaction."""
+    from vcr.cassette import Cassette
+
+    return bool(_VCRPY_LOOKUPS.get("can_play", Cassette.can_play_response_for)(cassette, request))
+
+
+def vcrpy_play(cassette: Any, request: Any) -> Any:
+    """vcrpy's own ``play_response``."""
+    from vcr.cassette import Cassette
+
+    return _VCRPY_LOOKUPS.get("play", Cassette.play_response)(cassette, request)
+
+
+def can_play(cassette: Any, request: Any) -> bool:
+    """``Cassette.can_play_response_for`` for vcrpy's own stubs: ``decide``'s answer. The
+    response it found is counted as played and kept for ``play``, which vcrpy's stubs call
+    next with the same request."""
     decision = decide(cassette, request)
     if decision is None:
-        return bool(vcrpy_can_play(cassette, request))
+        return vcrpy_can_play(cassette, request)
     if isinstance(decision, Replay):
         kept = cassette.__dict__.setdefault(_KEPT_ATTRIBUTE, {})
         kept[id(request)] = (request, decision.response)  # the request keeps its id unique
@@ -80,7 +112,7 @@ def can_play(cassette: Any, request: Any, vcrpy_can_play: Any) -> bool:
     return False
 
 
-def play(cassette: Any, request: Any, vcrpy_play: Any) -> Any:
+def play(cassette: Any, request: Any) -> Any:
     """``Cassette.play_response`` for vcrpy's own stubs: what ``can_play`` found for this
     request, else ``decide``'s answer, else vcrpy's (which raises when none plays)."""
     kept = cassette.__dict__.get(_KEPT_ATTRIBUTE, {}).pop(id(request), None)

@@ -152,8 +152,10 @@ class InterceptedMethod:
             return None, decision.request
         if isinstance(decision, lookup.Refuse):
             self._refuse(vcr_request)
-        if cassette.can_play_response_for(vcr_request):
-            return cassette.play_response(vcr_request), None
+        # vcrpy's answer: ``decide`` already gave llmcassette's (the cassette's methods would
+        # ask it again).
+        if lookup.vcrpy_can_play(cassette, vcr_request):
+            return lookup.vcrpy_play(cassette, vcr_request), None
         if cassette.write_protected and cassette.filter_request(vcr_request):
             self._refuse(vcr_request)
         return None, None
