@@ -28,6 +28,7 @@ TEST_DEPS = [
     "pytest-xdist>=3.8",
     "jsonschema>=4.20",  # tests/cli/test_report.py validates report --json
     "playwright>=1.40",  # tests/cli/test_report_html.py drives Debian's chromium (no download)
+    "blockbuster>=1.5.29",  # tests/stream/test_event_loop_never_blocks.py
 ]
 LINT_DEPS = ["ruff>=0.15", "mypy>=1.18", "import-linter>=2.17", "pytest>=8.0", "types-PyYAML"]
 DOCS_DEPS = ["mkdocs>=1.6", "mkdocs-material>=9.6"]
