@@ -446,6 +446,20 @@ def test_a_mismatch_names_the_vcrpy_cassette_read_without_asking_the_filesystem(
     assert f"cassette: {tmp_path / 'x.jsonl'} (2 interactions" in str(caught.value)
 
 
+def test_a_vcrpy_cassette_recorded_on_is_as_old_as_its_traffic(
+    tmp_path: Path, provider: LocalProvider
+) -> None:
+    """New episodes on a vcrpy cassette write x.jsonl dated by the old responses' Date
+    header (the local provider's is fixed), not by the save, as ``convert`` dates it."""
+    with vcr.VCR(record_mode="once").use_cassette(str(tmp_path / "x.yaml")):
+        ask_about(provider.url, "question 1")
+    with llmcassette.use_cassette(tmp_path / "x", record_mode="new_episodes"):
+        ask_about(provider.url, "question 1")
+        ask_about(provider.url, "question 2")
+    header = json.loads((tmp_path / "x.jsonl").read_text().splitlines()[0])
+    assert header["created_at"] == "2023-11-14T22:13:20Z"  # HTTP_DATE, the provider's Date
+
+
 def test_a_vcrpy_cassette_drifts_through_vcrpys_own_stubs_as_through_httpx(
     tmp_path: Path, provider: LocalProvider
 ) -> None:

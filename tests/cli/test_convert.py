@@ -15,6 +15,7 @@ import llmcassette
 from llmcassette.cassette import jsonl as cassette_file
 from llmcassette.cli import paths
 from llmcassette.cli.main import main
+from llmcassette.config import age_of
 from llmcassette.testing import LocalProvider
 
 CORPUS = Path(__file__).resolve().parents[3] / "shared" / "corpus" / "pydantic-ai"
@@ -95,6 +96,52 @@ version: 1
     assert item.response_body.startswith(b'{"choices": [{"message": {"content": "hello"')
     assert main(["convert", str(source)]) == 1  # the target exists: not replaced without --force
     assert main(["convert", "--force", str(source)]) == 0
+
+
+def vcrpy_yaml_answered_on(*dates: str | None) -> str:
+    """A vcrpy YAML cassette of one call per date, each answered with that Date header."""
+    interactions = ""
+    for number, date in enumerate(dates):
+        date_header = f"      Date:\n      - {date}\n" if date else ""
+        interactions += f"""- request:
+    body: '{{"n": {number}}}'
+    headers: {{}}
+    method: POST
+    uri: https://api.openai.com/v1/chat/completions
+  response:
+    body:
+      string: '{{"ok": true}}'
+    headers:
+{date_header}      content-type:
+      - application/json
+    status:
+      code: 200
+      message: OK
+"""
+    return f"interactions:\n{interactions}version: 1\n"
+
+
+def test_a_converted_cassette_is_as_old_as_its_traffic(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``created_at`` is the earliest response Date, so ``max_age`` judges the recording."""
+    old = tmp_path / "old.yaml"
+    old.write_text(
+        vcrpy_yaml_answered_on("Tue, 17 Feb 2026 23:44:12 GMT", "Mon, 16 Feb 2026 08:00:00 GMT")
+    )
+    undated = tmp_path / "undated.yaml"
+    undated.write_text(vcrpy_yaml_answered_on(None, "not a date"))
+    assert main(["convert", str(old), str(undated)]) == 0
+    header = cassette_file.read((tmp_path / "old.jsonl").read_bytes(), "x").header
+    assert header["created_at"] == "2026-02-16T08:00:00Z"
+    undated_header = cassette_file.read((tmp_path / "undated.jsonl").read_bytes(), "x").header
+    age = age_of(undated_header)
+    assert age is not None
+    assert 0 <= age < 60, "no readable Date: the conversion's time"
+    capsys.readouterr()
+    assert main(["check", "--max-age", "30d", str(tmp_path / "old.jsonl")]) == 1
+    assert "recorded 2026-02-16T08:00:00Z" in capsys.readouterr().out
+    assert main(["check", "--max-age", "30d", str(tmp_path / "undated.jsonl")]) == 0
 
 
 def test_back_to_vcrpy_json_replays_with_plain_vcrpy(tmp_path: Path) -> None:

@@ -458,6 +458,8 @@ class Persister:
             created_at = previous.header.get("created_at")
         elif os.fspath(path) in self._headers:
             created_at = self._headers[os.fspath(path)].get("created_at")
+        elif os.fspath(path) in self.read_instead:  # a vcrpy cassette's traffic, and more
+            created_at = vcrpy_files.recorded_on(item.response_headers for item in items)
         if self._renews(path, previous):
             created_at = None  # recorded again because it was too old: its age restarts
         header = cassette_file.new_header(jsonl.RECORDED_BY, created_at)

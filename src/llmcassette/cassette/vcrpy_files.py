@@ -8,7 +8,11 @@ a file with those two parallel lists instead: ``interactions_of`` reads both lay
 
 from __future__ import annotations
 
+import contextlib
+import datetime
+import email.utils
 import json
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 # The name of the layout with two parallel lists, for messages.
@@ -67,3 +71,23 @@ def error_line(error: BaseException) -> int | None:
         return line + 1  # PyYAML counts from 0
     lineno = getattr(error, "lineno", None)
     return lineno if isinstance(lineno, int) else None
+
+
+def recorded_on(response_headers: Iterable[Mapping[str, Any]]) -> str | None:
+    """When vcrpy-recorded traffic was recorded, as its servers said (vcrpy keeps no time):
+    the earliest response ``Date`` header, as a cassette header's ``created_at``; None when
+    no response has a readable one. A date after now (a server's clock ahead) counts as now.
+    """
+    dates = []
+    for headers in response_headers:
+        for name, values in headers.items():
+            if name.lower() != "date":
+                continue
+            for value in [values] if isinstance(values, str) else values:
+                with contextlib.suppress(TypeError, ValueError, IndexError):
+                    dates.append(email.utils.parsedate_to_datetime(value))
+    aware = [date for date in dates if date.tzinfo is not None]
+    if not aware:
+        return None
+    now = datetime.datetime.now(datetime.timezone.utc)
+    return min(*aware, now).astimezone(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")

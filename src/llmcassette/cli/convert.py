@@ -264,10 +264,11 @@ def jsonl_of(opened: Opened, redaction: Any = None) -> tuple[str, dict[str, int]
 
     assert opened.vcrpy is not None
     source = opened.path
-    # No ``recorded_at``: a vcrpy cassette does not say when it was recorded, and the time
-    # of the conversion is in the header (``created_at``).
+    # No ``recorded_at`` per interaction: vcrpy keeps no recording time. The servers' Date
+    # headers tell how old the traffic is, which is what ``max_age`` and ``report`` judge.
     items = read_vcrpy(source, opened.vcrpy)
-    header = cassette_file.new_header(serializer.RECORDED_BY)
+    recorded = vcrpy_files.recorded_on(item.response_headers for item in items)
+    header = cassette_file.new_header(serializer.RECORDED_BY, recorded)
     # Provenance: vcrpy recorded this without checking bodies, so replay may treat a body
     # that changed since as drift to report rather than as a mismatch (issue 19).
     header["converted_from"] = {"format": "vcrpy"}
