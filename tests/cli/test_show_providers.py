@@ -1,11 +1,14 @@
 """``show`` assembling other providers' streams: names repeated per delta, Azure's opening
-chunk, Responses tool names, Cohere v2 typed events, Gemini thoughts; indented answers."""
+chunk, Responses tool names, Cohere v2 typed events, Gemini thoughts and snake_case parts;
+indented answers."""
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
-from llmcassette.cli.show import Answer, Shown, assemble_events, render
+from llmcassette.cassette.jsonl import Interaction
+from llmcassette.cli.show import Answer, Shown, assemble_events, render, summarize
 
 
 def _chunk(delta: dict[str, Any], **extra: Any) -> tuple[None, dict[str, Any]]:
@@ -113,3 +116,47 @@ def test_bedrock_converse_stream_event_dicts() -> None:
     assert (answer.kind, answer.text) == ("bedrock-converse", "Hi")
     assert answer.tool_calls == [{"name": "get_capital", "arguments": "{}"}]
     assert answer.usage == {"inputTokens": 3, "outputTokens": 2}
+
+
+def test_gemini_parts_in_snake_case_and_an_answer_of_tool_calls_only() -> None:
+    # Gemini takes its proto's field names in either spelling; llm-gemini sends snake_case.
+    call = {"function_call": {"name": "namer", "args": {}}, "thoughtSignature": "c2ln"}
+    result = {"function_response": {"name": "namer", "response": {"output": "Charles"}}}
+    request = {
+        "contents": [
+            {"role": "user", "parts": [{"text": "Two names for a pet pelican"}]},
+            {"role": "model", "parts": [call]},
+            {"role": "user", "parts": [result]},
+        ]
+    }
+    answer = {
+        "candidates": [
+            {
+                "content": {
+                    "parts": [
+                        {"text": "Naming it.\n\n\n", "thought": True},
+                        {"functionCall": {"name": "namer", "args": {}}},
+                    ]
+                }
+            }
+        ]
+    }
+    item = Interaction(
+        "POST",
+        "https://generativelanguage.googleapis.com/v1beta/models/m:generateContent",
+        {"content-type": ["application/json"]},
+        json.dumps(request).encode(),
+        200,
+        "OK",
+        {"content-type": ["application/json"]},
+        json.dumps(answer).encode(),
+    )
+    lines = render(summarize(1, item)).split("\n")
+    assert lines[1:] == [
+        "  model: m",
+        "  user: Two names for a pet pelican",
+        "  assistant: [tool call namer]",
+        "  user: [tool result]",
+        "  reasoning: Naming it.",  # the blank lines it ended with are not shown
+        "  tool call: namer({})",  # no empty answer line above it
+    ]

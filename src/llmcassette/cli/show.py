@@ -78,10 +78,12 @@ def _part_text(part: Any) -> str:
         return ""
     if isinstance(part.get("text"), str):  # OpenAI, Anthropic, Gemini, Bedrock, Cohere
         return str(part["text"])
-    call = part.get("functionCall") or part.get("toolUse")  # Gemini, Bedrock
+    # Gemini takes its proto's field names in either spelling (llm-gemini sends snake_case).
+    call = part.get("functionCall") or part.get("function_call") or part.get("toolUse")
     if part.get("type") in ("tool_use", "function_call") or isinstance(call, dict):
         return f"[tool call {(call or part).get('name', '?')}]"
-    if part.get("type") == "tool_result" or "functionResponse" in part or "toolResult" in part:
+    results = ("functionResponse", "function_response", "toolResult")
+    if part.get("type") == "tool_result" or any(key in part for key in results):
         return "[tool result]"
     return ""
 
@@ -560,9 +562,12 @@ def render(shown: Shown, width: int = 80, *, session_line: bool = True) -> str:
     lines.extend(f"  {cut(turn, width - 2)}" for turn in shown.prompt)
     if shown.tools:
         lines.append(cut(f"  tools: {', '.join(shown.tools)}", width))
-    if shown.answer.reasoning:
-        lines.extend(_block("reasoning", shown.answer.reasoning, width))
-    lines.extend(_block("answer", shown.answer.text, width))
+    # Blank lines a model ends its text with say nothing to a reader.
+    reasoning, text = shown.answer.reasoning.rstrip(), shown.answer.text.rstrip()
+    if reasoning:
+        lines.extend(_block("reasoning", reasoning, width))
+    if text or not shown.answer.tool_calls:  # an answer of tool calls only: those say it
+        lines.extend(_block("answer", text, width))
     for call in shown.answer.tool_calls:
         lines.extend(_block("tool call", f"{call['name']}({call['arguments']})", width))
     if shown.answer.usage:
