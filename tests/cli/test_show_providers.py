@@ -160,3 +160,46 @@ def test_gemini_parts_in_snake_case_and_an_answer_of_tool_calls_only() -> None:
         "  reasoning: Naming it.",  # the blank lines it ended with are not shown
         "  tool call: namer({})",  # no empty answer line above it
     ]
+
+
+def interaction(request: Any, response: bytes, content_type: str = "application/json") -> Any:
+    return Interaction(
+        "POST",
+        "https://api.example.com/v1/responses",
+        {"content-type": ["application/json"]},
+        json.dumps(request).encode(),
+        200,
+        "OK",
+        {"Content-Type": [content_type]},
+        response,
+    )
+
+
+def test_media_is_named_not_printed() -> None:
+    """Images and files sent or made are tags; a binary response is its type and size."""
+    jpeg = b"\xff\xd8\xff\xe0\x00\x10JFIF\x00" + bytes(range(256)) * 4
+    downloaded = render(summarize(1, interaction({}, jpeg, "image/jpeg; q=1")))
+    assert "  answer: [1,035 bytes of image/jpeg]" in downloaded.split("\n")
+    request = {
+        "input": [
+            {"role": "user", "content": [{"type": "input_image", "image_url": "data:..."}]},
+            {"type": "reasoning", "content": [{"type": "reasoning_text", "text": "Look."}]},
+        ],
+        "contents": [{"role": "user", "parts": [{"inline_data": {"mime_type": "audio/wav"}}]}],
+        "messages": [{"role": "user", "content": [{"image": {"format": "png"}}]}],  # Bedrock
+    }
+    made = {"object": "response", "output": [{"type": "image_generation_call", "result": "..."}]}
+    lines = render(summarize(1, interaction(request, json.dumps(made).encode()))).split("\n")
+    assert lines[1:] == [
+        "  user: [image]",  # Bedrock's messages come first in the listing
+        "  user: [audio/wav]",
+        "  user: [image]",
+        "  assistant: [reasoning] Look.",
+        "  answer: [image]",
+    ]
+
+
+def test_leading_and_trailing_blank_lines_are_not_shown() -> None:
+    answer = Answer(text="\n\nok\n", reasoning="\nthinking\n\n")
+    shown = Shown(1, "POST", "http://x/", 200, None, [], [], answer, 0, None, None, False)
+    assert render(shown).split("\n")[1:] == ["  reasoning: thinking", "  answer: ok"]

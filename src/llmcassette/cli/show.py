@@ -85,7 +85,31 @@ def _part_text(part: Any) -> str:
     results = ("functionResponse", "function_response", "toolResult")
     if part.get("type") == "tool_result" or any(key in part for key in results):
         return "[tool result]"
-    return ""
+    return _media_tag(part)
+
+
+# Content parts that carry media, by their ``type`` (OpenAI Chat and Responses, Anthropic)
+# or their one key (Bedrock), and what they are shown as.
+_MEDIA_TYPES = {
+    "image": "image", "image_url": "image", "input_image": "image",
+    "audio": "audio", "input_audio": "audio", "video": "video",
+    "document": "document", "file": "file", "input_file": "file",
+}  # fmt: skip
+
+
+def _media_tag(part: dict[str, Any]) -> str:
+    """``[image]``, ``[audio]``, ``[application/pdf]``...: an image or file sent in a turn,
+    named, not printed (it is base64 or a URL); "" for a part that is none."""
+    kind = part.get("type")
+    if isinstance(kind, str) and kind in _MEDIA_TYPES:
+        return f"[{_MEDIA_TYPES[kind]}]"
+    for key in ("inlineData", "inline_data", "fileData", "file_data"):  # Gemini
+        data = part.get(key)
+        if isinstance(data, dict):
+            mime = data.get("mimeType") or data.get("mime_type")
+            return f"[{mime}]" if isinstance(mime, str) else "[file]"
+    bedrock = [key for key in ("image", "video", "document", "audio") if key in part]
+    return f"[{bedrock[0]}]" if bedrock and kind is None else ""
 
 
 def _content_text(content: Any) -> str:
@@ -105,6 +129,9 @@ def _turn(message: dict[str, Any]) -> str | None:
         return f"assistant: [tool call {message.get('name', '?')}]"
     if kind == "function_call_output":
         return f"tool: {_content_text(message.get('output'))}"
+    if kind == "reasoning":  # a reasoning item a Responses API request sends back
+        summary = _content_text(message.get("content") or message.get("summary"))
+        return f"assistant: [reasoning] {summary}".rstrip()
     text = _content_text(message.get("content", message.get("parts")))
     calls = [
         f"[tool call {(c.get('function') or c).get('name', '?')}]"
@@ -187,7 +214,7 @@ def assemble(item: Interaction) -> Answer:
     ):  # Gemini's streamGenerateContent without alt=sse: one JSON array of chunks
         return _gemini(body)
     if not isinstance(body, dict):
-        return Answer(text=item.response_body.decode("utf-8", "replace")[:2000], kind="text")
+        return _as_text(item)
     if body.get("object") == "chat.completion" or (
         isinstance(body.get("choices"), list)
         and body["choices"]
@@ -293,6 +320,8 @@ def _responses_output(response: dict[str, Any]) -> tuple[str, list[dict[str, Any
             )
         elif item.get("type") == "function_call":
             calls.append({"name": item.get("name", ""), "arguments": item.get("arguments", "")})
+        elif item.get("type") == "image_generation_call":
+            text.append("[image]")
         elif item.get("type") == "reasoning":
             for part in (item.get("summary") or []) + (item.get("content") or []):
                 if isinstance(part, dict):
@@ -383,7 +412,7 @@ def _gemini(chunks: list[dict[str, Any]]) -> Answer:
             elif part.get("thought"):
                 answer.reasoning += str(part.get("text", ""))
             else:
-                answer.text += str(part.get("text", ""))
+                answer.text += str(part.get("text", "")) or _media_tag(part)  # an image made
     return answer
 
 
@@ -518,7 +547,26 @@ def _assemble_or_summary(item: Interaction) -> Answer:
     try:
         return assemble(item)
     except (AttributeError, KeyError, TypeError, IndexError):
-        return Answer(text=item.response_body.decode("utf-8", "replace")[:2000], kind="text")
+        return _as_text(item)
+
+
+# Characters no text body holds: a body with them is binary, whatever decodes.
+_CONTROL = re.compile(r"[\x00-\x08\x0e-\x1f\x7f]")
+
+
+def _as_text(item: Interaction) -> Answer:
+    """A response that is no provider's answer, as its first 2,000 characters; a binary
+    one (an image or a PDF a test downloaded) by its type and size, not its bytes."""
+    body = item.response_body
+    try:
+        text = body.decode("utf-8")
+    except UnicodeDecodeError:
+        text = None
+    if text is not None and not _CONTROL.search(text[:2000]):
+        return Answer(text=text[:2000], kind="text")
+    types = [v for k, v in item.response_headers.items() if k.lower() == "content-type"]
+    kind = types[0][0].split(";")[0].strip() if types and types[0] else "binary data"
+    return Answer(text=f"[{len(body):,} bytes of {kind}]", kind="binary")
 
 
 # Gemini's `/models/{model}:method`; Bedrock's `/model/{modelId}/operation`, whose id keeps
@@ -562,8 +610,9 @@ def render(shown: Shown, width: int = 80, *, session_line: bool = True) -> str:
     lines.extend(f"  {cut(turn, width - 2)}" for turn in shown.prompt)
     if shown.tools:
         lines.append(cut(f"  tools: {', '.join(shown.tools)}", width))
-    # Blank lines a model ends its text with say nothing to a reader.
-    reasoning, text = shown.answer.reasoning.rstrip(), shown.answer.text.rstrip()
+    # Blank lines a model begins or ends its text with say nothing to a reader.
+    reasoning = shown.answer.reasoning.lstrip("\n").rstrip()
+    text = shown.answer.text.lstrip("\n").rstrip()
     if reasoning:
         lines.extend(_block("reasoning", reasoning, width))
     if text or not shown.answer.tool_calls:  # an answer of tool calls only: those say it
