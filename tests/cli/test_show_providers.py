@@ -118,6 +118,25 @@ def test_bedrock_converse_stream_event_dicts() -> None:
     assert answer.usage == {"inputTokens": 3, "outputTokens": 2}
 
 
+def interaction(
+    request: Any,
+    response: bytes,
+    content_type: str = "application/json",
+    uri: str = "https://api.example.com/v1/responses",
+) -> Interaction:
+    """One POST of ``request`` (JSON) answered 200 with ``response``."""
+    return Interaction(
+        "POST",
+        uri,
+        {"content-type": ["application/json"]},
+        json.dumps(request).encode(),
+        200,
+        "OK",
+        {"Content-Type": [content_type]},
+        response,
+    )
+
+
 def test_gemini_parts_in_snake_case_and_an_answer_of_tool_calls_only() -> None:
     # Gemini takes its proto's field names in either spelling; llm-gemini sends snake_case.
     call = {"function_call": {"name": "namer", "args": {}}, "thoughtSignature": "c2ln"}
@@ -141,16 +160,8 @@ def test_gemini_parts_in_snake_case_and_an_answer_of_tool_calls_only() -> None:
             }
         ]
     }
-    item = Interaction(
-        "POST",
-        "https://generativelanguage.googleapis.com/v1beta/models/m:generateContent",
-        {"content-type": ["application/json"]},
-        json.dumps(request).encode(),
-        200,
-        "OK",
-        {"content-type": ["application/json"]},
-        json.dumps(answer).encode(),
-    )
+    uri = "https://generativelanguage.googleapis.com/v1beta/models/m:generateContent"
+    item = interaction(request, json.dumps(answer).encode(), uri=uri)
     lines = render(summarize(1, item)).split("\n")
     assert lines[1:] == [
         "  model: m",
@@ -160,19 +171,6 @@ def test_gemini_parts_in_snake_case_and_an_answer_of_tool_calls_only() -> None:
         "  reasoning: Naming it.",  # the blank lines it ended with are not shown
         "  tool call: namer({})",  # no empty answer line above it
     ]
-
-
-def interaction(request: Any, response: bytes, content_type: str = "application/json") -> Any:
-    return Interaction(
-        "POST",
-        "https://api.example.com/v1/responses",
-        {"content-type": ["application/json"]},
-        json.dumps(request).encode(),
-        200,
-        "OK",
-        {"Content-Type": [content_type]},
-        response,
-    )
 
 
 def test_media_is_named_not_printed() -> None:
