@@ -333,8 +333,22 @@ def _options_of(item: pytest.Item | None) -> dict[str, Any]:
     return dict(merge_kwargs(vcr_config, markers))
 
 
+# pytest-vcr's plugin name; pytest-recording refuses to run beside it.
+_PYTEST_VCR = "vcr"
+PYTEST_VCR_MESSAGE = (
+    "llmcassette extends pytest-recording, which cannot run beside pytest-vcr (installed "
+    "here). Uninstall pytest-vcr (pip uninstall pytest-vcr): pytest-recording reads the same "
+    "@pytest.mark.vcr and vcr_config. --vcr-record=MODE becomes --record-mode=MODE, and "
+    "three fixtures in conftest.py keep your cassettes where pytest-vcr put them "
+    "(docs/migrating.md, From pytest-vcr)."
+)
+
+
+@pytest.hookimpl(tryfirst=True)  # before pytest-recording's, which stops with a traceback
 def pytest_configure(config: pytest.Config) -> None:
     global _config_of_run
+    if config.pluginmanager.has_plugin(_PYTEST_VCR):
+        raise pytest.UsageError(PYTEST_VCR_MESSAGE)
     target = config.getoption("llmcassette_report", default=None)
     if target:
         _config_of_run = config
