@@ -17,15 +17,18 @@ from typing import Any
 
 import httpx
 import pytest
+import vcr
 from vcr.request import Request
 from vcr.serializers import yamlserializer
 
 import llmcassette
 from llmcassette._vcr import serializer as jsonl
 from llmcassette._vcr.persister import Persister
+from llmcassette.cli.main import main
 from llmcassette.errors import UNSCANNABLE_BODY, SecretLeakError
 from llmcassette.redact import RedactionConfig, Redactor
 from llmcassette.redact.scan import find_in_value
+from llmcassette.testing import LocalProvider
 
 from .test_secrets_corpus import echo_server  # noqa: F401 (a fixture)
 
@@ -112,6 +115,36 @@ def test_a_known_value_in_a_request_body_is_redacted_on_record_and_on_replay(
     with llmcassette.use_cassette(path, record_mode="none"), httpx.Client() as client:
         replayed = client.post(f"{echo_server}/echo/text", json=body, headers=headers)
     assert replayed.status_code == recorded.status_code == 200
+
+
+@pytest.mark.parametrize("convert", [False, True], ids=["recorded", "converted"])
+def test_a_value_a_later_call_names_a_secret_is_taken_out_of_earlier_calls(
+    tmp_path: Path, convert: bool
+) -> None:
+    """The writer goes in order; the prompt that mentioned the password was written
+    before the tool call that sends it under ``password`` made it a secret."""
+    path = tmp_path / ("calls.yaml" if convert else "calls.jsonl")
+    password = "radiance-gate"
+    prompt = {"role": "user", "content": f"the passwords: mellon, {password}"}
+    calls = [{"messages": [prompt]}, {"messages": [prompt], "password": password}]
+    with (
+        LocalProvider() as provider,
+        vcr.VCR().use_cassette(str(path)) if convert else llmcassette.use_cassette(path),
+        httpx.Client() as client,
+    ):
+        for body in calls:
+            auth = {"authorization": "Bearer sk-test"}
+            answer = client.post(
+                f"{provider.url}/v1/chat/completions", json={"model": "m", **body}, headers=auth
+            )
+            assert answer.status_code == 200
+    if convert:
+        assert main(["convert", str(path)]) == 0
+        path = path.with_suffix(".jsonl")
+    text = path.read_text()
+    assert password not in text
+    # Both requests, and both answers (the local provider echoes the prompt).
+    assert text.count("the passwords: mellon, <REDACTED:password>") == 4
 
 
 def test_a_mismatch_report_does_not_show_a_known_value(

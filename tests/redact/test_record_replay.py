@@ -195,7 +195,9 @@ def test_fail_closed_when_a_secret_slips_through(
     before = path.read_bytes()
     from llmcassette.redact.redactor import Redactor
 
-    monkeypatch.setattr(Redactor, "records", lambda self, *records: None)  # a redactor bug
+    monkeypatch.setattr(
+        Redactor, "records", lambda self, *records, **options: None
+    )  # a redactor bug
     with (
         pytest.raises(SecretLeakError) as caught,
         llmcassette.use_cassette(path, record_mode="all"),

@@ -69,7 +69,9 @@ class NothingRedacted(Redactor):
     def events(self, records: list[dict[str, Any]]) -> None:
         return None
 
-    def records(self, request: Any, response: Any, events: Any) -> bool:
+    def records(
+        self, request: Any, response: Any, events: Any, *, request_redacted: bool = False
+    ) -> bool:
         return False
 
     def vcr_request(self, request: Any) -> Any:

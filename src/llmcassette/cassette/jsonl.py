@@ -125,8 +125,14 @@ class Redaction(Protocol):
         request: dict[str, Any] | None,
         response: dict[str, Any],
         events: list[dict[str, Any]] | None,
+        *,
+        request_redacted: bool = False,
     ) -> bool:
         """Redact one interaction's records in place; True if an event record changed."""
+        ...
+
+    def learnt(self) -> int:
+        """How many credentials the redactor has learnt so far (it only ever learns more)."""
         ...
 
 
@@ -187,7 +193,7 @@ class _Records:
         # llmcassette.redact: secrets never reach the lines. When it changed an event, the
         # texts as streamed may hold what it took out: the lines encode the records.
         if redaction is not None and redaction.records(
-            None if item.request_redacted else request, response, event_records
+            request, response, event_records, request_redacted=item.request_redacted
         ):
             compact_data = [None] * len(event_records)
         return cls(item, request, response, event_records, compact_data)
@@ -227,19 +233,42 @@ def write(
     """
     reusable: dict[tuple[str, ...], list[list[str]]] = {}
     if previous is not None:
-        for old in previous.interactions:
-            records = _Records.of(old, redaction)
-            reusable.setdefault(tuple(records.lines(with_timing=False)), []).append(records.lines())
+        for key, old_lines in _rendered(previous.interactions, redaction, keys=True):
+            reusable.setdefault(key, []).append(old_lines)
     out = [lines.dump(cassette.header)]
-    for item in _numbered_clients(cassette.interactions):
-        records = _Records.of(item, redaction)
-        if reusable:
-            candidates = reusable.get(tuple(records.lines(with_timing=False)))
-            if candidates:
-                out.extend(candidates.pop(0))
-                continue
-        out.extend(records.lines())
+    items = _numbered_clients(cassette.interactions)
+    for key, new_lines in _rendered(items, redaction, keys=bool(reusable)):
+        candidates = reusable.get(key) if reusable else None
+        out.extend(candidates.pop(0) if candidates else new_lines)
     return "\n".join(out) + "\n"
+
+
+def _rendered(
+    items: list[Interaction], redaction: Redaction | None, *, keys: bool
+) -> list[tuple[tuple[str, ...], list[str]]]:
+    """Each interaction's lines, redacted, with (``keys``) its lines without timing, which
+    tell an unchanged interaction.
+
+    Those redacted before the redactor learnt its last credential are redacted again, last:
+    a value first named a secret by a later call (a password a tool call sends) is still
+    plain in an earlier prompt the first time, and taken out of it the second. Redoing
+    learns nothing new: every credential it meets, it met the first time.
+    """
+
+    def render(item: Interaction) -> tuple[tuple[str, ...], list[str]]:
+        records = _Records.of(item, redaction)
+        return tuple(records.lines(with_timing=False)) if keys else (), records.lines()
+
+    rendered, learnt = [], []
+    for item in items:
+        learnt.append(redaction.learnt() if redaction is not None else 0)
+        rendered.append(render(item))
+    if redaction is not None:
+        final = redaction.learnt()
+        for index, item in enumerate(items):
+            if learnt[index] < final:
+                rendered[index] = render(item)
+    return rendered
 
 
 def _numbered_clients(items: list[Interaction]) -> list[Interaction]:

@@ -503,15 +503,18 @@ class Redactor:
         request: dict[str, Any] | None,
         response: dict[str, Any],
         events: list[dict[str, Any]] | None,
+        *,
+        request_redacted: bool = False,
     ) -> bool:
         """Redact the cassette records of one interaction in place (the write-time pass).
 
-        ``request`` is None when the request is stored as these rules already redacted it.
-        Returns whether an event record changed (the writer then encodes their data again).
+        ``request_redacted``: the request is stored as these rules redacted it when it was
+        sent; only credentials learnt since are replaced in it. Returns whether an event
+        record changed (the writer then encodes their data again).
         """
         if not self.config.enabled:
             return False
-        if request is not None:
+        if request is not None and not request_redacted:
             request["uri"] = self.uri(request["uri"])
             request["headers"] = self.headers(request.get("headers") or {})
             content_type = _content_type(request["headers"])
@@ -532,6 +535,10 @@ class Redactor:
         before = self.changes
         self.events(events)
         return self.changes != before  # every replacement takes a placeholder, and counts
+
+    def learnt(self) -> int:
+        """How many secrets this redactor has replaced so far (it only ever learns more)."""
+        return len(self._placeholders)
 
     def vcr_request(self, request: Any) -> Any:
         """vcrpy ``before_record_request``: redact a (copied) ``vcr.request.Request``."""
