@@ -156,6 +156,8 @@ def configure(
     persister.drift = drift_mode
     my_vcr.register_persister(persister)
     my_vcr.register_matcher("llm_body", matchers.LlmBody(match_config))
+    if not isinstance(my_vcr.matchers.get("body"), matchers.FillingPlaceholders):
+        my_vcr.register_matcher("body", matchers.FillingPlaceholders(my_vcr.matchers["body"]))
     my_vcr.match_on = DEFAULT_MATCH_ON
     if compat.skips_patchers():
         absent = compat.absent_patchers()

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import json
 import threading
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -293,24 +294,42 @@ def _replay(
             if index is None:
                 index = cassette.__dict__[_INDEX_ATTRIBUTE] = RequestIndex(config)
             bound = None if client is None else client.bound
-            positions = index.positions(cassette, request_key(filtered, config))
-            if drift_mode(cassette) != "strict":
-                # A vcrpy cassette plays in vcrpy's order (``legacy_replay`` below), its
-                # bodies only checked: a later copy equal in body must not go first.
-                positions = [p for p in positions if not is_legacy(data[p][0])]
-            positions = _preferred(cassette, positions, label, filtered, bound)
-            for position in positions:
-                count = cassette.play_counts[position]
-                recorded_request, response = data[position]
-                if (count == 0 or repeats) and session_of(response) == label:
-                    if count == 0 and position < cassette._loaded_count:
-                        cassette._played_interactions.append((recorded_request, response))
-                    cassette.play_counts[position] += 1
-                    clients.played(client, client_of(response))
-                    return response
+            for positions in _candidates(cassette, index, filtered, config):
+                if drift_mode(cassette) != "strict":
+                    # A vcrpy cassette plays in vcrpy's order (``legacy_replay`` below), its
+                    # bodies only checked: a later copy equal in body must not go first.
+                    positions = [p for p in positions if not is_legacy(data[p][0])]
+                positions = _preferred(cassette, positions, label, filtered, bound)
+                for position in positions:
+                    count = cassette.play_counts[position]
+                    recorded_request, response = data[position]
+                    if (count == 0 or repeats) and session_of(response) == label:
+                        if count == 0 and position < cassette._loaded_count:
+                            cassette._played_interactions.append((recorded_request, response))
+                        cassette.play_counts[position] += 1
+                        clients.played(client, client_of(response))
+                        return response
         # vcrpy recorded legacy cassettes without the body: played as vcrpy would.
         matchers = _url_matchers() if others is None else others
         return legacy_replay(cassette, filtered, matchers, config, label, only_equal=unredacted)
+
+
+def _candidates(
+    cassette: Any, index: RequestIndex, filtered: Any, config: MatchConfig
+) -> Iterator[list[int]]:
+    """The interactions whose request equals ``filtered`` by key; then, if none of those
+    plays, those whose recorded placeholders ``filtered`` fills: a cassette takes out a
+    credential everywhere once a call names it (a password a later tool call sends), and a
+    live request, redacted on its own, still carries that value."""
+    key = request_key(filtered, config)
+    yield index.positions(cassette, key)
+    matcher = LlmBody(config)
+    data = cassette.data
+    yield [
+        position
+        for position in index.with_placeholders(key)
+        if not matcher.differences(filtered, data[position][0])
+    ]
 
 
 def _has_own(cassette: Any) -> bool:

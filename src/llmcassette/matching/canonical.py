@@ -10,6 +10,30 @@ from urllib.parse import parse_qsl
 from llmcassette.cassette import events, jsontext
 
 _PLACEHOLDER_NUMBER = re.compile(r"(<REDACTED:[A-Za-z0-9_.\-]+):[0-9]+>")
+_PLACEHOLDER = re.compile(r"<REDACTED:[A-Za-z0-9_.\-]+(?::[0-9]+)?>")
+
+
+def fills_placeholders(recorded: str, incoming: str) -> bool:
+    """Whether ``incoming`` is ``recorded`` with a value of one or more characters where
+    each of its placeholders stands.
+
+    A cassette replaces a credential everywhere once any call names it (a password that a
+    later tool call sends under ``password`` is taken out of the earlier prompt too), but a
+    live request redacted on its own does not know that value: it sends it as it is.
+    """
+    pieces = _PLACEHOLDER.split(recorded)
+    if len(pieces) == 1:
+        return False  # no placeholder: only equal strings match
+    first, *middle, last = pieces
+    if not incoming.startswith(first) or not incoming.endswith(last):
+        return False
+    position, end = len(first), len(incoming) - len(last)
+    for literal in middle:  # leftmost placement leaves the most room for what follows
+        found = incoming.find(literal, position + 1, end - 1)
+        if found < 0:
+            return False
+        position = found + len(literal)
+    return end - position >= 1
 
 
 @lru_cache(maxsize=8192)

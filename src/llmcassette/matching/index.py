@@ -42,7 +42,7 @@ def _canonical(value: Any) -> Hashable:
     return (type(value).__name__, value)
 
 
-def request_key(request: Any, config: MatchConfig) -> Hashable:
+def request_key(request: Any, config: MatchConfig) -> tuple[Hashable, ...]:
     """The key under which two requests match with llmcassette's default ``match_on``."""
     return (
         request.method,
@@ -61,13 +61,25 @@ class RequestIndex:
     def __init__(self, config: MatchConfig) -> None:
         self.config = config
         self._positions: dict[Hashable, list[int]] = {}
+        # By the key without its body: those whose body holds a redaction placeholder.
+        self._with_placeholders: dict[Hashable, list[int]] = {}
         self._indexed = 0
 
     def positions(self, cassette: Any, key: Hashable) -> list[int]:
         """Indexes into ``cassette.data`` of the interactions recorded under ``key``."""
         data = cassette.data
         for position in range(self._indexed, len(data)):
-            recorded_key = request_key(data[position][0], self.config)
+            recorded = data[position][0]
+            recorded_key = request_key(recorded, self.config)
             self._positions.setdefault(recorded_key, []).append(position)
+            body = getattr(recorded, "body_bytes", recorded.body)
+            if isinstance(body, bytes) and b"<REDACTED:" in body:
+                self._with_placeholders.setdefault(recorded_key[:-1], []).append(position)
         self._indexed = len(data)
         return self._positions.get(key, [])
+
+    def with_placeholders(self, key: tuple[Hashable, ...]) -> list[int]:
+        """The interactions recorded with ``key``'s method and URL whose bodies hold a
+        redaction placeholder: a request that equals none may still fill one's
+        placeholders (``LlmBody.differences``). Call ``positions`` first."""
+        return self._with_placeholders.get(key[:-1], [])

@@ -6,6 +6,8 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+from llmcassette.matching.canonical import fills_placeholders
+
 _IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_-]*$")
 
 
@@ -52,14 +54,23 @@ def same_scalar(recorded: Any, incoming: Any) -> bool:
     return type(recorded) is type(incoming) and bool(recorded == incoming)
 
 
-def differences(recorded: Any, incoming: Any, path: str = "") -> list[Difference]:
-    """Every place where ``incoming`` differs from ``recorded``, in a deterministic order."""
+def differences(
+    recorded: Any, incoming: Any, path: str = "", *, placeholders: bool = False
+) -> list[Difference]:
+    """Every place where ``incoming`` differs from ``recorded``, in a deterministic order.
+
+    With ``placeholders`` (matching a live request), a recorded string holding redaction
+    placeholders equals an incoming one that has a value where each stands
+    (``canonical.fills_placeholders``); comparing two cassettes, it does not.
+    """
     found: list[Difference] = []
-    _walk(recorded, incoming, path, found)
+    _walk(recorded, incoming, path, found, placeholders)
     return found
 
 
-def _walk(recorded: Any, incoming: Any, path: str, found: list[Difference]) -> None:
+def _walk(
+    recorded: Any, incoming: Any, path: str, found: list[Difference], placeholders: bool
+) -> None:
     if isinstance(recorded, dict) and isinstance(incoming, dict):
         for key in sorted(set(recorded) | set(incoming), key=str):
             _walk(
@@ -67,6 +78,7 @@ def _walk(recorded: Any, incoming: Any, path: str, found: list[Difference]) -> N
                 incoming.get(key, MISSING),
                 child_path(path, str(key)),
                 found,
+                placeholders,
             )
         return
     if isinstance(recorded, list) and isinstance(incoming, list):
@@ -76,9 +88,18 @@ def _walk(recorded: Any, incoming: Any, path: str, found: list[Difference]) -> N
                 incoming[index] if index < len(incoming) else MISSING,
                 child_path(path, index),
                 found,
+                placeholders,
             )
         return
-    if not same_scalar(recorded, incoming):
+    if same_scalar(recorded, incoming):
+        return
+    filled = (
+        placeholders
+        and isinstance(recorded, str)
+        and isinstance(incoming, str)
+        and fills_placeholders(recorded, incoming)
+    )
+    if not filled:
         found.append(Difference(path or "(root)", recorded, incoming))
 
 

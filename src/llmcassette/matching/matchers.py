@@ -42,16 +42,59 @@ class LlmBody:
         self.config = config or MatchConfig()
 
     def __call__(self, incoming: Any, recorded: Any) -> None:
+        _raise(self.differences(incoming, recorded))
+
+    def differences(self, incoming: Any, recorded: Any) -> list[Any]:
+        """Where the bodies differ; none where a recorded placeholder is filled (a secret
+        the cassette learnt from another call, which the live request sends itself)."""
         if getattr(incoming, "body_bytes", incoming.body) == getattr(
             recorded, "body_bytes", recorded.body
         ):
-            return
+            return []
         from llmcassette.matching.jsondiff import differences  # only a body that differs needs it
 
-        found = differences(
-            comparable_body(recorded, self.config), comparable_body(incoming, self.config), "body"
+        return differences(
+            comparable_body(recorded, self.config),
+            comparable_body(incoming, self.config),
+            "body",
+            placeholders=True,
         )
-        _raise(found)
+
+
+class FillingPlaceholders:
+    """vcrpy's ``body`` matcher, except that a recorded redaction placeholder also matches
+    the value a live request sends where it stands.
+
+    A cassette takes a credential out everywhere once a call names it (a password a later
+    tool call sends), so an earlier recorded prompt holds a placeholder where the live
+    request, redacted on its own, still has the value: vcrpy's comparison of the two
+    bodies would never match it. Registered under vcrpy's name, for suites that match on
+    ``body``.
+    """
+
+    __name__ = "body"
+
+    def __init__(self, vcrpy_body: Any) -> None:
+        self.vcrpy_body = vcrpy_body
+
+    def __call__(self, incoming: Any, recorded: Any) -> None:
+        try:
+            self.vcrpy_body(incoming, recorded)
+        except AssertionError:
+            theirs = getattr(recorded, "body_bytes", recorded.body)
+            held = theirs.encode("utf-8") if isinstance(theirs, str) else theirs
+            if not isinstance(held, bytes) or b"<REDACTED:" not in held:
+                raise
+            from llmcassette.matching.jsondiff import differences
+
+            ours = getattr(incoming, "body_bytes", incoming.body)
+            found = differences(
+                body_value(theirs, content_type(recorded)),
+                body_value(ours, content_type(incoming)),
+                placeholders=True,
+            )
+            if found:
+                raise
 
 
 def _raise(found: list[Any]) -> None:

@@ -100,14 +100,15 @@ def _request_parts(request: Any, config: MatchConfig) -> dict[str, Any]:
 
 
 def compare(incoming: Any, recorded: Any, config: MatchConfig) -> tuple[Difference, ...]:
-    """Every difference between two (already redacted) vcrpy requests, with its path."""
+    """Every difference between two (already redacted) vcrpy requests, with its path; a
+    recorded placeholder filled by the incoming request is none (``differences``)."""
     same = incoming.method == recorded.method and incoming.uri == recorded.uri
     if same and incoming.body == recorded.body:
         return ()  # equal as sent: nothing to canonicalize (a body can be megabytes)
     ours, theirs = _request_parts(incoming, config), _request_parts(recorded, config)
     found: list[Difference] = []
     for part in ("method", "url", "body"):
-        found.extend(differences(theirs[part], ours[part], part))
+        found.extend(differences(theirs[part], ours[part], part, placeholders=True))
     return tuple(found)
 
 
