@@ -120,8 +120,10 @@ class RedactionConfig:
     ``headers``: more header names whose value is replaced. ``drop_headers``: more headers
     left out of the cassette. ``keep_headers``: headers stored as they are, even built-in
     ones (``x-request-id``). ``json_keys``: more JSON keys (``"user_id"``) or dotted paths
-    (``"metadata.user_id"``) whose value is replaced. ``query_params``: more query / form
-    parameter names. ``patterns``: ``(name, regex)`` pairs; a match becomes
+    (``"metadata.user_id"``) whose value is replaced. ``keep_json_keys``: JSON keys whose
+    value is stored as it is, even built-in ones (``password``, where a test's passwords
+    are its data); a value shaped like a credential is still replaced. ``query_params``:
+    more query / form parameter names. ``patterns``: ``(name, regex)`` pairs; a match becomes
     ``<REDACTED:name>``. ``literals``: ``(value, name)`` pairs. ``env_vars``: more
     environment variables whose values are redacted. ``env``: redact the values of
     credential-looking environment variables. ``disable``: built-in rule names to turn off.
@@ -136,6 +138,7 @@ class RedactionConfig:
     drop_headers: tuple[str, ...] = ()
     keep_headers: tuple[str, ...] = ()
     json_keys: tuple[str, ...] = ()
+    keep_json_keys: tuple[str, ...] = ()
     query_params: tuple[str, ...] = ()
     patterns: tuple[tuple[str, str], ...] = ()
     literals: tuple[tuple[str, str], ...] = ()

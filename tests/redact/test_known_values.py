@@ -147,6 +147,35 @@ def test_a_value_a_later_call_names_a_secret_is_taken_out_of_earlier_calls(
     assert text.count("the passwords: mellon, <REDACTED:password>") == 4
 
 
+def test_keep_json_keys_stores_a_tests_passwords_as_they_are(tmp_path: Path) -> None:
+    """A suite whose test data are passwords keeps them; a key shape under the kept key
+    is still replaced, and the fail-closed scan agrees with both."""
+    path = tmp_path / "tools.jsonl"
+    shaped = "sk-proj-" + "Ab3dE5gH7jK9mN1pQ3rS5tU7vW9xY1zA3bC5dE7fG9hJ1kL3"
+    calls = [
+        {"messages": [{"role": "user", "content": "the passwords: mellon, radiance-gate"}]},
+        {"messages": [{"role": "user", "content": "look up"}], "password": "radiance-gate"},
+        {"messages": [{"role": "user", "content": "look up"}], "password": shaped},
+    ]
+    auth = {"authorization": "Bearer sk-test"}
+    redaction = {"keep_json_keys": ["password"]}
+    with LocalProvider() as provider:
+        url = f"{provider.url}/v1/chat/completions"
+        with llmcassette.use_cassette(path, redaction=redaction), httpx.Client() as client:
+            for body in calls:
+                assert client.post(url, json={"model": "m", **body}, headers=auth).is_success
+        text = path.read_text()
+        assert '"password":"radiance-gate"' in text
+        assert "the passwords: mellon, radiance-gate" in text
+        assert shaped not in text
+        with (
+            llmcassette.use_cassette(path, record_mode="none", redaction=redaction),
+            httpx.Client() as client,
+        ):
+            for body in calls:
+                assert client.post(url, json={"model": "m", **body}, headers=auth).is_success
+
+
 def test_a_mismatch_report_does_not_show_a_known_value(
     tmp_path: Path,
     echo_server: str,  # noqa: F811

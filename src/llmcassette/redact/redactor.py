@@ -457,7 +457,7 @@ class Redactor:
                         container[key] = self.secret(container[key], key)
                 if not chosen:
                     continue
-            elif isinstance(path[-1], str) and rules.norm_key(path[-1]) in rules.TOKEN_KEYS:
+            elif isinstance(path[-1], str) and self.rules.is_token_key(path[-1]):
                 for container, key in refs:
                     if rules.looks_like_token(container[key]):
                         container[key] = self.secret(container[key], key)

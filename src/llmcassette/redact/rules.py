@@ -733,7 +733,11 @@ class Rules:
         self._keep_headers = frozenset(keep)
         self._drop_headers = (DROPPED_HEADERS | {h.lower() for h in config.drop_headers}) - keep
         self._extra_headers = frozenset(h.lower() for h in config.headers)
-        self._secret_keys = SECRET_KEYS | {norm_key(k) for k in config.json_keys if "." not in k}
+        kept_keys = {norm_key(k) for k in config.keep_json_keys}
+        self._secret_keys = (
+            SECRET_KEYS | {norm_key(k) for k in config.json_keys if "." not in k}
+        ) - kept_keys
+        self._token_keys = TOKEN_KEYS - kept_keys
         self._secret_paths = tuple(norm_key(k) for k in config.json_keys if "." in k)
         self._secret_params = SECRET_PARAMS | {p.lower() for p in config.query_params}
 
@@ -752,7 +756,7 @@ class Rules:
         self._singles = frozenset(word for word in triggers if len(word) == 1)
         self._near = re.compile(trigger_search(set(triggers) - self._singles))
         self._reach = max(map(len, triggers), default=0)  # see ``around_hits``
-        names = names_of_keys(self._secret_keys | TOKEN_KEYS, self._secret_paths)
+        names = names_of_keys(self._secret_keys | self._token_keys, self._secret_paths)
         self._keys = (
             re.compile('"' + _key_alternatives(names) + r'\\*"\s*:') if self.keys_on else None
         )
@@ -960,7 +964,12 @@ class Rules:
             if response and norm_key(key) in CHOSEN_SECRET_KEYS:
                 return looks_like_token(value)
             return True
-        return self.keys_on and norm_key(key) in TOKEN_KEYS and looks_like_token(value)
+        return self.is_token_key(key) and looks_like_token(value)
+
+    def is_token_key(self, key: str) -> bool:
+        """Whether JSON key ``key`` is one of ``TOKEN_KEYS`` (``key``), too common to always
+        hold a credential: its value is one when it looks like a token."""
+        return self.keys_on and norm_key(key) in self._token_keys
 
     def has_secret_paths(self) -> bool:
         """Whether some ``json_keys`` are dotted paths (then a key's path matters)."""
