@@ -76,6 +76,8 @@ class FillingPlaceholders:
 
     def __init__(self, vcrpy_body: Any) -> None:
         self.vcrpy_body = vcrpy_body
+        # llm_body's comparison of the bodies as sent (no normalizing), placeholders filled.
+        self._as_sent = LlmBody(MatchConfig(sdk_defaults=False))
 
     def __call__(self, incoming: Any, recorded: Any) -> None:
         try:
@@ -85,15 +87,7 @@ class FillingPlaceholders:
             held = theirs.encode("utf-8") if isinstance(theirs, str) else theirs
             if not isinstance(held, bytes) or b"<REDACTED:" not in held:
                 raise
-            from llmcassette.matching.jsondiff import differences
-
-            ours = getattr(incoming, "body_bytes", incoming.body)
-            found = differences(
-                body_value(theirs, content_type(recorded)),
-                body_value(ours, content_type(incoming)),
-                placeholders=True,
-            )
-            if found:
+            if self._as_sent.differences(incoming, recorded):
                 raise
 
 
