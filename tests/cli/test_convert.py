@@ -10,6 +10,7 @@ from pathlib import Path
 import httpx2
 import pytest
 import vcr
+import yaml
 
 import llmcassette
 from llmcassette.cassette import jsonl as cassette_file
@@ -142,6 +143,36 @@ def test_a_converted_cassette_is_as_old_as_its_traffic(
     assert main(["check", "--max-age", "30d", str(tmp_path / "old.jsonl")]) == 1
     assert "recorded 2026-02-16T08:00:00Z" in capsys.readouterr().out
     assert main(["check", "--max-age", "30d", str(tmp_path / "undated.jsonl")]) == 0
+
+
+def test_a_json_answer_no_layout_rebuilds_replays_every_byte(tmp_path: Path) -> None:
+    """AI21 on Bedrock writes floats as Java does: redaction leaves them, and the spacing,
+    as they are (OpenLLMetry's Bedrock cassettes replayed ``{"id": 1234, ...}`` for ``{"id":1234,...}``)."""
+    # The key makes redaction look into the body (a model's ``password`` is left as it is).
+    answer = '{"id":1234,"password":"hunter2","tokens":[{"logprob":-3.6954811548639555E-6}]}'
+    uri = "https://bedrock-runtime.us-east-1.amazonaws.com/model/ai21.j2-mid-v1/invoke"
+    recorded = {
+        "interactions": [
+            {
+                "request": {
+                    "body": '{"prompt": "hi"}',
+                    "headers": {},
+                    "method": "POST",
+                    "uri": uri,
+                },
+                "response": {
+                    "body": {"string": answer},
+                    "headers": {"Content-Type": ["application/json"]},
+                    "status": {"code": 200, "message": "OK"},
+                },
+            }
+        ],
+        "version": 1,
+    }
+    (tmp_path / "ai21.yaml").write_text(yaml.safe_dump(recorded))
+    assert main(["convert", str(tmp_path / "ai21.yaml")]) == 0
+    with llmcassette.use_cassette(tmp_path / "ai21.jsonl", record_mode="none"):
+        assert httpx2.post(uri, content=b'{"prompt": "hi"}').content == answer.encode()
 
 
 def test_back_to_vcrpy_json_replays_with_plain_vcrpy(tmp_path: Path) -> None:

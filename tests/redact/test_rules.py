@@ -174,6 +174,24 @@ def test_json_keys_at_any_depth_and_layout_kept(redactor: Redactor) -> None:
     assert out == json.dumps(parsed, indent=2)  # same layout
 
 
+def test_json_no_layout_rebuilds_keeps_every_byte_outside_its_secrets(
+    redactor: Redactor,
+) -> None:
+    # AI21 on Bedrock writes floats as Java does (``-3.6E-6``): parsed and written again,
+    # they and the spacing would change. Found converting OpenLLMetry's Bedrock cassettes.
+    text = (
+        '{"id":1234,"prompt":{"tokens":[{"logprob":-3.6954811548639555E-6}]},'
+        '"auth":{"client_secret":"cs-999"},  "note":"use ' + OPENAI + '"}'
+    )
+    out = redactor.body_text(text, "application/json")
+    assert out == text.replace("cs-999", "<REDACTED:client_secret>").replace(
+        OPENAI, "<REDACTED:openai-api-key>"
+    )
+    clean = text.replace(',"auth":{"client_secret":"cs-999"}', "").replace(OPENAI, "x")
+    assert redactor.body_text(clean, "application/json") == clean
+    assert redactor.body_text(clean, "application/json", response=True) == clean
+
+
 def test_form_body(redactor: Redactor) -> None:
     out = redactor.body_text(
         "grant_type=refresh&client_secret=abc%2F123&refresh_token=rt-1",

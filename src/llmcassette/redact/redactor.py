@@ -343,9 +343,7 @@ class Redactor:
         (``response``) a secret key's value is replaced only when it looks like a token
         (``Rules.is_secret_entry``)."""
         if isinstance(value, str):
-            new = self.text(value)
-            spans = self._embedded_spans(new, response)
-            return _apply_spans(new, [new], spans)[0] if spans else new
+            return self._text_with_keys(value, response)
         if isinstance(value, dict):
             out: dict[str, Any] = {}
             for key, item in value.items():
@@ -385,13 +383,32 @@ class Redactor:
             if exact is not None:
                 value, layout = exact
                 return jsontext.render(self.json(value, response=response), layout)
-            try:
-                value = json.loads(text)
-            except ValueError:
-                pass
-            else:
-                return json.dumps(self.json(value, response=response), ensure_ascii=False)
+            return self._unrebuilt_json(text, response)
         return self.text(text)
+
+    def _unrebuilt_json(self, text: str, response: bool) -> str:
+        """JSON text that no known layout rebuilds (``1.5E-6``, spacing of its own), redacted.
+
+        Redacted in its text, as JSON text held in a string is, every byte outside a secret
+        stays as it was; rendering the parsed value again would rewrite them all. Then the
+        parsed result is redacted too, known values included: a secret the text hides (a
+        credential written with ``\\u`` escapes) is replaced there, and only then is the
+        value rendered again.
+        """
+        redacted = self._text_with_keys(text, response)
+        try:
+            value = json.loads(redacted)
+        except ValueError:
+            return redacted  # not JSON after all: its text is all there is
+        again = self.known_in(self.json(value, response=response))
+        return redacted if again == value else json.dumps(again, ensure_ascii=False)
+
+    def _text_with_keys(self, text: str, response: bool) -> str:
+        """``text`` redacted where it is written: secret shapes, and the values of secret keys
+        in the JSON text it may be or hold."""
+        new = self.text(text)
+        spans = self._embedded_spans(new, response)
+        return _apply_spans(new, [new], spans)[0] if spans else new
 
     def body_bytes(self, body: bytes, content_type: str, *, response: bool = False) -> bytes:
         """A raw body; bytes that are not UTF-8 are scanned as Latin-1 (ASCII secrets)."""
