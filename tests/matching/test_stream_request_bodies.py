@@ -119,6 +119,51 @@ def test_stream_false_is_the_same_as_no_stream_by_default(tmp_path: Path, sink_u
         httpx2.post(sink_url, json={**body, "stream": True})
 
 
+def test_an_empty_value_is_the_same_as_no_field_by_default(tmp_path: Path, sink_url: str) -> None:
+    """ollama's client sent ``format``, ``options`` and ``keep_alive`` empty and left out
+    ``tools``; a later release does the reverse (OpenLLMetry's Ollama cassettes)."""
+    path = tmp_path / "empty.jsonl"
+    call = {"role": "assistant", "tool_calls": [{"function": {"name": "f", "arguments": {}}}]}
+    recorded = {
+        "model": "m",
+        "messages": [{**call, "content": ""}],
+        "format": "",
+        "options": {},
+        "keep_alive": None,
+    }
+    with llmcassette.use_cassette(path):
+        httpx2.post(sink_url, json=recorded)
+    sent_now = {"model": "m", "messages": [call], "tools": [], "options": {"seed": None}}
+    with llmcassette.use_cassette(path, record_mode="none"):
+        httpx2.post(sink_url, json=sent_now)
+    with (
+        llmcassette.use_cassette(path, record_mode="none", match={"sdk_defaults": False}),
+        pytest.raises(llmcassette.CassetteMismatch, match=r"body\.format: recorded '', incoming"),
+    ):
+        httpx2.post(sink_url, json=sent_now)
+    for changed in ({"format": "json"}, {"options": {"temperature": 0}}, {"stream": True}):
+        with (
+            llmcassette.use_cassette(path, record_mode="none"),
+            pytest.raises(llmcassette.CassetteMismatch),
+        ):
+            httpx2.post(sink_url, json={**sent_now, **changed})
+
+
+def test_the_prompt_cache_key_is_left_out_by_default(tmp_path: Path, sink_url: str) -> None:
+    """The OpenAI Agents SDK makes up a new ``prompt_cache_key`` for every run."""
+    path = tmp_path / "agents.jsonl"
+    body = {"model": "gpt-4o", "input": "hi", "prompt_cache_key": "agents-sdk:run:5d1e"}
+    with llmcassette.use_cassette(path):
+        httpx2.post(sink_url, json=body)
+    with llmcassette.use_cassette(path, record_mode="none"):
+        httpx2.post(sink_url, json={**body, "prompt_cache_key": "agents-sdk:run:77aa"})
+    with (
+        llmcassette.use_cassette(path, record_mode="none"),
+        pytest.raises(llmcassette.CassetteMismatch, match=r"body\.input: recorded 'hi'"),
+    ):
+        httpx2.post(sink_url, json={**body, "input": "bye"})
+
+
 def test_the_hint_names_the_ignore_option_for_the_differing_path(
     tmp_path: Path, sink_url: str
 ) -> None:

@@ -16,7 +16,11 @@ from typing import Any, Literal, TypedDict
 from urllib.parse import urlsplit
 
 from llmcassette.errors import ConfigError
-from llmcassette.matching.normalizers import stream_false_is_absent
+from llmcassette.matching.normalizers import (
+    cache_key_left_out,
+    empty_is_absent,
+    stream_false_is_absent,
+)
 
 Normalizer = Callable[[Any], Any]
 
@@ -117,7 +121,8 @@ class MatchConfig:
     (``{"http://localhost:4000": "https://api.openai.com"}``). ``normalizers``: functions
     called with the parsed body, returning the body to compare. ``sdk_defaults``: treat
     what clients spell differently but the API reads the same as equal (``"stream":
-    false`` and no ``stream``); on by default.
+    false`` and no ``stream``, an empty value and no field) and leave out
+    ``prompt_cache_key``; on by default.
     """
 
     ignore: tuple[str, ...] = ()
@@ -175,7 +180,7 @@ class MatchConfig:
     def body(self, value: Any) -> Any:
         """A normalized copy of a parsed body (the input is never changed)."""
         if self.sdk_defaults:
-            value = stream_false_is_absent(value)
+            value = cache_key_left_out(empty_is_absent(stream_false_is_absent(value)))
         if not self.changes_bodies or not isinstance(value, (dict, list, str)):
             return value
         for path in self.ignore:

@@ -1,8 +1,9 @@
 """Normalizers for clients that write the same request differently.
 
-Pass them in ``match={"normalizers": [...]}``. ``stream_false_is_absent`` is applied by
-default (``MatchConfig.sdk_defaults``); the others are opt-in because they are specific to
-one provider's API.
+Pass them in ``match={"normalizers": [...]}``. ``stream_false_is_absent``,
+``empty_is_absent`` and ``cache_key_left_out`` are applied by default
+(``MatchConfig.sdk_defaults``); the others are opt-in because they are specific to one
+provider's API.
 """
 
 from __future__ import annotations
@@ -18,6 +19,35 @@ def stream_false_is_absent(body: Any) -> Any:
     """
     if isinstance(body, dict) and body.get("stream") is False:
         return {key: value for key, value in body.items() if key != "stream"}
+    return body
+
+
+def empty_is_absent(body: Any) -> Any:
+    """A field whose value is ``null``, ``""``, ``[]`` or ``{}`` means the same as no field,
+    in every object of the body (a list keeps its items).
+
+    SDK releases change which defaults they spell out: ollama's client sent ``"format":
+    ""``, ``"options": {}`` and ``"keep_alive": null`` and later left them out, and now
+    sends ``"tools": []``. The API reads both alike.
+    """
+    if isinstance(body, dict):
+        kept = {}
+        for key, value in body.items():
+            value = empty_is_absent(value)
+            if value is None or value == "" or value == [] or value == {}:
+                continue
+            kept[key] = value
+        return kept
+    if isinstance(body, list):
+        return [empty_is_absent(item) for item in body]
+    return body
+
+
+def cache_key_left_out(body: Any) -> Any:
+    """No ``prompt_cache_key``: it steers OpenAI's prompt cache, not the answer, and the
+    OpenAI Agents SDK makes up a new one for every run (``agents-sdk:run:<id>``)."""
+    if isinstance(body, dict) and "prompt_cache_key" in body:
+        return {key: value for key, value in body.items() if key != "prompt_cache_key"}
     return body
 
 
