@@ -47,3 +47,26 @@ def test_loading_a_cassette_holds_a_large_body_about_three_times_at_most(
     # It used to peak at 4 copies (the file's bytes and its whole text
     # were held while the lines were parsed).
     assert peak < 3.4 * BODY_BYTES, f"peak {peak / BODY_BYTES:.2f}x the body"
+
+
+def test_a_large_text_body_is_held_about_twice_at_most(
+    tmp_path: Path, local_server: LocalServer
+) -> None:
+    """A body stored as text is never rendered: its line's bytes, its text and the parsed
+    string are each dropped once the next is made (the bytes used to stay, through the
+    parse, in ``enumerate``'s result tuple)."""
+    text = base64.b64encode(os.urandom(BODY_BYTES * 3 // 4)).decode()
+    local_server.reply("/v1/speech", text.encode(), content_type="text/plain")
+    path = tmp_path / "text.jsonl"
+    with llmcassette.use_cassette(path), httpx.Client() as client:
+        client.post(f"{local_server.url}/v1/speech", json={"input": "hi"})
+    assert '"body":{"text":' in path.read_text()
+    with llmcassette.use_cassette(path, record_mode="none", allow_unused=True):
+        pass
+    tracemalloc.start()
+    try:
+        with llmcassette.use_cassette(path, record_mode="none", allow_unused=True):
+            _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert peak < 2.4 * BODY_BYTES, f"peak {peak / BODY_BYTES:.2f}x the body"

@@ -449,8 +449,11 @@ def parse_split_lines(
     is held about twice at the most (its largest line as text, and as what it holds)."""
     path = os.fspath(path)
     parsed: list[Line] = []
-    for number, raw in enumerate(raw_lines, start=1):
-        raw_lines[number - 1] = b""
+    # By index, not ``enumerate``: its result tuple, kept for reuse, would hold the line's
+    # bytes until the next line, through the parse of this one.
+    for index in range(len(raw_lines)):
+        raw, raw_lines[index] = raw_lines[index], b""
+        number = index + 1
         text = _decode_text(raw, path, number)
         del raw
         if not text.strip():
