@@ -174,6 +174,18 @@ def test_a_cassette_truncated_elsewhere_warns_on_replay(tmp_path: Path) -> None:
             b'data: {"object":"chat.completion.chunk"}\n\ndata: {"error":null}\n\n',
             "[DONE]",
         ),
+        # Writer's OpenAI-style stream ends with the usage chunk, and no [DONE] after it.
+        (
+            "sse",
+            b'data: {"object":"chat.completion.chunk","choices":[{"delta":{}}]}\n\n'
+            b'data: {"object":"chat.completion.chunk","choices":[],"usage":{"total_tokens":7}}\n\n',
+            None,
+        ),
+        (
+            "sse",
+            b'data: {"object":"chat.completion.chunk","choices":[],"usage":null}\n\n',
+            "[DONE]",
+        ),
         ("sse", b"event: message_start\ndata: {}\n\nevent: message_stop\ndata: {}\n\n", None),
         ("sse", b"event: message_start\ndata: {}\n\nevent: ping\ndata: {}\n\n", "message_stop"),
         (

@@ -8,7 +8,7 @@ a last chunk with a ``finishReason`` for Gemini (whose streamed JSON array, with
 streams; a Bedrock ConverseStream (AWS event-stream frames) ends with ``messageStop`` then
 ``metadata``, an InvokeModelWithResponseStream with the chunk holding ``message_stop``, and
 either with an exception frame. OpenAI-style providers (Azure, Mistral, Groq, DeepSeek,
-OpenRouter) end as OpenAI. A stream that failed may end with an error event instead
+OpenRouter) end as OpenAI; Writer's ends with the chunk that holds the usage. A stream that failed may end with an error event instead
 (``_is_error``). A stream of a known kind without either was cut short, even if the
 connection closed cleanly; streams of unknown kinds are not judged.
 """
@@ -57,7 +57,7 @@ def judge(kind: str | None, pieces: list[str] | None) -> bool | str | None:
         if last_data == "[DONE]":
             return True
         last = parse(last_data)
-        if last == "[DONE]" or _is_error(last):
+        if last == "[DONE]" or _is_error(last) or _is_usage_chunk(last):
             return True
         return "an OpenAI chat stream that ended without `data: [DONE]`"
     if isinstance(first, dict) and isinstance(first.get("candidates"), list):
@@ -123,6 +123,15 @@ def _is_error(data: Any) -> bool:
     fails ends with one instead of its terminator (Groq's ``tool_use_failed``, Ollama,
     Gemini), and the SDKs raise it. Such a stream ended as its provider meant it to."""
     return isinstance(data, dict) and bool(data.get("error"))
+
+
+def _is_usage_chunk(data: Any) -> bool:
+    """Whether an OpenAI-style stream's last chunk is the one with the token counts, which
+    comes after every choice has finished (``stream_options.include_usage``). Writer's
+    stream ends there, with no ``[DONE]``: nothing of the answer is missing."""
+    return (
+        isinstance(data, dict) and data.get("choices") == [] and isinstance(data.get("usage"), dict)
+    )
 
 
 def _ndjson(first: Any, last: Any) -> bool | str | None:
