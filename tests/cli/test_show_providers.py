@@ -201,3 +201,32 @@ def test_leading_and_trailing_blank_lines_are_not_shown() -> None:
     answer = Answer(text="\n\nok\n", reasoning="\nthinking\n\n")
     shown = Shown(1, "POST", "http://x/", 200, None, [], [], answer, 0, None, None, False)
     assert render(shown).split("\n")[1:] == ["  reasoning: thinking", "  answer: ok"]
+
+
+def test_openai_functions_refusals_and_completions() -> None:
+    """The functions API's ``function_call``, a ``refusal``, and the Completions API's
+    ``text``, whole and streamed (OpenLLMetry's OpenAI and langchain cassettes showed
+    each as an empty ``answer:``)."""
+    call = {"name": "get_weather", "arguments": '{"city": "Boston"}'}
+    whole = [
+        {"choices": [{"message": {"content": None, "function_call": call}}]},
+        {"object": "chat.completion", "choices": [{"message": {"refusal": "I can't."}}]},
+        {"object": "text_completion", "choices": [{"text": "Knock knock."}]},
+    ]
+    answers = [summarize(1, interaction({}, json.dumps(body).encode())).answer for body in whole]
+    assert answers[0].tool_calls == [call]
+    assert [a.text for a in answers] == ["", "[refusal] I can't.", "Knock knock."]
+    streamed_call = assemble_events(
+        [_chunk({"function_call": {"name": "get_weather", "arguments": ""}})]
+        + [_chunk({"function_call": {"arguments": piece}}) for piece in ('{"city"', ': "Boston"}')]
+    )
+    assert streamed_call.tool_calls == [call]
+    refused = assemble_events([_chunk({"refusal": "I "}), _chunk({"refusal": "can't."})])
+    assert refused.text == "[refusal] I can't."
+    completion = [(None, {"object": "text_completion", "choices": [{"text": t}]}) for t in "ab"]
+    assert assemble_events(completion).text == "ab"
+
+
+def test_a_response_without_a_body_says_so() -> None:
+    shown = summarize(1, interaction({"batch": []}, b"", "application/json"))
+    assert render(shown).split("\n")[-1] == "  answer: [no body]"

@@ -215,20 +215,22 @@ def assemble(item: Interaction) -> Answer:
         return _gemini(body)
     if not isinstance(body, dict):
         return _as_text(item)
-    if body.get("object") == "chat.completion" or (
-        isinstance(body.get("choices"), list)
-        and body["choices"]
-        and "message" in body["choices"][0]
-    ):
-        message = (body.get("choices") or [{}])[0].get("message") or {}
+    choices = body.get("choices")
+    first = choices[0] if isinstance(choices, list) and choices else {}
+    if body.get("object") == "chat.completion" or "message" in first:
+        message = first.get("message") or {}
         calls = [
             {"name": c["function"]["name"], "arguments": c["function"]["arguments"]}
             for c in message.get("tool_calls") or []
         ]
+        function = message.get("function_call")  # the functions API, before tool_calls
+        if isinstance(function, dict):
+            calls.append({"name": function["name"], "arguments": function.get("arguments", "")})
+        text = str(message.get("content") or "") or _refused(message.get("refusal"))
         reasoning = str(message.get("reasoning_content") or message.get("reasoning") or "")
-        return Answer(
-            str(message.get("content") or ""), calls, body.get("usage"), "openai-chat", reasoning
-        )
+        return Answer(text, calls, body.get("usage"), "openai-chat", reasoning)
+    if body.get("object") == "text_completion" or "text" in first:  # the Completions API
+        return Answer(str(first.get("text") or ""), [], body.get("usage"), "openai-completions")
     if body.get("object") == "response":
         text, calls, reasoning = _responses_output(body)
         return Answer(text, calls, body.get("usage"), "openai-responses", reasoning)
@@ -285,6 +287,7 @@ def _add_name(slot: dict[str, Any], name: str) -> None:
 def _openai_chat_stream(datas: list[Any]) -> Answer:
     answer = Answer(kind="openai-chat")
     calls: dict[int, dict[str, Any]] = {}
+    refusal = ""
     for data in datas:
         if not isinstance(data, dict):
             continue
@@ -292,7 +295,9 @@ def _openai_chat_stream(datas: list[Any]) -> Answer:
             answer.usage = data["usage"]
         for choice in data.get("choices") or []:
             delta = choice.get("delta") or {}
-            answer.text += delta.get("content") or ""
+            # ``text``: a chunk of the Completions API, which streams no delta.
+            answer.text += delta.get("content") or choice.get("text") or ""
+            refusal += delta.get("refusal") or ""
             # DeepSeek and Groq call it reasoning_content, OpenRouter reasoning.
             answer.reasoning += delta.get("reasoning_content") or delta.get("reasoning") or ""
             for call in delta.get("tool_calls") or []:
@@ -300,8 +305,19 @@ def _openai_chat_stream(datas: list[Any]) -> Answer:
                 function = call.get("function") or {}
                 _add_name(slot, function.get("name") or "")
                 slot["arguments"] += function.get("arguments") or ""
+            function = delta.get("function_call")  # the functions API, before tool_calls
+            if isinstance(function, dict):
+                slot = calls.setdefault(-1, {"name": "", "arguments": ""})
+                _add_name(slot, function.get("name") or "")
+                slot["arguments"] += function.get("arguments") or ""
     answer.tool_calls = [calls[index] for index in sorted(calls)]
+    answer.text = answer.text or _refused(refusal)
     return answer
+
+
+def _refused(refusal: Any) -> str:
+    """The answer of a model that refused (``refusal`` in place of ``content``)."""
+    return f"[refusal] {refusal}" if refusal else ""
 
 
 def _responses_output(response: dict[str, Any]) -> tuple[str, list[dict[str, Any]], str]:
@@ -558,6 +574,8 @@ def _as_text(item: Interaction) -> Answer:
     """A response that is no provider's answer, as its first 2,000 characters; a binary
     one (an image or a PDF a test downloaded) by its type and size, not its bytes."""
     body = item.response_body
+    if not body:
+        return Answer(text="[no body]", kind="text")  # a 204, or a HEAD request's answer
     try:
         text = body.decode("utf-8")
     except UnicodeDecodeError:
