@@ -174,18 +174,6 @@ def test_a_cassette_truncated_elsewhere_warns_on_replay(tmp_path: Path) -> None:
             b'data: {"object":"chat.completion.chunk"}\n\ndata: {"error":null}\n\n',
             "[DONE]",
         ),
-        # Writer's OpenAI-style stream ends with the usage chunk, and no [DONE] after it.
-        (
-            "sse",
-            b'data: {"object":"chat.completion.chunk","choices":[{"delta":{}}]}\n\n'
-            b'data: {"object":"chat.completion.chunk","choices":[],"usage":{"total_tokens":7}}\n\n',
-            None,
-        ),
-        (
-            "sse",
-            b'data: {"object":"chat.completion.chunk","choices":[],"usage":null}\n\n',
-            "[DONE]",
-        ),
         ("sse", b"event: message_start\ndata: {}\n\nevent: message_stop\ndata: {}\n\n", None),
         ("sse", b"event: message_start\ndata: {}\n\nevent: ping\ndata: {}\n\n", "message_stop"),
         (
@@ -207,6 +195,20 @@ def test_a_cassette_truncated_elsewhere_warns_on_replay(tmp_path: Path) -> None:
 def test_terminators(kind: str, body: bytes, problem: str | None) -> None:
     found = missing_terminator(kind, body)
     assert (found is None) if problem is None else (problem in (found or ""))
+
+
+WRITER_END = (
+    b'data: {"object":"chat.completion.chunk","choices":[{"delta":{}}]}\n\n'
+    b'data: {"object":"chat.completion.chunk","choices":[],"usage":{"total_tokens":7}}\n\n'
+)
+
+
+def test_writer_ends_its_stream_with_the_usage_chunk() -> None:
+    """Writer sends no ``[DONE]`` after the usage chunk (OpenLLMetry's 32 Writer streams);
+    OpenAI may send more after it (a ``moderation`` chunk), so elsewhere it is no end."""
+    assert missing_terminator("sse", WRITER_END, "https://api.writer.com/v1/chat") is None
+    for elsewhere in ("https://api.openai.com/v1/chat/completions", None):
+        assert "[DONE]" in (missing_terminator("sse", WRITER_END, elsewhere) or "")
 
 
 @pytest.mark.parametrize("name", ["httpx", "httpx2"])

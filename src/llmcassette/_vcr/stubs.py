@@ -208,7 +208,7 @@ class InterceptedMethod:
                 verdict = None if encoded else integrity.judge_eventstream(body)
             else:
                 pieces = events.split_body(kind, body) if not encoded else None
-                verdict = integrity.judge(kind, pieces)
+                verdict = integrity.judge(kind, pieces, vcr_request.uri)
             end_extra: dict[str, Any] = {}
             if not ending.complete and ending.error is None:
                 # Closed by the caller: SDKs stop at a stream's terminator without reading

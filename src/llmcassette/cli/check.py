@@ -140,7 +140,7 @@ def _structure(name: str, cassette: Cassette, options: Options) -> Iterator[Prob
                 )
             continue
         problem = item.end_extra.get("incomplete") or missing_terminator(
-            item.stream, item.response_body
+            item.stream, item.response_body, item.uri
         )
         if problem:
             yield Problem(

@@ -16,6 +16,7 @@ connection closed cleanly; streams of unknown kinds are not judged.
 from __future__ import annotations
 
 from typing import Any
+from urllib.parse import urlsplit
 
 from llmcassette import _eventstream as wire
 from llmcassette.cassette import events, eventstream, jsonarray
@@ -23,16 +24,18 @@ from llmcassette.cassette import events, eventstream, jsonarray
 RESPONSES_ENDINGS = frozenset({"response.completed", "response.failed", "response.incomplete"})
 
 
-def missing_terminator(kind: str | None, body: bytes) -> str | None:
-    """Why a recorded stream looks cut off, or None when it ended properly (or is unknown)."""
+def missing_terminator(kind: str | None, body: bytes, uri: str | None = None) -> str | None:
+    """Why a recorded stream looks cut off, or None when it ended properly (or is unknown);
+    ``uri``, the request's, tells providers that end alike apart."""
     if kind == eventstream.KIND:
         return bedrock_verdict(body)
-    verdict = judge(kind, events.split_body(kind, body))
+    verdict = judge(kind, events.split_body(kind, body), uri)
     return verdict if isinstance(verdict, str) else None
 
 
-def judge(kind: str | None, pieces: list[str] | None) -> bool | str | None:
-    """The verdict on a stream cut into its event texts (``events.split_events``).
+def judge(kind: str | None, pieces: list[str] | None, uri: str | None = None) -> bool | str | None:
+    """The verdict on a stream cut into its event texts (``events.split_events``), sent to
+    ``uri`` (when known).
 
     True: it ended properly; a string: what is missing; None: a kind that is not judged,
     or a body that is not text (``pieces`` None).
@@ -57,7 +60,7 @@ def judge(kind: str | None, pieces: list[str] | None) -> bool | str | None:
         if last_data == "[DONE]":
             return True
         last = parse(last_data)
-        if last == "[DONE]" or _is_error(last) or _is_usage_chunk(last):
+        if last == "[DONE]" or _is_error(last) or (_is_usage_chunk(last) and _ends_at_usage(uri)):
             return True
         return "an OpenAI chat stream that ended without `data: [DONE]`"
     if isinstance(first, dict) and isinstance(first.get("candidates"), list):
@@ -126,12 +129,20 @@ def _is_error(data: Any) -> bool:
 
 
 def _is_usage_chunk(data: Any) -> bool:
-    """Whether an OpenAI-style stream's last chunk is the one with the token counts, which
-    comes after every choice has finished (``stream_options.include_usage``). Writer's
-    stream ends there, with no ``[DONE]``: nothing of the answer is missing."""
+    """Whether an OpenAI-style chunk is the one with the token counts, which comes after
+    every choice has finished (``stream_options.include_usage``)."""
     return (
         isinstance(data, dict) and data.get("choices") == [] and isinstance(data.get("usage"), dict)
     )
+
+
+# OpenAI-style providers whose streams end with the usage chunk, with no ``[DONE]`` after
+# it. Not a rule for all: OpenAI itself may send more after it (a ``moderation`` chunk).
+_ENDS_AT_USAGE = frozenset({"api.writer.com"})
+
+
+def _ends_at_usage(uri: str | None) -> bool:
+    return uri is not None and urlsplit(uri).hostname in _ENDS_AT_USAGE
 
 
 def _ndjson(first: Any, last: Any) -> bool | str | None:

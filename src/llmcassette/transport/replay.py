@@ -204,7 +204,8 @@ def check_integrity(
         return None
     meta["integrity_checked"] = True  # shared by vcrpy's copies: one report per interaction
     body = response["body"]["string"] or b""
-    problem = integrity.missing_terminator(kind, body if isinstance(body, bytes) else body.encode())
+    raw = body if isinstance(body, bytes) else body.encode()
+    problem = integrity.missing_terminator(kind, raw, uri())
     if problem is None:
         return None
     if policy == "error":
