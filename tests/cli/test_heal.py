@@ -300,6 +300,42 @@ def test_an_ollama_generate_stream_gets_the_generate_done_object(tmp_path: Path)
     assert records(copy.read_text())[-1]["events"] == 3
 
 
+def writer_stream(uri: str) -> str:
+    """An OpenAI-style chat stream that ends with its usage chunk, as Writer's does."""
+    chunk = {"object": "chat.completion.chunk", "model": "palmyra-x4"}
+    body = [
+        {"format": "llmcassette", "format_version": FORMAT_VERSION},
+        {"type": "request", "method": "POST", "uri": uri, "body": {"json": {"stream": True}}},
+        {
+            "type": "response",
+            "status": 200,
+            "headers": {"content-type": "text/event-stream"},
+            "body": {"stream": "sse"},
+        },
+        {"type": "event", "data": {**chunk, "choices": [{"delta": {"content": "Hi"}}]}},
+        {"type": "event", "data": {**chunk, "choices": [{"delta": {}, "finish_reason": "stop"}]}},
+        {"type": "event", "data": {**chunk, "choices": [], "usage": {"total_tokens": 3}}},
+        {"type": "end", "events": 3},
+    ]
+    return "".join(json.dumps(line) + "\n" for line in body)
+
+
+def test_a_writer_stream_ends_at_its_usage_chunk(tmp_path: Path) -> None:
+    """Writer sends no [DONE] after the usage chunk: heal leaves its streams as they are,
+    and the same stream sent to OpenAI gets its [DONE]."""
+    writer = tmp_path / "writer.jsonl"
+    writer.write_text(writer_stream("https://api.writer.com/v1/chat"))
+    before = writer.read_bytes()
+    code, document = heal(str(writer))
+    assert (code, document["results"][0]["repairs"]) == (0, [])
+    assert writer.read_bytes() == before
+    openai = tmp_path / "openai.jsonl"
+    openai.write_text(writer_stream("https://api.openai.com/v1/chat/completions"))
+    code, document = heal(str(openai))
+    assert code == 0, document
+    assert document["results"][0]["repairs"][0]["kind"] == "terminator-synthesized"
+
+
 def test_dry_run_prints_the_plan_and_changes_nothing(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

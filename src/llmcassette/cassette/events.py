@@ -25,6 +25,7 @@ from __future__ import annotations
 import json
 import re
 from typing import Any
+from urllib.parse import urlsplit
 
 from llmcassette.cassette import jsonarray, jsontext
 
@@ -69,6 +70,24 @@ def stream_kind(
     if jsonarray.is_streamed_array(media, uri, body):
         return JSON_ARRAY
     return None
+
+
+# OpenAI-style providers whose chat streams end with the usage chunk, with no ``[DONE]``
+# after it. Not a rule for all: OpenAI itself may send more after it (a ``moderation`` chunk).
+ENDS_AT_USAGE_HOSTS = frozenset({"api.writer.com"})
+
+
+def ends_at_usage_chunk(uri: str | None, data: Any) -> bool:
+    """Whether ``data``, the last chunk of an OpenAI-style chat stream sent to ``uri``, is
+    the end its provider sends: the chunk with the token counts (no ``choices``, a
+    ``usage`` object), from a provider that sends nothing after it."""
+    return (
+        uri is not None
+        and urlsplit(uri).hostname in ENDS_AT_USAGE_HOSTS
+        and isinstance(data, dict)
+        and data.get("choices") == []
+        and isinstance(data.get("usage"), dict)
+    )
 
 
 def split_events(kind: str, text: str) -> list[str]:

@@ -310,7 +310,8 @@ def _heal_interaction(
         _apply_rules(event, stream, rules, repairs)
     event_lines = _without_duplicates(event_lines, repairs)
     if stream in (events.SSE, events.NDJSON) and event_lines:
-        event_lines = _with_terminator(name, stream, event_lines, repairs)
+        sent_to = uri if isinstance(uri, str) else None
+        event_lines = _with_terminator(name, stream, event_lines, repairs, sent_to)
     declared = end.record.get("events")
     if declared != len(event_lines):
         repairs.append(
@@ -513,9 +514,10 @@ class _Terminator:
 
 
 def _with_terminator(
-    name: str, kind: str, event_lines: list[_Line], repairs: list[Repair]
+    name: str, kind: str, event_lines: list[_Line], repairs: list[Repair], uri: str | None
 ) -> list[_Line]:
-    """Append the provider's terminator where it is missing and can be written honestly."""
+    """Append the provider's terminator where it is missing and can be written honestly;
+    ``uri`` is the request's (providers that end alike differ)."""
     payloads = [_data(event) for event in event_lines]
     types = [
         _event_name(event) or (data.get("type") if isinstance(data, dict) else None)
@@ -525,7 +527,7 @@ def _with_terminator(
     if kind == events.NDJSON:
         terminator = _ollama_done(name, event_lines[-1], payloads[-1])
     elif any(isinstance(d, dict) and d.get("object") == "chat.completion.chunk" for d in payloads):
-        terminator = _chat_done(name, event_lines[-1], payloads)
+        terminator = _chat_done(name, event_lines[-1], payloads, uri)
     elif "message_start" in types:
         terminator = _message_stop(name, event_lines[-1], types, payloads)
     elif any(isinstance(kind, str) and kind.startswith("response.") for kind in types):
@@ -562,10 +564,10 @@ def _is_done_marker(event: _Line) -> bool:
     return event.record.get("text") == "[DONE]" or event.record.get("data") == "[DONE]"
 
 
-def _chat_done(name: str, last: _Line, payloads: list[Any]) -> _Terminator | None:
+def _chat_done(name: str, last: _Line, payloads: list[Any], uri: str | None) -> _Terminator | None:
     """OpenAI chat's ``data: [DONE]``: it carries nothing, once a chunk has said why the
-    answer finished."""
-    if _is_done_marker(last):
+    answer finished. None for a stream that ended (Writer's ends with its usage chunk)."""
+    if _is_done_marker(last) or events.ends_at_usage_chunk(uri, payloads[-1]):
         return None
     finished = any(
         isinstance(d, dict)

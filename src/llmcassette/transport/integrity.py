@@ -8,15 +8,15 @@ a last chunk with a ``finishReason`` for Gemini (whose streamed JSON array, with
 streams; a Bedrock ConverseStream (AWS event-stream frames) ends with ``messageStop`` then
 ``metadata``, an InvokeModelWithResponseStream with the chunk holding ``message_stop``, and
 either with an exception frame. OpenAI-style providers (Azure, Mistral, Groq, DeepSeek,
-OpenRouter) end as OpenAI; Writer's ends with the chunk that holds the usage. A stream that failed may end with an error event instead
-(``_is_error``). A stream of a known kind without either was cut short, even if the
-connection closed cleanly; streams of unknown kinds are not judged.
+OpenRouter) end as OpenAI; Writer's ends with the chunk that holds the usage. A stream
+that failed may end with an error event instead (``_is_error``). A stream of a known kind
+without either was cut short, even if the connection closed cleanly; streams of unknown
+kinds are not judged.
 """
 
 from __future__ import annotations
 
 from typing import Any
-from urllib.parse import urlsplit
 
 from llmcassette import _eventstream as wire
 from llmcassette.cassette import events, eventstream, jsonarray
@@ -60,7 +60,7 @@ def judge(kind: str | None, pieces: list[str] | None, uri: str | None = None) ->
         if last_data == "[DONE]":
             return True
         last = parse(last_data)
-        if last == "[DONE]" or _is_error(last) or (_is_usage_chunk(last) and _ends_at_usage(uri)):
+        if last == "[DONE]" or _is_error(last) or events.ends_at_usage_chunk(uri, last):
             return True
         return "an OpenAI chat stream that ended without `data: [DONE]`"
     if isinstance(first, dict) and isinstance(first.get("candidates"), list):
@@ -126,23 +126,6 @@ def _is_error(data: Any) -> bool:
     fails ends with one instead of its terminator (Groq's ``tool_use_failed``, Ollama,
     Gemini), and the SDKs raise it. Such a stream ended as its provider meant it to."""
     return isinstance(data, dict) and bool(data.get("error"))
-
-
-def _is_usage_chunk(data: Any) -> bool:
-    """Whether an OpenAI-style chunk is the one with the token counts, which comes after
-    every choice has finished (``stream_options.include_usage``)."""
-    return (
-        isinstance(data, dict) and data.get("choices") == [] and isinstance(data.get("usage"), dict)
-    )
-
-
-# OpenAI-style providers whose streams end with the usage chunk, with no ``[DONE]`` after
-# it. Not a rule for all: OpenAI itself may send more after it (a ``moderation`` chunk).
-_ENDS_AT_USAGE = frozenset({"api.writer.com"})
-
-
-def _ends_at_usage(uri: str | None) -> bool:
-    return uri is not None and urlsplit(uri).hostname in _ENDS_AT_USAGE
 
 
 def _ndjson(first: Any, last: Any) -> bool | str | None:
