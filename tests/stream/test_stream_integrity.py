@@ -203,6 +203,40 @@ WRITER_END = (
 )
 
 
+def writer_cassette(path: Path, uri: str) -> None:
+    events = [line for line in WRITER_END.decode().split("\n\n") if line]
+    lines = [
+        {"format": "llmcassette", "format_version": 2},
+        {"type": "request", "method": "POST", "uri": uri, "body": {"json": {"stream": True}}},
+        {
+            "type": "response",
+            "status": 200,
+            "headers": {"content-type": "text/event-stream"},
+            "body": {"stream": "sse"},
+        },
+        *({"type": "event", "data": json.loads(event[len("data: ") :])} for event in events),
+        {"type": "end", "events": len(events)},
+    ]
+    path.write_text("".join(json.dumps(line) + "\n" for line in lines))
+
+
+@pytest.mark.parametrize(
+    ("uri", "warned"),
+    [("https://api.writer.com/v1/chat", False), ("https://api.openai.com/v1/chat", True)],
+)
+def test_a_writer_stream_replays_without_a_warning(tmp_path: Path, uri: str, warned: bool) -> None:
+    writer_cassette(tmp_path / "writer.jsonl", uri)
+    with (
+        warnings.catch_warnings(record=True) as caught,
+        llmcassette.use_cassette(tmp_path / "writer.jsonl", record_mode="none"),
+    ):
+        warnings.simplefilter("always")
+        answer = httpx2.post(uri, json={"stream": True})
+    assert answer.content == WRITER_END
+    cut = [w for w in caught if issubclass(w.category, llmcassette.IncompleteStreamWarning)]
+    assert bool(cut) == warned
+
+
 def test_writer_ends_its_stream_with_the_usage_chunk() -> None:
     """Writer sends no ``[DONE]`` after the usage chunk (OpenLLMetry's 32 Writer streams);
     OpenAI may send more after it (a ``moderation`` chunk), so elsewhere it is no end."""

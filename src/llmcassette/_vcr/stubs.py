@@ -291,7 +291,7 @@ class InterceptedMethod:
         fault = None if answer is None else answer.fault
         if recorded is not None and not (fault is not None and fault.status is not None):
             uri = functools.partial(_shown_uri, self.cassette, vcr_request)
-            incomplete = check_integrity(recorded, uri, self.incomplete_streams)
+            incomplete = check_integrity(recorded, uri, self.incomplete_streams, vcr_request.uri)
             if incomplete is not None:
                 deferred.warn(self.cassette, incomplete, stacklevel=4)
         if fault is not None and fault.delay is not None:

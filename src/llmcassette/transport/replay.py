@@ -185,7 +185,7 @@ def recorded_failure(
 
 
 def check_integrity(
-    response: Mapping[str, Any], uri: Callable[[], str], policy: str
+    response: Mapping[str, Any], uri: Callable[[], str], policy: str, sent_to: str | None = None
 ) -> IncompleteStreamWarning | None:
     """The warning to give for replaying a stream that was cut short without being marked
     so (``IncompleteStreamError`` when ``policy`` refuses it), None when there is nothing
@@ -193,7 +193,8 @@ def check_integrity(
 
     Streams llmcassette recorded carry ``incomplete`` on their end line and were reported
     when recorded; this catches cassettes from elsewhere (converted, edited by hand).
-    ``uri`` gives the request's URI as a message may show it (redacted), when one is needed.
+    ``uri`` gives the request's URI as a message may show it (redacted), when one is needed;
+    ``sent_to`` is the URI as sent, which only tells providers that end alike apart.
     """
     meta = response.get(META_KEY) or {}
     kind = meta.get("stream")
@@ -205,7 +206,7 @@ def check_integrity(
     meta["integrity_checked"] = True  # shared by vcrpy's copies: one report per interaction
     body = response["body"]["string"] or b""
     raw = body if isinstance(body, bytes) else body.encode()
-    problem = integrity.missing_terminator(kind, raw, uri())
+    problem = integrity.missing_terminator(kind, raw, sent_to)
     if problem is None:
         return None
     if policy == "error":
