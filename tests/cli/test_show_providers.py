@@ -230,3 +230,22 @@ def test_openai_functions_refusals_and_completions() -> None:
 def test_a_response_without_a_body_says_so() -> None:
     shown = summarize(1, interaction({"batch": []}, b"", "application/json"))
     assert render(shown).split("\n")[-1] == "  answer: [no body]"
+
+
+def test_replicate_output_events_and_model() -> None:
+    """Replicate streams plain text in ``event: output`` events, and names its model in
+    the path as owner and name (OpenLLMetry's Replicate cassettes showed nothing)."""
+    stream = (
+        b": hi\n\nevent: output\nid: 1:0\ndata: Sure\n\nevent: output\nid: 1:1\ndata: , here\n\n"
+    )
+    item = interaction({}, stream + b"event: done\ndata: {}\n\n", "text/event-stream")
+    item.stream = "sse"
+    assert summarize(1, item).answer.text == "Sure, here"
+    created = interaction(
+        {"input": {"prompt": "hi"}},
+        b'{"id": "p1", "output": null}',
+        uri="https://api.replicate.com/v1/models/meta/llama-2-70b-chat/predictions",
+    )
+    assert summarize(1, created).model == "meta/llama-2-70b-chat"
+    gemini = interaction({}, b"{}", uri="https://x/v1beta/models/gemini-2.0-flash:generateContent")
+    assert summarize(1, gemini).model == "gemini-2.0-flash"

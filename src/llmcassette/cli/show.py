@@ -274,6 +274,11 @@ def assemble_events(payloads: list[tuple[str | None, Any]]) -> Answer:
         return _bedrock_stream(datas)
     if family == "ndjson":
         return _ndjson_stream(datas)
+    if any(name == "output" for name, _ in payloads):  # Replicate: `event: output`, plain text
+        text = "".join(
+            data for name, data in payloads if name == "output" and isinstance(data, str)
+        )
+        return Answer(text, kind="replicate")
     return Answer(kind="stream")
 
 
@@ -538,7 +543,7 @@ def summarize(number: int, item: Interaction) -> Shown:
     model = request.get("model")
     if not isinstance(model, str):  # Gemini and Bedrock name the model in the URL
         found = _MODEL_IN_URL.search(item.uri)
-        model = urllib.parse.unquote(found.group(1) or found.group(2)) if found else None
+        model = urllib.parse.unquote(next(g for g in found.groups() if g)) if found else None
     times = item.event_times
     return Shown(
         number=number,
@@ -587,9 +592,12 @@ def _as_text(item: Interaction) -> Answer:
     return Answer(text=f"[{len(body):,} bytes of {kind}]", kind="binary")
 
 
-# Gemini's `/models/{model}:method`; Bedrock's `/model/{modelId}/operation`, whose id keeps
-# its `:` when a client does not percent-encode it (litellm: `...-v1:0/invoke`).
-_MODEL_IN_URL = re.compile(r"/models/([^/:?]+)|/model/([^/?]+)")
+# Replicate's `/models/{owner}/{name}/predictions`; Gemini's `/models/{model}:method`;
+# Bedrock's `/model/{modelId}/operation`, whose id keeps its `:` when a client does not
+# percent-encode it (litellm: `...-v1:0/invoke`).
+_MODEL_IN_URL = re.compile(
+    r"/models/([^/:?]+/[^/:?]+)/predictions|/models/([^/:?]+)|/model/([^/?]+)"
+)
 
 
 def _block(label: str, text: str, width: int = 80) -> list[str]:
