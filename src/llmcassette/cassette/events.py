@@ -82,11 +82,11 @@ def ends_at_usage_chunk(uri: str | None, data: Any) -> bool:
     the end its provider sends: the chunk with the token counts (no ``choices``, a
     ``usage`` object), from a provider that sends nothing after it."""
     return (
-        uri is not None
-        and urlsplit(uri).hostname in ENDS_AT_USAGE_HOSTS
-        and isinstance(data, dict)
+        isinstance(data, dict)
         and data.get("choices") == []
         and isinstance(data.get("usage"), dict)
+        and uri is not None
+        and urlsplit(uri).hostname in ENDS_AT_USAGE_HOSTS
     )
 
 

@@ -298,7 +298,8 @@ def _heal_interaction(
     """Repair one interaction's lines in place; returns its event lines as they now are."""
     _decode_stored_body(request, repairs)
     uri = request.record.get("uri")
-    converted = _decode_stored_body(response, repairs, uri if isinstance(uri, str) else None)
+    sent_to = uri if isinstance(uri, str) else None
+    converted = _decode_stored_body(response, repairs, sent_to)
     if converted is not None:
         if event_lines:
             raise _unrepairable(name, event_lines[0], "event lines after a body stored whole")
@@ -310,7 +311,6 @@ def _heal_interaction(
         _apply_rules(event, stream, rules, repairs)
     event_lines = _without_duplicates(event_lines, repairs)
     if stream in (events.SSE, events.NDJSON) and event_lines:
-        sent_to = uri if isinstance(uri, str) else None
         event_lines = _with_terminator(name, stream, event_lines, repairs, sent_to)
     declared = end.record.get("events")
     if declared != len(event_lines):
