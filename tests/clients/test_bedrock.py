@@ -10,6 +10,8 @@ from __future__ import annotations
 import base64
 import datetime
 import json
+import threading
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -99,6 +101,33 @@ def test_converse_stream_tool_use(tmp_path: Path) -> None:
     pieces = [e["contentBlockDelta"]["delta"]["toolUse"]["input"] for e in replayed[2:-3]]
     assert json.loads("".join(pieces)) == {"city": MESSAGES[0]["content"][0]["text"]}
     assert len(replayed) == len(_frames(cassette)[0])
+
+
+def test_agents_streaming_from_threads_are_each_recorded_and_replayed(tmp_path: Path) -> None:
+    # A fan-out as Strands Agents' graphs make it: each agent its own client, all at once.
+    # vcrpy's boto3 stub used to put the real connection classes back while it sent, and
+    # the other threads' requests went out unrecorded (tests/sessions has the mechanism).
+    prompts = [f"Agent {n}: which clients can replay Bedrock?" for n in range(6)]
+
+    def call(provider: LocalProvider) -> dict[str, str]:
+        start = threading.Barrier(len(prompts))
+
+        def agent(prompt: str) -> str:
+            client = _client(provider)
+            start.wait(timeout=10)
+            message: Any = [{"role": "user", "content": [{"text": prompt}]}]
+            stream = client.converse_stream(modelId=MODEL, messages=message)["stream"]
+            return "".join(
+                e["contentBlockDelta"]["delta"]["text"] for e in stream if "contentBlockDelta" in e
+            )
+
+        with ThreadPoolExecutor(len(prompts)) as pool:
+            return dict(zip(prompts, pool.map(agent, prompts), strict=True))
+
+    recorded, replayed, cassette = record_then_replay(tmp_path, call)
+    assert recorded == {prompt: f"You said: {prompt}" for prompt in prompts}
+    assert replayed == recorded
+    assert len(_frames(cassette)) == len(prompts)
 
 
 def test_invoke_model_with_response_stream(tmp_path: Path) -> None:

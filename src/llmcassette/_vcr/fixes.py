@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 from typing import Any
 
 _installed = False
@@ -26,6 +27,9 @@ def install() -> None:
     Answer the lookups of vcrpy's own stubs (requests, urllib3, boto3, aiohttp...) with
     llmcassette's (``lookup.answer_vcrpy_stubs``): a vcrpy cassette replayed through them
     drifts as through httpx instead of failing on its body.
+
+    Keep every patch in place while vcrpy's own stubs send (``_no_reset_windows``): other
+    threads' requests are recorded too.
 
     And bind llmcassette's stand-ins to the cassette whose patches are being applied
     (``stubs.bound_patches``). vcrpy would build a subclass of each one for every cassette:
@@ -87,4 +91,25 @@ def install() -> None:
     CassetteContextDecorator.__exit__ = __exit__
     CassetteContextDecorator._patch_generator = _patch_generator
     answer_vcrpy_stubs()
+    _no_reset_windows()
     _installed = True
+
+
+def _no_reset_windows() -> None:
+    """Keep every patch in place while vcrpy's own stubs send a request.
+
+    vcrpy's ``VCRConnection`` (requests, urllib3, boto3, http.client) opens a
+    ``force_reset()`` window around building and using its real connection: it puts the
+    original of every patched attribute back, for the whole process, until the request is
+    sent. Another thread's request in that window gets a real connection class, or httpx's
+    real transport, and goes out unrecorded (in replay, to the network); a pooled connection
+    made then stays unrecorded for good. Agents that fan out over threads (Strands Agents'
+    graphs, a ``ThreadPoolExecutor`` of boto3 calls) lost recordings that way. Nothing in
+    the window needs the originals on Python 3: the stubs build the real connection from the
+    class they saved at import (``_baseclass``) and talk to it directly, and those classes
+    call their bases through ``super()``, not through the names vcrpy patches.
+    """
+    import vcr.patch
+
+    if hasattr(vcr.patch, "force_reset"):  # called by name at each use, so this is the one
+        vcr.patch.force_reset = contextlib.nullcontext
