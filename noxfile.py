@@ -55,6 +55,8 @@ CLIENT_SETS: dict[str, list[str]] = {
         # The Agents SDK sends a prompt_cache_key made up for every run (0.24 tested).
         "openai-agents>=0.24",
         "google-adk>=2.13",
+        # Strands Agents on Bedrock (boto3); its graphs run parallel nodes in threads.
+        "strands-agents>=1.62",
     ],
     # Provider SDKs recorded against the local provider (Gemini, Ollama, Groq, Mistral, Cohere,
     # Bedrock through boto3; #20). Lower bounds are the versions tested (mistralai 3 moved
