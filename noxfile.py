@@ -57,6 +57,8 @@ CLIENT_SETS: dict[str, list[str]] = {
         "google-adk>=2.13",
         # Strands Agents on Bedrock (boto3); its graphs run parallel nodes in threads.
         "strands-agents>=1.62",
+        # DSPy on its litellm engine (its default engine speaks HTTP over sockets itself).
+        "dspy>=3.4",
     ],
     # Provider SDKs recorded against the local provider (Gemini, Ollama, Groq, Mistral, Cohere,
     # Bedrock through boto3; #20). Lower bounds are the versions tested (mistralai 3 moved
