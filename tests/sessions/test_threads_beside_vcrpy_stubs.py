@@ -11,8 +11,10 @@ before it goes out.
 
 from __future__ import annotations
 
+import http.client
 import json
 import threading
+import urllib.request
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -163,3 +165,36 @@ def test_threads_through_vcrpy_stubs_are_all_recorded(
     provider.stop()
     with llmcassette.use_cassette(cassette, record_mode="none"):
         assert run_all() == recorded
+
+
+HTTPS_CASSETTE = """\
+interactions:
+- request:
+    body: null
+    headers: {}
+    method: GET
+    uri: https://api.example.com/v1/models
+  response:
+    body:
+      string: '{"data": []}'
+    headers:
+      Content-Type:
+      - application/json
+    status:
+      code: 200
+      message: OK
+version: 1
+"""
+
+
+def test_https_through_http_client_still_replays(tmp_path: Path) -> None:
+    # The window still puts module names back: CPython's HTTPSConnection.__init__ reaches
+    # its base through ``super(HTTPSConnection, self)``, by the name vcrpy patches.
+    cassette = tmp_path / "https.yaml"
+    cassette.write_text(HTTPS_CASSETTE)
+    with llmcassette.use_cassette(cassette, record_mode="none", allow_playback_repeats=True):
+        with urllib.request.urlopen("https://api.example.com/v1/models") as response:
+            assert json.loads(response.read()) == {"data": []}
+        connection = http.client.HTTPSConnection("api.example.com")
+        connection.request("GET", "/v1/models")
+        assert json.loads(connection.getresponse().read()) == {"data": []}

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import contextlib
+import types
 from typing import Any
 
 _installed = False
@@ -28,8 +28,8 @@ def install() -> None:
     llmcassette's (``lookup.answer_vcrpy_stubs``): a vcrpy cassette replayed through them
     drifts as through httpx instead of failing on its body.
 
-    Keep every patch in place while vcrpy's own stubs send (``_no_reset_windows``): other
-    threads' requests are recorded too.
+    Keep the patches other threads read in place while vcrpy's own stubs send
+    (``_no_reset_windows``): their requests are recorded too.
 
     And bind llmcassette's stand-ins to the cassette whose patches are being applied
     (``stubs.bound_patches``). vcrpy would build a subclass of each one for every cassette:
@@ -96,20 +96,37 @@ def install() -> None:
 
 
 def _no_reset_windows() -> None:
-    """Keep every patch in place while vcrpy's own stubs send a request.
+    """Keep the patches other threads read in place while vcrpy's own stubs send.
 
     vcrpy's ``VCRConnection`` (requests, urllib3, boto3, http.client) opens a
     ``force_reset()`` window around building and using its real connection: it puts the
     original of every patched attribute back, for the whole process, until the request is
-    sent. Another thread's request in that window gets a real connection class, or httpx's
-    real transport, and goes out unrecorded (in replay, to the network); a pooled connection
-    made then stays unrecorded for good. Agents that fan out over threads (Strands Agents'
-    graphs, a ``ThreadPoolExecutor`` of boto3 calls) lost recordings that way. Nothing in
-    the window needs the originals on Python 3: the stubs build the real connection from the
-    class they saved at import (``_baseclass``) and talk to it directly, and those classes
-    call their bases through ``super()``, not through the names vcrpy patches.
+    sent. Another thread's request in that window got a real connection class from its pool
+    (``ConnectionCls``), or httpx's real transport, and went out unrecorded (in replay, to
+    the network); a pooled connection made then stayed unrecorded for good. Agents that fan
+    out over threads (Strands Agents' graphs, a ``ThreadPoolExecutor`` of boto3 calls) lost
+    recordings that way.
+
+    The window now restores module-level names only (``http.client.HTTPSConnection``,
+    ``urllib3.connection.HTTPConnection``, ...): the real classes need those, since some
+    reach their base class by the module's name (CPython's ``HTTPSConnection.__init__``
+    calls ``super(HTTPSConnection, self)``). Class attributes (a pool's ``ConnectionCls``,
+    a transport's ``handle_request``) are what live code in other threads reads, and
+    nothing in the window does: the stubs build the real connection from the class they
+    saved at import and talk to it directly.
     """
     import vcr.patch
 
-    if hasattr(vcr.patch, "force_reset"):  # called by name at each use, so this is the one
-        vcr.patch.force_reset = contextlib.nullcontext
+    every_patcher = getattr(vcr.patch, "reset_patchers", None)
+    if every_patcher is None or getattr(every_patcher, "module_names_only", False):
+        return
+
+    def module_names_only() -> Any:
+        for patcher in every_patcher():
+            getter = getattr(patcher, "getter", None)  # mock.patch.object's target
+            if getter is None or isinstance(getter(), types.ModuleType):
+                yield patcher
+
+    module_names_only.module_names_only = True  # type: ignore[attr-defined]
+    # force_reset() looks reset_patchers up by name each time it opens a window.
+    vcr.patch.reset_patchers = module_names_only
