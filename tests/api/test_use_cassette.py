@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import http.client
 import importlib.util
 import json
 import os
@@ -18,6 +19,7 @@ from vcr.errors import CannotOverwriteExistingCassetteException
 import llmcassette
 from llmcassette import LegacyCassetteDriftWarning
 from llmcassette._vcr.persister import display_path
+from llmcassette.cli.main import main
 from llmcassette.testing import LocalProvider
 
 PROMPT = {"model": "m", "messages": [{"role": "user", "content": "ping"}]}
@@ -340,8 +342,8 @@ def test_a_vcrpy_cassette_plays_the_first_unplayed_match_in_any_order_and_again_
 def test_a_vcrpy_cassette_recorded_with_a_lower_case_method_replays(
     tmp_path: Path, provider: LocalProvider
 ) -> None:
-    # pydantic-ai's Voyage cassettes hold `method: post`; every client sends POST, and
-    # vcrpy compares methods as they are. Legacy methods are matched whatever their case.
+    # pydantic-ai's Voyage cassettes hold `method: post`; httpx sends POST, and vcrpy
+    # compares methods as they are. llmcassette matches methods whatever their case.
     path = tmp_path / "lower.yaml"
     (recorded,) = record_with_vcrpy(path, provider, "question 1")
     text = path.read_text()
@@ -349,6 +351,37 @@ def test_a_vcrpy_cassette_recorded_with_a_lower_case_method_replays(
     path.write_text(text.replace("method: POST", "method: post"))
     with llmcassette.use_cassette(path, record_mode="none") as cassette:
         assert ask_about(provider.url, "question 1") == recorded
+        assert dict(cassette.play_counts) == {0: 1}
+
+
+def send(base_url: str, prompt: str, method: str = "post") -> str:
+    """What ``ask_about`` asks, sent as ``post`` by default: http.client sends the method
+    as it is spelt, as aiohttp's request objects keep it (google-genai's async client)."""
+    url = httpx2.URL(base_url)
+    connection = http.client.HTTPConnection(url.host, url.port, timeout=10)
+    body = {"model": "gpt-4o-mini", "messages": [{"role": "user", "content": prompt}]}
+    headers = {"content-type": "application/json", **AUTH}
+    connection.request(method, "/v1/chat/completions", json.dumps(body), headers)
+    return str(json.loads(connection.getresponse().read())["choices"][0]["message"]["content"])
+
+
+def test_methods_match_whatever_their_case(tmp_path: Path, provider: LocalProvider) -> None:
+    # chatlas's google-genai cassettes hold `method: post`, recorded through aiohttp, and
+    # the same client sends `post` again: vcrpy matched that, llmcassette did not. (The
+    # local provider answers `POST` only: the cassette is recorded so, then spelt `post`.)
+    path = tmp_path / "lower.yaml"
+    with vcr.VCR(record_mode="once").use_cassette(str(path)):
+        recorded = send(provider.url, "question 1", "POST")
+    provider.stop()  # only the cassette can answer now
+    path.write_text(path.read_text().replace("method: POST", "method: post"))
+    with llmcassette.use_cassette(path, record_mode="none") as cassette:
+        assert send(provider.url, "question 1") == recorded
+        assert dict(cassette.play_counts) == {0: 1}
+    assert main(["convert", "--out", str(tmp_path / "out"), str(path)]) == 0
+    converted = tmp_path / "out" / "lower.jsonl"
+    assert '"method":"POST"' in converted.read_text()
+    with llmcassette.use_cassette(converted, record_mode="none") as cassette:
+        assert send(provider.url, "question 1") == recorded
         assert dict(cassette.play_counts) == {0: 1}
 
 

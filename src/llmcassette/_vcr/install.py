@@ -102,6 +102,8 @@ def configure(
     Every option is checked before the VCR is changed: a value it cannot use raises
     ``ConfigError`` (``OverridesError`` for ``overrides``).
     """
+    from vcr import matchers as vcr_matchers
+
     from llmcassette._vcr import compat
     from llmcassette._vcr import fixes as vcr_fixes
     from llmcassette._vcr import stubs as stream
@@ -158,6 +160,8 @@ def configure(
     my_vcr.register_matcher("llm_body", matchers.LlmBody(match_config))
     if not isinstance(my_vcr.matchers.get("body"), matchers.FillingPlaceholders):
         my_vcr.register_matcher("body", matchers.FillingPlaceholders(my_vcr.matchers["body"]))
+    if my_vcr.matchers.get("method") is vcr_matchers.method:  # not a suite's own
+        my_vcr.register_matcher("method", matchers.method)
     my_vcr.match_on = DEFAULT_MATCH_ON
     if compat.skips_patchers():
         absent = compat.absent_patchers()

@@ -30,7 +30,7 @@ from llmcassette._vcr.drift import drift_mode, legacy_replay
 from llmcassette._vcr.persister import is_legacy
 from llmcassette.cassette import jsontext
 from llmcassette.matching.index import RequestIndex, request_key
-from llmcassette.matching.matchers import LlmBody
+from llmcassette.matching.matchers import LlmBody, method
 from llmcassette.matching.normalize import MatchConfig
 from llmcassette.sessions import current_session
 from llmcassette.transport.recorded import client_of, session_of
@@ -126,10 +126,18 @@ def play(cassette: Any, request: Any) -> Any:
 
 
 def _url_matchers() -> tuple[Any, ...]:
+    """vcrpy's default ``match_on``, with llmcassette's ``method`` (case ignored), which
+    ``configure`` registers in place of vcrpy's."""
     from vcr import matchers as vcr_matchers
 
-    names = ("method", "scheme", "host", "port", "path", "query")  # vcrpy's default match_on
-    return tuple(getattr(vcr_matchers, name) for name in names)
+    names = ("scheme", "host", "port", "path", "query")
+    return (method, *(getattr(vcr_matchers, name) for name in names))
+
+
+def _is_method_matcher(matcher: Any) -> bool:
+    from vcr import matchers as vcr_matchers
+
+    return matcher is method or matcher is vcr_matchers.method
 
 
 def body_matcher(cassette: Any) -> LlmBody | None:
@@ -148,7 +156,12 @@ def body_matcher(cassette: Any) -> LlmBody | None:
 
 def _body_matcher(cassette: Any) -> LlmBody | None:
     match_on = tuple(cassette._match_on)
-    if len(match_on) == 7 and match_on[:6] == _url_matchers() and isinstance(match_on[6], LlmBody):
+    if (
+        len(match_on) == 7
+        and _is_method_matcher(match_on[0])
+        and match_on[1:6] == _url_matchers()[1:]
+        and isinstance(match_on[6], LlmBody)
+    ):
         return match_on[6]
     return None
 

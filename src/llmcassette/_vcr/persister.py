@@ -284,11 +284,6 @@ class Persister:
         loaded = _load_legacy(path, self._legacy_serializer(path.suffix))
         if loaded is not None:
             mark_legacy(loaded[0], os.fspath(path))
-            for request in loaded[0]:
-                # Some clients' recordings hold `post`; every client sends `POST`, and vcrpy
-                # compares methods as they are. ``convert`` upper-cases them the same way.
-                if isinstance(request.method, str) and not request.method.isupper():
-                    request.method = request.method.upper()
             if main:
                 self.used.append(CassetteUse(os.fspath(path), None, 0))
         return loaded

@@ -45,7 +45,7 @@ def _canonical(value: Any) -> Hashable:
 def request_key(request: Any, config: MatchConfig) -> tuple[Hashable, ...]:
     """The key under which two requests match with llmcassette's default ``match_on``."""
     return (
-        request.method,
+        str(request.method).upper(),  # as the ``method`` matcher compares it
         request.scheme,
         request.host,
         request.port,

@@ -29,6 +29,17 @@ def comparable_body(request: Any, config: MatchConfig) -> Any:
     return config.body(body_value(raw, content_type(request)))
 
 
+def method(incoming: Any, recorded: Any) -> None:
+    """vcrpy's ``method`` matcher, case ignored.
+
+    http.client and aiohttp's request objects keep the method as the caller spells it
+    (google-genai's async client sends ``post``), and so do the vcrpy cassettes recorded
+    through them; other clients send ``POST``, and ``convert`` writes ``POST``.
+    """
+    if str(incoming.method).upper() != str(recorded.method).upper():
+        raise AssertionError(f"{incoming.method} != {recorded.method}")
+
+
 class LlmBody:
     """The ``llm_body`` matcher: bodies compared semantically, after ``MatchConfig`` rules.
 

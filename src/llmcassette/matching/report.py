@@ -87,7 +87,7 @@ def _request_parts(request: Any, config: MatchConfig) -> dict[str, Any]:
     for name, value in request.query:
         query.setdefault(name, []).append(value)
     return {
-        "method": request.method,
+        "method": str(request.method).upper(),  # as matching compares it
         "url": {
             "scheme": request.scheme,
             "host": request.host,
@@ -102,7 +102,8 @@ def _request_parts(request: Any, config: MatchConfig) -> dict[str, Any]:
 def compare(incoming: Any, recorded: Any, config: MatchConfig) -> tuple[Difference, ...]:
     """Every difference between two (already redacted) vcrpy requests, with its path; a
     recorded placeholder filled by the incoming request is none (``differences``)."""
-    same = incoming.method == recorded.method and incoming.uri == recorded.uri
+    same = str(incoming.method).upper() == str(recorded.method).upper()
+    same = same and incoming.uri == recorded.uri
     if same and incoming.body == recorded.body:
         return ()  # equal as sent: nothing to canonicalize (a body can be megabytes)
     ours, theirs = _request_parts(incoming, config), _request_parts(recorded, config)
