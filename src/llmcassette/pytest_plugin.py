@@ -142,14 +142,15 @@ def pytest_runtest_logreport(report: pytest.TestReport) -> None:
 
 
 def pytest_terminal_summary(terminalreporter: Any) -> None:
-    """One summary of the tests that replayed legacy cassettes whose requests changed."""
+    """One summary of the tests that replayed legacy cassettes that drifted."""
     if not _drifted_tests:
         return
     count = len(_drifted_tests)
     terminalreporter.write_sep("=", "llmcassette: legacy cassette drift")
     terminalreporter.write_line(
-        f"{count} test{'s' if count != 1 else ''} replayed cassettes whose requests changed "
-        "since recording (vcrpy recorded them without comparing bodies; replayed as it would):"
+        f"{count} test{'s' if count != 1 else ''} replayed cassettes that drifted since "
+        "recording: a request changed, or a recorded call is no longer made (vcrpy checked "
+        "neither; replayed as it would):"
     )
     for nodeid, first in _drifted_tests.items():
         terminalreporter.write_line(f"  {nodeid}: {first}")

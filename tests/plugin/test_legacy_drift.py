@@ -36,7 +36,7 @@ def test_other():
     assert response.status_code == 200
 """
 
-SUMMARY = "*1 test replayed cassettes whose requests changed since recording*"
+SUMMARY = "*1 test replayed cassettes that drifted since recording*"
 DRIFT = "*body.prompt: recorded 'hi', incoming 'bye'*"
 
 
@@ -108,6 +108,37 @@ def test_strict_fails_the_drifted_test_naming_the_path(
     result.stdout.fnmatch_lines([DRIFT])
     result.stdout.fnmatch_lines(["FAILED test_mod.py::test_echo*"])
     assert "since recording" not in result.stdout.str()
+
+
+OWN_MATCH_ON = """
+import pytest
+
+@pytest.fixture(scope="module")
+def vcr_config():
+    # a suite written for vcrpy: its default list spelt out, no body
+    return {"match_on": ["method", "scheme", "host", "port", "path", "query"]}
+"""
+
+
+@pytest.mark.parametrize("drift", ["warn", "strict", "off"])
+def test_a_suites_own_match_on_without_the_body_still_tells_the_drift(
+    pytester: pytest.Pytester, echo: EchoServer, drift: str
+) -> None:
+    # openinference's google-genai suite sets its own match_on: llmcassette left its
+    # requests to vcrpy, and 7 drifted tests passed with no warning, strict or not.
+    pytester.makeconftest(OWN_MATCH_ON)
+    record_legacy(pytester, echo)
+    write_test(pytester, prompt="bye")
+    result = pytester.runpytest_subprocess(f"--llmcassette-drift={drift}")
+    if drift == "strict":
+        result.assert_outcomes(passed=1, failed=1)
+        result.stdout.fnmatch_lines([DRIFT, "FAILED test_mod.py::test_echo*"])
+    elif drift == "warn":
+        result.assert_outcomes(passed=2)
+        result.stdout.fnmatch_lines([DRIFT, SUMMARY])
+    else:
+        result.assert_outcomes(passed=2)
+        assert "incoming 'bye'" not in result.stdout.str()
 
 
 def test_off_replays_silently(pytester: pytest.Pytester, echo: EchoServer) -> None:
@@ -214,7 +245,7 @@ def test_the_summary_is_whole_under_xdist(pytester: pytest.Pytester, echo: EchoS
     result = pytester.runpytest_subprocess("-p", "xdist", "-n", "2")
     result.assert_outcomes(passed=2)
     out = result.stdout.str()
-    assert out.count("2 tests replayed cassettes whose requests changed since recording") == 1
+    assert out.count("2 tests replayed cassettes that drifted since recording") == 1
     # The workers finish in either order: each test is named once, whichever came first.
     result.stdout.fnmatch_lines(["  test_mod.py::test_echo: *test_echo.yaml: body.prompt"])
     result.stdout.fnmatch_lines(["  test_mod.py::test_other: *test_other.yaml: body.prompt"])

@@ -67,7 +67,7 @@ def test_an_unplayed_legacy_interaction_is_drift_and_strict_fails_it(
     warned.stdout.fnmatch_lines(
         [
             "*= llmcassette: legacy cassette drift =*",
-            "*1 test replayed cassettes whose requests changed since recording*",
+            "*1 test replayed cassettes that drifted since recording*",
             f"  test_mod.py::test_asks: {cassette}: interaction #2",
         ]
     )

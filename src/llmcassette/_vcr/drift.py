@@ -79,6 +79,30 @@ def legacy_replay(
     return None
 
 
+def strict_refuses(
+    cassette: Any,
+    filtered: Any,
+    url_matchers: tuple[Any, ...],
+    config: MatchConfig,
+    label: str | None,
+) -> bool:
+    """Under ``drift="strict"``, whether the legacy interaction vcrpy would play for
+    ``filtered`` on a ``match_on`` without the body (``url_matchers``, the suite's own)
+    has a body that differs: it must not play. The caller holds the lookup lock."""
+    if drift_mode(cassette) != "strict":
+        return False
+    repeats = cassette.allow_playback_repeats
+    for position, (recorded_request, response) in enumerate(cassette.data):
+        count = cassette.play_counts[position]
+        if not (count == 0 or repeats) or session_of(response) != label:
+            continue
+        if requests_match(filtered, recorded_request, url_matchers):
+            return is_legacy(recorded_request) and bool(
+                _body_drift(filtered, recorded_request, config)
+            )
+    return False
+
+
 def _body_drift(incoming: Any, recorded: Any, config: MatchConfig) -> tuple[Any, ...]:
     """The body's differences: the rest matched on ``match_on``, whose matchers may be a
     suite's own that accept a URL that differs (a region in a host, a project in a path)."""

@@ -156,8 +156,10 @@ def configure(
         serializers=my_vcr.serializers,
     )
     persister.drift = drift_mode
+    # What tells the drift of a vcrpy cassette under a match_on without llm_body (lookup).
+    persister.body_matcher = matchers.LlmBody(match_config)
     my_vcr.register_persister(persister)
-    my_vcr.register_matcher("llm_body", matchers.LlmBody(match_config))
+    my_vcr.register_matcher("llm_body", persister.body_matcher)
     if not isinstance(my_vcr.matchers.get("body"), matchers.FillingPlaceholders):
         my_vcr.register_matcher("body", matchers.FillingPlaceholders(my_vcr.matchers["body"]))
     if my_vcr.matchers.get("method") is vcr_matchers.method:  # not a suite's own

@@ -26,7 +26,7 @@ from vcr.record_mode import RecordMode
 
 from llmcassette._vcr import clients, redaction_hook
 from llmcassette._vcr.clients import LiveClient
-from llmcassette._vcr.drift import drift_mode, legacy_replay
+from llmcassette._vcr.drift import drift_mode, legacy_replay, strict_refuses
 from llmcassette._vcr.persister import is_legacy
 from llmcassette.cassette import jsontext
 from llmcassette.matching.index import RequestIndex, request_key
@@ -259,7 +259,11 @@ def decide(
     if response is not None:
         return Replay(response)
     if others is not None:
-        return None  # the rest is vcrpy's lookup, on the suite's matchers and the body
+        if matcher not in cassette._match_on:  # the suite's match_on leaves the body out
+            with _LOCK:
+                if strict_refuses(cassette, filtered, others, matcher.config, current_session()):
+                    return Refuse()
+        return None  # the rest is vcrpy's lookup, on the suite's matchers (and the body)
     if cassette.write_protected:
         # Not vcrpy's lookup: it would also play an interaction of another session.
         return Refuse()
@@ -267,17 +271,26 @@ def decide(
 
 
 def _beside_own_matchers(cassette: Any) -> tuple[LlmBody, tuple[Any, ...]] | None:
-    """``llm_body`` and the other matchers of a ``match_on`` that holds it beside matchers
-    of the suite's own (pydantic-ai registers its own ``method``, ``host`` and ``path``),
-    when the cassette has vcrpy-recorded interactions to play in vcrpy's order on those;
-    else None, and the request is vcrpy's to look up."""
+    """``llm_body`` and the other matchers of a ``match_on`` of the suite's own, when the
+    cassette has vcrpy-recorded interactions to play in vcrpy's order on those; else None,
+    and the request is vcrpy's to look up.
+
+    ``match_on`` may hold ``llm_body`` beside matchers of the suite's own (pydantic-ai
+    registers its own ``method``, ``host`` and ``path``), or leave the body out, as a suite
+    written for vcrpy does (vcrpy's default list spelt out, a matcher of its own in it):
+    then the body matcher configured for the cassette tells the drift, which vcrpy's
+    lookup never compared.
+    """
     data = cassette.data
-    if not data or not is_legacy(data[0][0]) or drift_mode(cassette) == "strict":
+    if not data or not is_legacy(data[0][0]):
         return None  # legacy interactions are loaded first: none when the first is not
     match_on = tuple(cassette._match_on)
     bodies = [matcher for matcher in match_on if isinstance(matcher, LlmBody)]
-    if len(bodies) != 1:
-        return None
+    if not bodies:
+        configured = getattr(getattr(cassette, "_persister", None), "body_matcher", None)
+        return None if configured is None else (configured, match_on)
+    if len(bodies) != 1 or drift_mode(cassette) == "strict":
+        return None  # strict: vcrpy's lookup compares the body with llm_body
     return bodies[0], tuple(matcher for matcher in match_on if matcher is not bodies[0])
 
 

@@ -40,6 +40,7 @@ from llmcassette.errors import CassetteFormatError, CassetteLockError
 
 if TYPE_CHECKING:
     from llmcassette.config import Expiry
+    from llmcassette.matching.matchers import LlmBody
 
 log = logging.getLogger(__name__)
 
@@ -215,6 +216,9 @@ class Persister:
         self.lock_timeout = LOCK_TIMEOUT
         # What a body difference of a vcrpy-recorded interaction leads to (llmcassette._vcr.drift).
         self.drift = "warn"
+        # The configured ``llm_body`` matcher (``configure``): what tells that difference
+        # when the suite's ``match_on`` leaves the body out.
+        self.body_matcher: LlmBody | None = None
 
     def resolve(self, cassette_path: str | os.PathLike[str]) -> Path:
         """The ``.jsonl`` file a cassette path stands for."""
