@@ -6,7 +6,8 @@
     python benchmarks/real_projects.py --reps 2 --work /tmp/real-projects --json out.json
 
 For each project (its sdist from PyPI, which ships its tests and cassettes) this makes two
-venvs with the versions of the project's own ``uv.lock`` (its ``test`` group): ``base``
+venvs with the versions of the project's own ``uv.lock`` (its ``test`` group; for an sdist
+without one, what ``uv pip compile`` resolves for ``Project.compile_from``): ``base``
 without llmcassette and ``llmc`` with this checkout's HEAD (``git archive``, not the work
 tree, so the commits measured are the ones named). Then it runs the project's VCR tests
 offline (``-m vcr --record-mode=none --block-network``):
@@ -75,6 +76,9 @@ class Project:
     # Packages the lock takes from the project's monorepo (editable paths), from PyPI here.
     extra: tuple[str, ...] = ()
     patches: tuple[Patch, ...] = ()
+    # For an sdist without a uv.lock: requirements that ``uv pip compile`` pins (today's
+    # versions, so a later run may resolve others).
+    compile_from: tuple[str, ...] = ()
 
 
 _LANGCHAIN_EXTRA = (
@@ -230,6 +234,52 @@ PROJECTS = {
             extra=_LANGCHAIN_EXTRA,
             patches=_LANGCHAIN_PATCHES,
         ),
+        Project(
+            "langchain-groq",
+            "langchain-groq==1.1.3",
+            ("tests/integration_tests",),
+            "tests/cassettes",
+            env={"GROQ_API_KEY": "test"},
+            replace={
+                "certifi": "certifi",
+                "langchain-protocol": "langchain-protocol==0.0.20",
+                "langsmith": "langsmith==0.14.11",
+            },
+            extra=_LANGCHAIN_EXTRA,
+            patches=_LANGCHAIN_PATCHES,
+        ),
+        # Without a uv.lock: their requirements are compiled (2026-12-06).
+        Project(
+            "chatlas",
+            "chatlas==0.23.0",
+            ("tests",),
+            "tests/_vcr",
+            compile_from=(
+                "chatlas[test,anthropic,bedrock,google,mcp]",
+                "google-genai==2.14.0",  # 3.x calls /v1/ where the cassettes hold /v1beta/
+                "databricks-sdk",
+                "tenacity",
+                "pillow",
+                "matplotlib",
+                "inspect-ai",
+            ),
+        ),
+        Project(
+            "oi-google-genai",
+            "openinference-instrumentation-google-genai==1.4.14",
+            ("tests",),
+            "tests",
+            env={"GOOGLE_API_KEY": "test", "GEMINI_API_KEY": "test"},
+            compile_from=(
+                "openinference-instrumentation-google-genai[test]==1.4.14",
+                "google-genai<3",  # 3.x calls /v1/ where the cassettes hold /v1beta/
+                "pytest",
+                "pytest-asyncio",
+                "pytest-recording",
+                "vcrpy",
+                "respx",
+            ),
+        ),
     )
 }
 
@@ -260,6 +310,11 @@ def prepare(project: Project, work: Path, llmcassette: Path) -> dict[str, Path]:
             tar.extractall(root / "unpacked", filter="data")
         next((root / "unpacked").iterdir()).rename(source)
     requirements = root / "requirements.txt"
+    if not requirements.exists() and project.compile_from:
+        wanted = root / "requirements.in"
+        wanted.write_text("\n".join(project.compile_from) + "\n")
+        run(["uv", "pip", "compile", "-q", "--python", PYTHON, str(wanted), "-o",
+             str(requirements)], cwd=root)  # fmt: skip
     if not requirements.exists():
         exported = run(["uv", "export", "--project", str(source), "--frozen", "--group", "test",
                         "--no-hashes", "--no-emit-project", "--no-header", "--no-annotate"],
@@ -297,7 +352,7 @@ def convert_copy(project: Project, source: Path, root: Path, venv: Path) -> tupl
     files = sorted(
         p for p in (copy / project.cassettes).rglob("*") if p.name.endswith(LEGACY_SUFFIXES)
     )
-    files = [p for p in files if "cassettes" in p.relative_to(copy).parts]
+    files = [p for p in files if {"cassettes", "_vcr"} & set(p.relative_to(copy).parts)]
     run([str(venv / "bin" / "llmcassette"), "convert", *map(str, files)], cwd=copy)
     for file in files:
         target = moved / file.relative_to(copy)
