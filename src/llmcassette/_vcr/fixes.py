@@ -118,7 +118,7 @@ def _no_reset_windows() -> None:
     import vcr.patch
 
     every_patcher = getattr(vcr.patch, "reset_patchers", None)
-    if every_patcher is None or getattr(every_patcher, "module_names_only", False):
+    if every_patcher is None:
         return
 
     def module_names_only() -> Any:
@@ -127,6 +127,5 @@ def _no_reset_windows() -> None:
             if getter is None or isinstance(getter(), types.ModuleType):
                 yield patcher
 
-    module_names_only.module_names_only = True  # type: ignore[attr-defined]
     # force_reset() looks reset_patchers up by name each time it opens a window.
     vcr.patch.reset_patchers = module_names_only
