@@ -120,6 +120,27 @@ def vcr_config():
 """
 
 
+NARROWER_MATCH_ON = """
+import pytest
+
+@pytest.fixture(scope="module")
+def vcr_config():
+    # chatlas's: "some tests have dynamic request bodies - skip body matching"
+    return {"match_on": ["method", "scheme", "host", "port", "path"]}
+"""
+
+
+def test_a_narrower_match_on_than_vcrpys_is_left_to_vcrpy(
+    pytester: pytest.Pytester, echo: EchoServer
+) -> None:
+    pytester.makeconftest(NARROWER_MATCH_ON)
+    record_legacy(pytester, echo)
+    write_test(pytester, prompt="bye")
+    result = pytester.runpytest_subprocess("--llmcassette-drift=strict")
+    result.assert_outcomes(passed=2)
+    assert "incoming 'bye'" not in result.stdout.str()
+
+
 @pytest.mark.parametrize("drift", ["warn", "strict", "off"])
 def test_a_suites_own_match_on_without_the_body_still_tells_the_drift(
     pytester: pytest.Pytester, echo: EchoServer, drift: str

@@ -277,9 +277,11 @@ def _beside_own_matchers(cassette: Any) -> tuple[LlmBody, tuple[Any, ...]] | Non
 
     ``match_on`` may hold ``llm_body`` beside matchers of the suite's own (pydantic-ai
     registers its own ``method``, ``host`` and ``path``), or leave the body out, as a suite
-    written for vcrpy does (vcrpy's default list spelt out, a matcher of its own in it):
-    then the body matcher configured for the cassette tells the drift, which vcrpy's
-    lookup never compared.
+    written for vcrpy does: when it keeps vcrpy's URL matchers whole (the default list
+    spelt out, a ``method`` matcher of its own in it), the body matcher configured for the
+    cassette tells the drift, which vcrpy's lookup never compared. A narrower list (no
+    ``query``, no ``host``) is a suite matching less on purpose, often for bodies that
+    change on every run: its requests are vcrpy's alone.
     """
     data = cassette.data
     if not data or not is_legacy(data[0][0]):
@@ -287,6 +289,8 @@ def _beside_own_matchers(cassette: Any) -> tuple[LlmBody, tuple[Any, ...]] | Non
     match_on = tuple(cassette._match_on)
     bodies = [matcher for matcher in match_on if isinstance(matcher, LlmBody)]
     if not bodies:
+        if not set(_url_matchers()[1:]) <= set(match_on):
+            return None  # a narrower list than vcrpy's: the suite chose to match less
         configured = getattr(getattr(cassette, "_persister", None), "body_matcher", None)
         return None if configured is None else (configured, match_on)
     if len(bodies) != 1 or drift_mode(cassette) == "strict":
