@@ -1,4 +1,5 @@
-"""NDJSON and SSE request bodies are compared event by event, each event as JSON."""
+"""NDJSON and SSE request bodies are compared event by event, each event as JSON; multipart
+bodies (uploads) part by part."""
 
 from __future__ import annotations
 
@@ -177,3 +178,48 @@ def test_the_hint_names_the_ignore_option_for_the_differing_path(
         httpx2.post(sink_url, json={"metadata": {"request_id": "b"}})
     assert "if body.metadata.request_id changes on every run, leave it out: " in str(raised.value)
     assert "match={'ignore': ['$.metadata.request_id']}" in str(raised.value)
+
+
+def upload(url: str, content: bytes, purpose: str = "batch") -> httpx2.Response:
+    # httpx2 makes up a new multipart boundary for every request, as every client does
+    files = {"file": ("batch.jsonl", content, "application/jsonl")}
+    return httpx2.post(url, data={"purpose": purpose}, files=files)
+
+
+def test_uploads_match_part_by_part_whatever_their_boundary(tmp_path: Path, sink_url: str) -> None:
+    # chatlas's file tests: a recorded upload never matched again, its boundary was new.
+    path = tmp_path / "upload.jsonl"
+    batch = ndjson({"custom_id": "a", "prompt": "hi"})
+    with llmcassette.use_cassette(path):
+        recorded = upload(sink_url, batch).json()
+    with llmcassette.use_cassette(path, record_mode="none"):
+        assert upload(sink_url, batch).json() == recorded
+    with (
+        llmcassette.use_cassette(path, record_mode="none"),
+        pytest.raises(llmcassette.CassetteMismatch) as caught,
+    ):
+        upload(sink_url, batch, purpose="fine-tune")
+    assert [d.path for d in caught.value.differences] == ["body[0].content"]
+
+
+def test_multipart_body_values() -> None:
+    body = (
+        b"--xyz\r\n"
+        b'Content-Disposition: form-data; name="purpose"\r\n\r\nbatch\r\n'
+        b"--xyz\r\n"
+        b'Content-Disposition: form-data; name="file"; filename="a.bin"\r\n'
+        b"Content-Type: application/octet-stream\r\n\r\n\xff\x00\r\n"
+        b"--xyz--\r\n"
+    )
+    assert body_value(body, 'multipart/form-data; boundary="xyz"') == [
+        {"headers": {"content-disposition": 'form-data; name="purpose"'}, "content": "batch"},
+        {
+            "headers": {
+                "content-disposition": 'form-data; name="file"; filename="a.bin"',
+                "content-type": "application/octet-stream",
+            },
+            "content": b"\xff\x00",
+        },
+    ]
+    # a body its boundary does not split stays as it is
+    assert body_value(b"not multipart", "multipart/form-data; boundary=xyz") == "not multipart"

@@ -79,8 +79,9 @@ def body_value(body: Any, content_type: str | None = None) -> Any:
     """Parse a request body into the value that matching compares.
 
     JSON becomes Python values (key order no longer matters), form bodies become a mapping
-    of field lists, NDJSON and SSE bodies a list of their events (each parsed), other UTF-8
-    text stays text, anything else stays bytes.
+    of field lists, multipart bodies a list of their parts (``_multipart``), NDJSON and SSE
+    bodies a list of their events (each parsed), other UTF-8 text stays text, anything else
+    stays bytes.
     """
     if body is None:
         return None
@@ -92,5 +93,40 @@ def body_value(body: Any, content_type: str | None = None) -> Any:
         body = bytes(body) if isinstance(body, (bytearray, memoryview)) else str(body).encode()
     if not body:
         return None
+    boundary = _BOUNDARY.search(str(content_type or ""))
+    if boundary is not None:
+        parts = _multipart(body, boundary.group(1).strip('"').encode("latin-1"))
+        if parts is not None:
+            return parts
     form = bool(content_type) and "application/x-www-form-urlencoded" in str(content_type).lower()
     return _parse(body, form, events.stream_kind(content_type))
+
+
+_BOUNDARY = re.compile(r"multipart/[\w.+-]+\s*;.*?boundary=(\"[^\"]+\"|[^;\s]+)", re.I)
+
+
+def _multipart(body: bytes, boundary: bytes) -> list[dict[str, Any]] | None:
+    """A multipart body (an upload) as its parts, each its headers and its content as
+    ``_parse`` reads it; None when ``body`` is not split by ``boundary``.
+
+    Clients make up a new boundary for every request: compared as sent, no recorded upload
+    would ever match again.
+    """
+    delimiter = b"--" + boundary
+    pieces = body.split(delimiter)
+    if len(pieces) < 3 or not pieces[-1].startswith(b"--"):
+        return None  # no closing delimiter: not this body's boundary
+    parts = []
+    for piece in pieces[1:-1]:
+        head, separator, content = piece.removeprefix(b"\r\n").partition(b"\r\n\r\n")
+        if not separator:
+            return None
+        headers = {}
+        for line in head.decode("latin-1").split("\r\n"):
+            name, _, value = line.partition(":")
+            headers[name.strip().lower()] = value.strip()
+        content = content.removesuffix(b"\r\n")
+        kind = headers.get("content-type", "").lower()
+        parsed = _parse(content, "x-www-form-urlencoded" in kind, events.stream_kind(kind))
+        parts.append({"headers": headers, "content": parsed})
+    return parts
