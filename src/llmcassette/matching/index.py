@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Hashable
 from typing import Any
 
-from llmcassette.matching.matchers import comparable_body
+from llmcassette.matching.matchers import comparable_body, comparable_method
 from llmcassette.matching.normalize import MatchConfig
 
 
@@ -45,7 +45,7 @@ def _canonical(value: Any) -> Hashable:
 def request_key(request: Any, config: MatchConfig) -> tuple[Hashable, ...]:
     """The key under which two requests match with llmcassette's default ``match_on``."""
     return (
-        str(request.method).upper(),  # as the ``method`` matcher compares it
+        comparable_method(request),
         request.scheme,
         request.host,
         request.port,

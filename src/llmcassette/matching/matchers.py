@@ -29,14 +29,19 @@ def comparable_body(request: Any, config: MatchConfig) -> Any:
     return config.body(body_value(raw, content_type(request)))
 
 
-def method(incoming: Any, recorded: Any) -> None:
-    """vcrpy's ``method`` matcher, case ignored.
+def comparable_method(request: Any) -> str:
+    """A request's method as matching compares it: case ignored.
 
     http.client and aiohttp's request objects keep the method as the caller spells it
     (google-genai's async client sends ``post``), and so do the vcrpy cassettes recorded
     through them; other clients send ``POST``, and ``convert`` writes ``POST``.
     """
-    if str(incoming.method).upper() != str(recorded.method).upper():
+    return str(request.method).upper()
+
+
+def method(incoming: Any, recorded: Any) -> None:
+    """vcrpy's ``method`` matcher, case ignored (``comparable_method``)."""
+    if comparable_method(incoming) != comparable_method(recorded):
         raise AssertionError(f"{incoming.method} != {recorded.method}")
 
 

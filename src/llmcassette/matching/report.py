@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from llmcassette.matching.jsondiff import Difference, differences
-from llmcassette.matching.matchers import comparable_body
+from llmcassette.matching.matchers import comparable_body, comparable_method
 from llmcassette.matching.normalize import MatchConfig
 
 MAX_DIFFERENCES = 6
@@ -87,7 +87,7 @@ def _request_parts(request: Any, config: MatchConfig) -> dict[str, Any]:
     for name, value in request.query:
         query.setdefault(name, []).append(value)
     return {
-        "method": str(request.method).upper(),  # as matching compares it
+        "method": comparable_method(request),
         "url": {
             "scheme": request.scheme,
             "host": request.host,
@@ -102,7 +102,7 @@ def _request_parts(request: Any, config: MatchConfig) -> dict[str, Any]:
 def compare(incoming: Any, recorded: Any, config: MatchConfig) -> tuple[Difference, ...]:
     """Every difference between two (already redacted) vcrpy requests, with its path; a
     recorded placeholder filled by the incoming request is none (``differences``)."""
-    same = str(incoming.method).upper() == str(recorded.method).upper()
+    same = comparable_method(incoming) == comparable_method(recorded)
     same = same and incoming.uri == recorded.uri
     if same and incoming.body == recorded.body:
         return ()  # equal as sent: nothing to canonicalize (a body can be megabytes)
