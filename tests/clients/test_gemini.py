@@ -9,6 +9,7 @@ cassette. Streams are counted chunk by chunk as the SDK's own iterator yields th
 from __future__ import annotations
 
 import asyncio
+import importlib.metadata
 import json
 from collections.abc import Callable
 from pathlib import Path
@@ -155,3 +156,39 @@ def test_error_status_replays_as_the_sdk_error(tmp_path: Path) -> None:
     # Error responses are kept only when asked (record_errors=True).
     recorded, replayed, _ = _record_then_replay(tmp_path, call, record_errors=True)
     assert recorded == replayed == (429, "RESOURCE_EXHAUSTED")
+
+
+@pytest.mark.skipif(
+    int(importlib.metadata.version("google-genai").split(".")[0]) < 3,
+    reason="google-genai 3 moved the Gemini API from /v1beta/ to /v1/",
+)
+def test_cassettes_of_google_genai_2_replay_under_3_once_told_the_api_version(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    cassette = tmp_path / "gemini.jsonl"
+
+    def ask(base_url: str, **options: Any) -> str:
+        http_options = types.HttpOptions(base_url=base_url, **options)
+        client = genai.Client(api_key=API_KEY, http_options=http_options)
+        return str(client.models.generate_content(model=MODEL, contents=PROMPT).text)
+
+    with LocalProvider() as provider:
+        base_url = provider.gemini_base_url
+        with llmcassette.use_cassette(str(cassette), record_mode="all"):
+            ask(base_url, api_version="v1beta")  # as google-genai 2.x recorded it
+    assert "/v1beta/models/" in cassette.read_text()
+
+    with (
+        llmcassette.use_cassette(str(cassette), record_mode="none"),
+        pytest.raises(llmcassette.CassetteMismatch) as caught,
+    ):
+        ask(base_url)
+    message = str(caught.value)
+    assert "url.path: recorded '/v1beta/models/" in message
+    assert "likely cause: google-genai 3 calls the Gemini API's /v1/" in message
+    assert "GOOGLE_GENAI_API_VERSION=beta" in message
+
+    monkeypatch.setenv("GOOGLE_GENAI_API_VERSION", "beta")  # what the message says to do
+    with llmcassette.use_cassette(str(cassette), record_mode="none") as replay:
+        assert ask(base_url) == ANSWER
+    assert replay.all_played

@@ -287,3 +287,38 @@ def test_the_run_report_has_an_lc304_line(pytester: pytest.Pytester, echo: EchoS
     assert drifts[0]["expected"] == "'hi'"
     assert drifts[0]["received"] == "'bye'"
     assert drifts[0]["file"].endswith("test_echo.yaml")
+
+
+GEMINI_TEST_MODULE = """
+import os
+import httpx2
+import pytest
+
+@pytest.mark.vcr
+def test_generate():
+    base = os.environ["ECHO_URL"].removesuffix("/echo")
+    path = "/{version}/models/gemini-2.0-flash:generateContent"
+    response = httpx2.post(base + path, json={{"contents": [{{"parts": [{{"text": "hi"}}]}}]}})
+    assert response.status_code == 200
+"""
+
+
+def test_a_legacy_gemini_cassette_names_the_google_genai_3_move(
+    pytester: pytest.Pytester, echo: EchoServer
+) -> None:
+    # google-genai 2 recorded /v1beta/; google-genai 3 asks /v1/ of the same cassette.
+    pytester.makepyfile(test_gemini=GEMINI_TEST_MODULE.format(version="v1beta"))
+    recorded = pytester.runpytest_subprocess("-p", "no:llmcassette", "--record-mode=once")
+    recorded.assert_outcomes(passed=1)
+    echo.stop()
+    pytester.makepyfile(test_gemini=GEMINI_TEST_MODULE.format(version="v1"))
+    result = pytester.runpytest_subprocess()
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(
+        [
+            "*url.path: recorded '/v1beta/models/gemini-2.0-flash:generateContent', "
+            "incoming '/v1/models/gemini-2.0-flash:generateContent'*",
+            "*likely cause: google-genai 3 calls the Gemini API's /v1/ where earlier "
+            "releases called /v1beta/*GOOGLE_GENAI_API_VERSION=beta*",
+        ]
+    )

@@ -179,11 +179,54 @@ def render(
                     f"first {other.differences[0].describe()}"
                 )
     lines.append(f"  cassette: {cassette}")
+    moved = _sdk_moved(closest)
+    if moved:
+        lines.append(f"  likely cause: {moved}")
     lines.append(
         f"  to fix: if the request changed on purpose, record again ({hints.rerecord}); "
         + _leave_out_hint(closest, hints)
     )
     return "\n".join(lines)
+
+
+@dataclass(frozen=True)
+class _VersionMove:
+    """An SDK release that changed the API version in every path it calls."""
+
+    recorded: str  # the path segment cassettes recorded before hold
+    incoming: str  # the one the new release sends
+    advice: str
+
+
+# Recording again is always possible; these keep the old cassettes replaying meanwhile.
+_VERSION_MOVES = (
+    _VersionMove(
+        "/v1beta/",
+        "/v1/",
+        "google-genai 3 calls the Gemini API's /v1/ where earlier releases called /v1beta/; "
+        "to replay cassettes recorded before, set GOOGLE_GENAI_API_VERSION=beta or pass "
+        "http_options={'api_version': 'v1beta'} to the client (docs/providers.md)",
+    ),
+)
+
+
+def _sdk_moved(closest: Candidate | None) -> str | None:
+    """What an SDK upgrade changed, when the closest candidate differs in a path that one
+    known release moved to another API version."""
+    if closest is None:
+        return None
+    for difference in closest.differences:
+        if difference.path != "url.path":
+            continue
+        recorded, incoming = difference.recorded, difference.incoming
+        for move in _VERSION_MOVES:
+            if (
+                isinstance(recorded, str)
+                and move.recorded in recorded
+                and recorded.replace(move.recorded, move.incoming, 1) == incoming
+            ):
+                return move.advice
+    return None
 
 
 def _leave_out_hint(closest: Candidate | None, hints: _Hints) -> str:
