@@ -19,7 +19,16 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.parse import urlsplit
 
-from llmcassette.testing import _anthropic, _bedrock, _cohere, _gemini, _groq, _ollama, _openai
+from llmcassette.testing import (
+    _anthropic,
+    _azure,
+    _bedrock,
+    _cohere,
+    _gemini,
+    _groq,
+    _ollama,
+    _openai,
+)
 from llmcassette.testing._state import ProviderState, QueuedError, ReceivedRequest, StreamBehaviour
 from llmcassette.testing._wire import (
     HTTP_DATE,
@@ -51,6 +60,7 @@ _GEMINI = _Family(_gemini.error, _gemini.check_auth)
 _GROQ = _Family(_groq.error, _openai.check_auth)
 _COHERE = _Family(_cohere.error, _cohere.check_auth)
 _BEDROCK = _Family(_bedrock.error, _bedrock.check_auth)
+_AZURE = _Family(_azure.error, _azure.check_auth)
 
 _ROUTES: dict[tuple[str, str], tuple[_Family, Callable[[Incoming], Reply]]] = {
     ("POST", "/v1/chat/completions"): (_OPENAI, _openai.chat_completions),
@@ -69,6 +79,8 @@ def _family_for(path: str) -> _Family:
         return _GEMINI
     if _bedrock.is_bedrock(path):
         return _BEDROCK
+    if _azure.is_azure(path):
+        return _AZURE
     if path.startswith(_groq.PREFIX + "/"):
         return _GROQ
     if path.startswith("/v2/"):
@@ -199,6 +211,8 @@ class _Handler(BaseHTTPRequestHandler):
             route = (_GEMINI, _gemini.route)
         elif route is None and _bedrock.is_bedrock(req.path):
             route = (_BEDROCK, _bedrock.route)
+        elif route is None and _azure.is_azure(req.path):
+            route = (_AZURE, _azure.route)
         family = route[0] if route else _family_for(req.path)
         if queued is not None:
             reply = family.error(req, queued.status)

@@ -1,4 +1,4 @@
-"""`LocalProvider`: a fake OpenAI / Anthropic / Ollama server on localhost."""
+"""`LocalProvider`: a fake LLM provider on localhost (OpenAI, Azure, Anthropic, Gemini...)."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ _STOP_TIMEOUT = 1.0
 
 
 class LocalProvider:
-    """A deterministic LLM provider speaking the OpenAI, Anthropic and Ollama wire formats.
+    """A deterministic LLM provider speaking the providers' wire formats (llmcassette.testing).
 
     Use it as a context manager, or call `start()` / `stop()`::
 
@@ -99,6 +99,12 @@ class LocalProvider:
     @property
     def gemini_base_url(self) -> str:
         """Base URL for google-genai's `HttpOptions(base_url=...)` (it appends `/v1beta/...`)."""
+        return self.url
+
+    @property
+    def azure_endpoint(self) -> str:
+        """`azure_endpoint` for `openai.AzureOpenAI(azure_endpoint=...)` (it appends
+        `/openai/deployments/...`)."""
         return self.url
 
     @property
