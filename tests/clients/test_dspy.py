@@ -1,8 +1,8 @@
-"""DSPy records and replays on its litellm engine; its default engine is out of reach.
+"""DSPy records and replays on both its engines.
 
 DSPy 3.4's ``dspy.LM`` picks its engine with ``engine="auto"``: lm15, vendored in DSPy, which
-speaks HTTP/1.1 over the standard library's ``socket`` itself. No HTTP client vcrpy patches
-sees those requests, so a cassette neither records nor answers them. With
+speaks HTTP/1.1 over the standard library's ``socket`` itself; under a cassette llmcassette
+sends its requests through httpx instead (``llmcassette.transport.lm15``). With
 ``engine="litellm"`` the calls go through litellm and httpx, and record and replay like
 litellm's own (docs/recipes.md, "DSPy"). ``dspy.Parallel`` runs its calls in threads.
 Runs in the ``frameworks`` nox session; skipped where dspy is missing.
@@ -65,10 +65,11 @@ def test_predict_sync_and_async(tmp_path: Path) -> None:
     assert KEY not in cassette.read_text()
 
 
-def test_parallel_runs_in_threads(tmp_path: Path) -> None:
+@pytest.mark.parametrize("engine", ["litellm", "lm15"])
+def test_parallel_runs_in_threads(tmp_path: Path, engine: str) -> None:
     def run(provider: LocalProvider) -> list[str]:
         predict = dspy.Predict("question -> answer")
-        with dspy.context(lm=lm(provider)):
+        with dspy.context(lm=lm(provider, engine=engine)):
             results = dspy.Parallel(num_threads=4)([(predict, question(n)) for n in range(6)])
         return [result.answer for result in results]
 
@@ -78,17 +79,59 @@ def test_parallel_runs_in_threads(tmp_path: Path) -> None:
     assert requests_in(cassette) == 6
 
 
-def test_the_default_engine_is_not_seen_by_the_cassette(tmp_path: Path) -> None:
-    # What the recipe warns about: if DSPy's default engine moves onto httpx, this fails and
-    # the recipe can drop its engine="litellm".
-    cassette = tmp_path / "auto.jsonl"
-    with LocalProvider() as provider:
+@pytest.mark.parametrize("engine", ["auto", "lm15"])
+def test_the_default_engine_records_and_replays(tmp_path: Path, engine: str) -> None:
+    # lm15 speaks HTTP over its own sockets; under a cassette it goes through httpx.
+    def run(provider: LocalProvider) -> list[str]:
         predict = dspy.Predict("question -> answer")
-        with (
-            llmcassette.use_cassette(cassette, record_mode="once"),
-            dspy.context(lm=lm(provider, engine="auto")),
-        ):
-            answer = predict(**question(3)).answer
-        assert answer.split()[0] == "6"
-        assert len(provider.requests) == 1
-    assert requests_in(cassette) == 0
+        with dspy.context(lm=lm(provider, engine=engine)):
+            first = predict(**question(3)).answer
+            second = asyncio.run(predict.acall(**question(4))).answer
+        return [first, second]
+
+    recorded, replayed, cassette = record_then_replay(tmp_path, run)
+    assert replayed == recorded
+    assert [answer.split()[0] for answer in replayed] == ["6", "8"]
+    assert requests_in(cassette) == 2
+    assert KEY not in cassette.read_text()
+
+
+def test_the_default_engine_streams_event_by_event(tmp_path: Path) -> None:
+    def run(provider: LocalProvider) -> list[str]:
+        predict = dspy.streamify(
+            dspy.Predict("question -> answer"),
+            stream_listeners=[dspy.streaming.StreamListener(signature_field_name="answer")],
+        )
+
+        async def chunks() -> list[str]:
+            return [
+                chunk.chunk
+                async for chunk in predict(**question(5))
+                if isinstance(chunk, dspy.streaming.StreamResponse)
+            ]
+
+        with dspy.context(lm=lm(provider, engine="lm15")):
+            return asyncio.run(chunks())
+
+    recorded, replayed, cassette = record_then_replay(tmp_path, run)
+    assert replayed == recorded
+    assert "".join(replayed).split()[0] == "10"
+    assert cassette.read_text().count('"type":"event"') > 1
+
+
+def test_lm15_transport_errors_stay_lm15_errors(tmp_path: Path) -> None:
+    # What lm15's providers catch: a refused connection is its ConnectError, as without a
+    # cassette, not httpx's.
+    from dspy._vendor.lm15 import transports
+
+    with LocalProvider() as provider:
+        url = provider.openai_base_url + "/models"
+    request = transports.TransportRequest("GET", url, [("authorization", f"Bearer {KEY}")])
+    with (
+        llmcassette.use_cassette(tmp_path / "down.jsonl", record_mode="all"),
+        transports.StdlibTransport() as transport,
+        pytest.raises(transports.ConnectError) as caught,
+    ):
+        transport.stream(request)
+    assert type(caught.value.__cause__).__name__ == "ConnectError"  # httpx's: it went through
+    assert type(caught.value.__cause__).__module__.startswith("httpx")

@@ -37,7 +37,7 @@ from llmcassette.errors import (
 from llmcassette.faults import placeholders
 from llmcassette.matching.report import Context
 from llmcassette.sessions import current_session
-from llmcassette.transport import fault_responses, integrity
+from llmcassette.transport import fault_responses, integrity, lm15
 from llmcassette.transport.pace import Pace
 from llmcassette.transport.recorded import META_KEY
 from llmcassette.transport.recording import Ending, recording_stream
@@ -511,14 +511,17 @@ INCOMPLETE_STREAM_POLICIES = ("warn", "error", "ignore")
 
 def patches(
     pace: Pace, incomplete_streams: str = "warn", overrides: Any = None, context: Context = "vcr"
-) -> Iterator[tuple[Any, str, InterceptedMethod]]:
+) -> Iterator[tuple[Any, str, Any]]:
     """vcrpy ``custom_patches`` triples for every installed httpx flavour
     (``configure`` has checked ``incomplete_streams``); ``context`` is where the cassette
     is used (``"pytest"``, ``"use_cassette"``, ``"vcr"``), for the hints of mismatches.
-    Each stand-in is bound to a cassette when it is applied (``bound_patches``)."""
+    Each stand-in is bound to a cassette when it is applied (``bound_patches``). Then
+    lm15's transports (``llmcassette.transport.lm15``), rerouted through httpx."""
     for library, target, method, kind, original in _transport_methods():
         stand_in = kind(library, original, pace, incomplete_streams, context, overrides)
         yield target, method, stand_in
+    # lm15 (DSPy's default engine) sends over its own sockets: through httpx instead.
+    yield from lm15.patches()
 
 
 @functools.cache
@@ -542,13 +545,15 @@ def _transport_methods() -> tuple[tuple[Any, type, str, type[InterceptedMethod],
 
 def is_ours(patch: tuple[Any, ...]) -> bool:
     """Whether a ``custom_patches`` entry was installed by llmcassette."""
-    return isinstance(patch[2], InterceptedMethod)
+    return isinstance(patch[2], InterceptedMethod) or lm15.is_ours(patch[2])
 
 
 def bound_patches(patches: Iterable[tuple[Any, ...]], cassette: Any) -> tuple[tuple[Any, ...], ...]:
     """A cassette's ``custom_patches`` with llmcassette's stand-ins bound to it; vcrpy
     applies a patch that holds its cassette as it is, and subclasses the others."""
     return tuple(
-        (patch[0], patch[1], patch[2].bound_to(cassette)) if is_ours(patch) else patch
+        (patch[0], patch[1], patch[2].bound_to(cassette))
+        if isinstance(patch[2], InterceptedMethod)
+        else patch
         for patch in patches
     )
