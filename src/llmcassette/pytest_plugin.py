@@ -34,6 +34,9 @@ REPORT_ENV = "LLMCASSETTE_REPORT"
 SELECT_ENV = "LLMCASSETTE_SELECT"
 REPORT_FORMAT = "llmcassette-rerecord-report"
 
+# --llmcassette-record-mode: vcrpy's record modes and pytest-recording's "rewrite".
+RECORD_MODES = ("once", "new_episodes", "none", "all", "rewrite")
+
 # pytest-recording names cassettes with this suffix unless a serializer was chosen.
 _PYTEST_RECORDING_DEFAULT_SUFFIX = ".yaml"
 
@@ -156,7 +159,8 @@ def pytest_terminal_summary(terminalreporter: Any) -> None:
         terminalreporter.write_line(f"  {nodeid}: {first}")
     terminalreporter.write_line("re-record exactly these tests with:")
     nodeids = " ".join(shlex.quote(nodeid) for nodeid in _drifted_tests)
-    terminalreporter.write_line(f"  pytest --record-mode=rewrite {nodeids}")
+    # Not --record-mode: a record_mode in vcr_config or a vcr marker would win over it.
+    terminalreporter.write_line(f"  pytest --llmcassette-record-mode=rewrite {nodeids}")
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -169,6 +173,15 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         help="what a body difference of a vcrpy-recorded (legacy) cassette leads to: warn "
         "(replay and report it, the default), strict (fail) or off; overrides the marker, "
         "vcr_config and [tool.llmcassette] drift",
+    )
+    group.addoption(
+        "--llmcassette-record-mode",
+        dest="llmcassette_record_mode",
+        choices=RECORD_MODES,
+        default=None,
+        help="--record-mode that also overrides the record_mode of vcr_config and of vcr "
+        "markers (pytest-recording lets those win over --record-mode): "
+        "--llmcassette-record-mode=rewrite records a test again whatever it sets",
     )
     group.addoption(
         run_report.OPTION,
@@ -350,6 +363,11 @@ def pytest_configure(config: pytest.Config) -> None:
     global _config_of_run
     if config.pluginmanager.has_plugin(_PYTEST_VCR):
         raise pytest.UsageError(PYTEST_VCR_MESSAGE)
+    forced = config.getoption("llmcassette_record_mode", default=None)
+    if forced is not None:
+        # What pytest-recording reads as the command line's mode (its record_mode fixture,
+        # --block-network); vcr_config and markers are overridden per test below.
+        config.option.record_mode = forced
     target = config.getoption("llmcassette_report", default=None)
     if target:
         _config_of_run = config
@@ -437,7 +455,11 @@ def _unused_longrepr(item: pytest.Item, error: Exception) -> str:
 
 
 def _record_mode(config: pytest.Config, options: dict[str, Any]) -> str | None:
-    """The record mode pytest-recording was asked for, before it turned "rewrite" into another."""
+    """The record mode pytest-recording was asked for, before it turned "rewrite" into another
+    (``--llmcassette-record-mode`` over all)."""
+    forced = config.getoption("llmcassette_record_mode", default=None)
+    if forced is not None:
+        return str(forced)
     if "record_mode" in options:
         return str(options["record_mode"])
     option = config.getoption("--record-mode", default=None)
@@ -458,6 +480,22 @@ def _drift_setting(
         where = "drift= of the vcr marker or vcr_config"
         return cast("DriftMode", check_drift(options["drift"], where))
     return cast("DriftMode", project_drift(config.rootpath, project=project) or "warn")
+
+
+def _force_record_mode(vcr: Any, record_mode: str) -> None:
+    """Make ``vcr``'s cassette use ``record_mode`` whatever vcr_config or the marker says.
+
+    pytest-recording passes their record_mode to ``vcr.use_cassette`` after this hook; "rewrite"
+    is "new_episodes" over a cassette the persister reads as empty (``rewrite=True``).
+    """
+    mode = "new_episodes" if record_mode == "rewrite" else record_mode
+    vcr.record_mode = mode
+    use_cassette = vcr.use_cassette
+
+    def use_cassette_in_forced_mode(path: Any = None, **kwargs: Any) -> Any:
+        return use_cassette(path, **{**kwargs, "record_mode": mode})
+
+    vcr.use_cassette = use_cassette_in_forced_mode
 
 
 @pytest.hookimpl(optionalhook=True, tryfirst=True)
@@ -487,8 +525,12 @@ def pytest_recording_configure(config: pytest.Config, vcr: Any) -> None:
         max_age=options.get("max_age", expiry.get("max_age")),
         expired=options.get("expired", expiry.get("expired")),
         record_mode=cast("RecordModeName | Literal['rewrite']", record_mode),  # configure checks it
-        context="pytest",
+        # Where the test's own record_mode wins over --record-mode, hints give the flag that
+        # overrides it.
+        context="pytest_options" if "record_mode" in options else "pytest",
         drift=_drift_setting(config, options, project),
     )
+    if config.getoption("llmcassette_record_mode", default=None) is not None:
+        _force_record_mode(vcr, record_mode)
     if _current_item is not None:
         _current_item.stash[_PERSISTER] = vcr.persister

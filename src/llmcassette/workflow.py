@@ -1,10 +1,12 @@
 """Record again only the cassettes that need it, in two pytest runs.
 
-Run 1 replays (``--record-mode=none``) with ``LLMCASSETTE_REPORT`` set: the pytest plugin
-writes which tests' cassettes were missing, failed to match, left interactions unplayed,
-expired, or were written in an older format. Run 2 repeats the same pytest command with
-``--record-mode=rewrite`` and ``LLMCASSETTE_SELECT`` naming just those tests; the plugin
-deselects the others. From a noxfile::
+Run 1 replays (``--llmcassette-record-mode=none``) with ``LLMCASSETTE_REPORT`` set: the
+pytest plugin writes which tests' cassettes were missing, failed to match, left interactions
+unplayed, expired, or were written in an older format. Run 2 repeats the same pytest command
+with ``--llmcassette-record-mode=rewrite`` and ``LLMCASSETTE_SELECT`` naming just those
+tests; the plugin deselects the others. ``--llmcassette-record-mode``, unlike pytest-recording's
+``--record-mode``, wins over a record_mode that vcr_config or a vcr marker sets: otherwise
+run 1 would record a missing cassette and run 2 would not record at all. From a noxfile::
 
     session.run("python", "-m", "llmcassette.workflow", *session.posargs)
 
@@ -113,7 +115,9 @@ def rerecord(
         report = Path(folder) / "report.json"
         print("llmcassette: run 1: replay, to find the cassettes to record again", flush=True)
         code = _run_pytest(
-            python, [*pytest_args, "--record-mode=none"], {REPORT_ENV: os.fspath(report)}
+            python,
+            [*pytest_args, "--llmcassette-record-mode=none"],
+            {REPORT_ENV: os.fspath(report)},
         )
         if code not in _RUN_COMPLETED or not report.is_file():
             print(f"llmcassette: the replay run did not complete (exit code {code})", flush=True)
@@ -131,7 +135,9 @@ def rerecord(
         selection.write_text("\n".join(chosen) + "\n", encoding="utf-8")
         print("llmcassette: run 2: record them again", flush=True)
         code = _run_pytest(
-            python, [*pytest_args, "--record-mode=rewrite"], {SELECT_ENV: os.fspath(selection)}
+            python,
+            [*pytest_args, "--llmcassette-record-mode=rewrite"],
+            {SELECT_ENV: os.fspath(selection)},
         )
         return code, chosen
 

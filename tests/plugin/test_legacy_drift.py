@@ -81,7 +81,7 @@ def test_a_drifted_legacy_cassette_passes_with_its_drift_reported(
             SUMMARY,
             f"  test_mod.py::test_echo: {legacy}: body.prompt",
             "re-record exactly these tests with:",
-            "  pytest --record-mode=rewrite test_mod.py::test_echo",
+            "  pytest --llmcassette-record-mode=rewrite test_mod.py::test_echo",
         ]
     )
     assert "test_other:" not in result.stdout.str(), "an unchanged test is not in the summary"
@@ -270,7 +270,7 @@ def test_the_summary_is_whole_under_xdist(pytester: pytest.Pytester, echo: EchoS
     # The workers finish in either order: each test is named once, whichever came first.
     result.stdout.fnmatch_lines(["  test_mod.py::test_echo: *test_echo.yaml: body.prompt"])
     result.stdout.fnmatch_lines(["  test_mod.py::test_other: *test_other.yaml: body.prompt"])
-    rewrite = next(line for line in out.splitlines() if line.startswith("  pytest --record-mode="))
+    rewrite = next(line for line in out.splitlines() if line.startswith("  pytest --llmcassette-"))
     assert sorted(rewrite.split()[2:]) == ["test_mod.py::test_echo", "test_mod.py::test_other"]
 
 

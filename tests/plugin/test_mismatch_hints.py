@@ -75,3 +75,61 @@ def test_a_missing_cassette_says_how_to_record_it_with_use_cassette(tmp_path: Pa
         ask("http://127.0.0.1:9", "hi")
     assert "record it: use_cassette(..., record_mode='once')" in str(raised.value)
     assert "--record-mode" not in str(raised.value)
+
+
+CONFTEST_FIXING_THE_MODE = """
+import pytest
+
+@pytest.fixture(scope="session")
+def vcr_config():
+    # As langchain's and openinference's suites do: pytest-recording lets this record_mode
+    # win over --record-mode.
+    return {"record_mode": "once"}
+"""
+
+
+def test_a_record_mode_set_in_vcr_config_is_overridden_by_the_hinted_flag(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    pytester.makeconftest(CONFTEST_FIXING_THE_MODE)
+    pytester.makepyfile(test_mod=TEST)
+    with LocalProvider() as provider:
+        monkeypatch.setenv("PROVIDER_URL", provider.url)
+        pytester.runpytest_subprocess().assert_outcomes(passed=1)
+        (cassette,) = (pytester.path / "cassettes").rglob("*.jsonl")
+        monkeypatch.setenv("PROMPT", "bye")
+
+        # The hint pytest users know does nothing here: vcr_config's "once" wins.
+        pytester.runpytest_subprocess("--record-mode=rewrite").assert_outcomes(failed=1)
+        assert "bye" not in cassette.read_text()
+        # So the mismatch gives the flag that wins over it...
+        result = pytester.runpytest_subprocess()
+        result.assert_outcomes(failed=1)
+        hint = (
+            "record again (pytest --llmcassette-record-mode=rewrite; vcr_config or the vcr "
+            "marker sets record_mode, which --record-mode does not override)"
+        )
+        assert hint in result.stdout.str().replace("\nE         ", " ")
+        # ...and following it records the test again.
+        pytester.runpytest_subprocess("--llmcassette-record-mode=rewrite").assert_outcomes(passed=1)
+    assert cassette.read_text().count('"type":"request"') == 1
+    assert "bye" in cassette.read_text()
+    # Replaying is a replay too, whatever vcr_config says: a missing cassette fails.
+    cassette.unlink()
+    result = pytester.runpytest_subprocess("--llmcassette-record-mode=none")
+    result.assert_outcomes(failed=1)
+    assert not cassette.exists()
+
+
+def test_a_marker_record_mode_is_overridden_too(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    pytester.makepyfile(
+        test_mod=TEST.replace("@pytest.mark.vcr", '@pytest.mark.vcr(record_mode="none")')
+    )
+    with LocalProvider() as provider:
+        monkeypatch.setenv("PROVIDER_URL", provider.url)
+        pytester.runpytest_subprocess("--record-mode=once").assert_outcomes(failed=1)
+        assert not (pytester.path / "cassettes").exists()
+        pytester.runpytest_subprocess("--llmcassette-record-mode=once").assert_outcomes(passed=1)
+    assert len(list((pytester.path / "cassettes").rglob("*.jsonl"))) == 1

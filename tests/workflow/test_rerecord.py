@@ -151,6 +151,29 @@ def test_only_the_cassettes_that_need_it_are_recorded_again(
     assert "every cassette is up to date; nothing to record" in again.stdout
 
 
+def test_a_record_mode_in_vcr_config_does_not_stop_the_workflow(
+    pytester: pytest.Pytester, provider: LocalProvider
+) -> None:
+    # pytest-recording lets vcr_config's record_mode win over --record-mode: the replay run
+    # would have recorded the missing cassette live, and the recording run recorded nothing.
+    pytester.makeconftest(
+        "import pytest\n\n@pytest.fixture\ndef vcr_config():\n    return {'record_mode': 'once'}\n"
+    )
+    pytester.makepyfile(test_mod=module(("fresh", "stale")))
+    pytester.runpytest_subprocess().assert_outcomes(passed=2)
+    pytester.makepyfile(test_mod=module(("fresh", "stale", "missing"), stale_prompt="stale v2"))
+    sent = len(provider.requests)
+
+    result = workflow(pytester)
+
+    assert result.returncode == 0, result.stdout + result.stderr
+    chosen = [line.strip() for line in result.stdout.splitlines() if line.startswith("  test_")]
+    assert sorted(chosen) == ["test_mod.py::test_missing", "test_mod.py::test_stale"]
+    prompts = [r.json()["messages"][0]["content"] for r in provider.requests[sent:]]
+    assert sorted(prompts) == ["missing", "stale v2"], "each recorded once, in run 2"
+    assert "stale v2" in (cassettes(pytester) / "test_stale.jsonl").read_text()
+
+
 def test_only_and_dry_run(project: pytest.Pytester, provider: LocalProvider) -> None:
     folder = cassettes(project)
     before = {p.name: p.read_bytes() for p in folder.iterdir()}

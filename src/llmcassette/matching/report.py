@@ -18,8 +18,10 @@ MAX_DIFFERENCES = 6
 MAX_CANDIDATES = 3
 
 #: Where the cassette is in use, so that a hint gives the command for it: under the pytest
-#: plugin, in ``llmcassette.use_cassette``, or on a VCR the user gave to ``configure``.
-Context = Literal["pytest", "use_cassette", "vcr"]
+#: plugin (``pytest_options``: for a test whose vcr_config or marker sets record_mode, which
+#: wins over ``--record-mode``), in ``llmcassette.use_cassette``, or on a VCR the user gave
+#: to ``configure``.
+Context = Literal["pytest", "pytest_options", "use_cassette", "vcr"]
 
 
 @dataclass(frozen=True)
@@ -33,6 +35,13 @@ _HINTS: dict[str, _Hints] = {
     "pytest": _Hints(
         "run with --record-mode=once",
         "pytest --record-mode=rewrite, or record_mode='new_episodes'",
+        "{} in vcr_config or the vcr marker",
+    ),
+    "pytest_options": _Hints(
+        "run with --llmcassette-record-mode=once (vcr_config or the vcr marker sets "
+        "record_mode, which --record-mode does not override)",
+        "pytest --llmcassette-record-mode=rewrite; vcr_config or the vcr marker sets "
+        "record_mode, which --record-mode does not override",
         "{} in vcr_config or the vcr marker",
     ),
     "use_cassette": _Hints(
