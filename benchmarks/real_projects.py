@@ -79,6 +79,11 @@ class Project:
     # For an sdist without a uv.lock: requirements that ``uv pip compile`` pins (today's
     # versions, so a later run may resolve others).
     compile_from: tuple[str, ...] = ()
+    # The uv.lock dependency group that holds the test tools.
+    group: str = "test"
+    # For an sdist without tests: "GIT_DIR:subfolder" of a repository snapshot (as the
+    # search tool's fetch leaves one) whose HEAD holds the package; its tree replaces the sdist.
+    tree: str = ""
 
 
 _LANGCHAIN_EXTRA = (
@@ -280,6 +285,75 @@ PROJECTS = {
                 "respx",
             ),
         ),
+        Project(
+            "magentic",
+            "magentic==0.41.1",
+            ("tests",),
+            "tests",
+            # The suite's addopts measure coverage; its keys come from its .env.template.
+            pytest_args=("--no-cov",),
+            replace={"litellm": "litellm==1.53.1"},  # 1.52.6 is gone from PyPI
+            group="dev",
+        ),
+        Project(
+            "oi-litellm",
+            "openinference-instrumentation-litellm==0.1.51",
+            ("tests",),
+            "tests",
+            env={"OPENAI_API_KEY": "test", "ANTHROPIC_API_KEY": "test"},
+            compile_from=(
+                "openinference-instrumentation-litellm==0.1.51",
+                "litellm!=1.107.*",  # 1.107.0 is reported compromised
+                "openai",
+                "anthropic",
+                "pytest",
+                "pytest-asyncio",
+                "pytest-recording",
+                "vcrpy",
+            ),
+        ),
+        Project(
+            "oi-anthropic",
+            "openinference-instrumentation-anthropic",  # its sdist ships no tests
+            ("tests",),
+            "tests",
+            env={"ANTHROPIC_API_KEY": "test"},
+            tree="/work/.mirror/Arize-ai+openinference/repo:"
+            "python/instrumentation/openinference-instrumentation-anthropic",
+            compile_from=(  # its dependencies and test-requirements.txt (1fe497f1d)
+                "opentelemetry-api",
+                "opentelemetry-instrumentation",
+                "opentelemetry-semantic-conventions",
+                "openinference-instrumentation>=0.1.51",
+                "openinference-semantic-conventions>=0.1.31",
+                "wrapt",
+                "typing-extensions",
+                "anthropic==0.84.0",
+                "opentelemetry-sdk",
+                "pytest-asyncio",
+                "pytest-recording",
+                "httpx<0.28",
+                "respx",
+                "vcrpy",
+                "pytest",
+            ),
+        ),
+        Project(
+            "oi-mistralai",
+            "openinference-instrumentation-mistralai==2.2.2",
+            ("tests",),
+            "tests",
+            env={"MISTRAL_API_KEY": "test"},
+            compile_from=(
+                "openinference-instrumentation-mistralai==2.2.2",
+                "mistralai",  # 3.x sends through httpx2
+                "respx",
+                "pytest",
+                "pytest-asyncio",
+                "pytest-recording",
+                "vcrpy",
+            ),
+        ),
     )
 }
 
@@ -301,6 +375,12 @@ def prepare(project: Project, work: Path, llmcassette: Path) -> dict[str, Path]:
     root = work / project.name
     root.mkdir(parents=True, exist_ok=True)
     source = root / "src"
+    if not source.exists() and project.tree:
+        git_dir, folder = project.tree.split(":", 1)
+        archive = root / "tree.tar"
+        run(["git", "--git-dir", git_dir, "archive", "-o", str(archive), f"HEAD:{folder}"])
+        with tarfile.open(archive) as tar:
+            tar.extractall(source, filter="data")
     if not source.exists():
         download = root / "download"
         run([sys.executable, "-m", "pip", "download", "--no-deps", "--no-binary", ":all:",
@@ -316,8 +396,9 @@ def prepare(project: Project, work: Path, llmcassette: Path) -> dict[str, Path]:
         run(["uv", "pip", "compile", "-q", "--python", PYTHON, str(wanted), "-o",
              str(requirements)], cwd=root)  # fmt: skip
     if not requirements.exists():
-        exported = run(["uv", "export", "--project", str(source), "--frozen", "--group", "test",
-                        "--no-hashes", "--no-emit-project", "--no-header", "--no-annotate"],
+        exported = run(["uv", "export", "--project", str(source), "--frozen",
+                        "--group", project.group, "--no-hashes", "--no-emit-project",
+                        "--no-header", "--no-annotate"],
                        cwd=root)  # fmt: skip
         lines = []
         for line in exported.stdout.splitlines():
