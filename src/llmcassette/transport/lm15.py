@@ -52,6 +52,15 @@ def _httpx() -> ModuleType:
     raise ImportError("lm15 requests are recorded through httpx, which is not installed")
 
 
+def _client_options(transport: Any) -> dict[str, Any]:
+    """The transport's own TLS, proxy and environment settings, for the httpx client."""
+    return {
+        "verify": getattr(transport, "_ca_bundle", None) or getattr(transport, "_verify", True),
+        "proxy": getattr(transport, "_proxy", None),
+        "trust_env": getattr(transport, "_trust_env", True),
+    }
+
+
 def _timeout(httpx: ModuleType, transport: Any, request: Any) -> Any:
     def pick(name: str) -> float | None:
         value = getattr(request, name, None) or getattr(transport, f"_{name}", None)
@@ -115,7 +124,7 @@ def _sync_stream(module: ModuleType) -> Any:
     def stream(transport: Any, request: Any) -> Any:
         """lm15's ``StdlibTransport.stream``, through httpx (recorded by the cassette)."""
         httpx = _httpx()
-        client = httpx.Client(trust_env=getattr(transport, "_trust_env", True))
+        client = httpx.Client(**_client_options(transport))
         try:
             response = client.send(
                 client.build_request(**_outgoing(httpx, transport, request)), stream=True
@@ -155,7 +164,7 @@ def _async_stream(module: ModuleType) -> Any:
     async def stream(transport: Any, request: Any) -> AsyncIterator[Any]:
         """lm15's ``StdlibAsyncTransport.stream``, through httpx (recorded by the cassette)."""
         httpx = _httpx()
-        async with httpx.AsyncClient(trust_env=getattr(transport, "_trust_env", True)) as client:
+        async with httpx.AsyncClient(**_client_options(transport)) as client:
             outgoing = client.build_request(**_outgoing(httpx, transport, request))
             try:
                 response = await client.send(outgoing, stream=True)
