@@ -529,3 +529,51 @@ def test_a_vcrpy_cassette_drifts_through_vcrpys_own_stubs_as_through_httpx(
         pytest.raises(CannotOverwriteExistingCassetteException),
     ):
         ask_with_requests("question 3")
+
+
+def test_the_model_price_list_sdks_fetch_is_neither_recorded_nor_answered(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # litellm's price list, which DSPy and litellm fetch for themselves on first use.
+    import http.server
+    import threading
+
+    hits: list[str] = []
+
+    class Prices(http.server.BaseHTTPRequestHandler):
+        def log_message(self, *args: object) -> None:
+            pass
+
+        def do_GET(self) -> None:
+            hits.append(self.path)
+            self.send_response(200)
+            self.send_header("content-length", "2")
+            self.end_headers()
+            self.wfile.write(b"{}")
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Prices)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    origin = f"http://127.0.0.1:{server.server_address[1]}"
+    default = f"{origin}/BerriAI/litellm/main/model_prices_and_context_window.json"
+    moved = f"{origin}/mirror/prices.json"
+    monkeypatch.setenv("LITELLM_MODEL_COST_MAP_URL", moved)
+    cassette = tmp_path / "c.jsonl"
+    try:
+        with LocalProvider() as provider:
+            with llmcassette.use_cassette(cassette, record_mode="once"):
+                assert httpx2.get(default).json() == {}
+                assert httpx2.get(moved).json() == {}
+                httpx2.get(provider.openai_base_url + "/models", headers=AUTH)
+            with llmcassette.use_cassette(cassette, record_mode="none"):
+                assert httpx2.get(default).json() == {}  # live, as with no cassette
+                httpx2.get(provider.openai_base_url + "/models", headers=AUTH)
+    finally:
+        server.shutdown()
+        server.server_close()
+    assert hits == [
+        default.removeprefix(origin),
+        moved.removeprefix(origin),
+        default.removeprefix(origin),
+    ]
+    stored = [json.loads(line).get("uri") for line in cassette.read_text().splitlines()]
+    assert [uri for uri in stored if uri] == [provider.openai_base_url + "/models"]

@@ -135,3 +135,53 @@ def test_lm15_transport_errors_stay_lm15_errors(tmp_path: Path) -> None:
         transport.stream(request)
     assert type(caught.value.__cause__).__name__ == "ConnectError"  # httpx's: it went through
     assert type(caught.value.__cause__).__module__.startswith("httpx")
+
+
+def test_the_model_price_list_dspy_fetches_is_not_recorded(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # DSPy fetches litellm's price list (3 MB) on first use, inside whichever test calls a
+    # model first; recorded, it made that cassette 3 MB larger and test order matter.
+    import gzip
+    import http.server
+    import threading
+    from importlib.resources import files
+
+    from dspy.clients import model_metadata
+
+    price_list = gzip.decompress(
+        files(model_metadata.__package__).joinpath("snapshot.json.gz").read_bytes()
+    )
+    fetched: list[str] = []
+
+    class PriceList(http.server.BaseHTTPRequestHandler):
+        def log_message(self, *args: object) -> None:
+            pass
+
+        def do_GET(self) -> None:
+            fetched.append(self.path)
+            self.send_response(200)
+            self.send_header("content-length", str(len(price_list)))
+            self.end_headers()
+            self.wfile.write(price_list)
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), PriceList)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    url = f"http://127.0.0.1:{server.server_address[1]}/prices.json"
+    monkeypatch.setenv("LITELLM_MODEL_COST_MAP_URL", url)  # as its default, on GitHub, is
+    monkeypatch.delenv("LITELLM_LOCAL_MODEL_COST_MAP")  # set for litellm in conftest.py
+    monkeypatch.setattr(model_metadata, "_data", None)  # not fetched yet in this process
+
+    def run(provider: LocalProvider) -> str:
+        with dspy.context(lm=lm(provider, engine="auto")):  # "auto" reads the list
+            return str(dspy.Predict("question -> answer")(**question(6)).answer)
+
+    try:
+        recorded, replayed, cassette = record_then_replay(tmp_path, run)
+    finally:
+        server.shutdown()
+        server.server_close()
+    assert fetched == ["/prices.json"], "DSPy fetched the list, through no cassette"
+    assert replayed == recorded
+    assert requests_in(cassette) == 1
+    assert cassette.stat().st_size < 100_000

@@ -144,7 +144,7 @@ def configure(
     my_vcr.serializer = serializer.NAME
     current = my_vcr.persister
     fallback = current.fallback if isinstance(current, Persister) else current
-    _install_host_aliases(my_vcr, match_config)
+    _install_request_hooks(my_vcr, match_config)
     redactor = _install_redaction(my_vcr, redaction_config)  # llmcassette.redact
     persister = Persister(
         fallback,
@@ -221,15 +221,20 @@ class HostAliases:
         return run_hooks(self.user_hook, request)
 
 
-def _install_host_aliases(my_vcr: vcrpy.VCR, config: MatchConfig) -> None:
+def _install_request_hooks(my_vcr: vcrpy.VCR, config: MatchConfig) -> None:
+    """Before the user's ``before_record_request``: leave out SDK housekeeping requests,
+    then rewrite aliased hosts (redaction, installed next, comes after it)."""
+    from llmcassette._vcr.housekeeping import SkipHousekeeping
     from llmcassette._vcr.redaction_hook import RedactRequest
 
     current = my_vcr.before_record_request
-    if isinstance(current, RedactRequest):  # configure() again: rebuild the chain
-        current = current.user_hook
-    if isinstance(current, HostAliases):
-        current = current.user_hook
-    my_vcr.before_record_request = HostAliases(config, current) if config.hosts else current
+    # configure() again: rebuild the chain around the user's own hook.
+    for ours in (RedactRequest, SkipHousekeeping, HostAliases):
+        if isinstance(current, ours):
+            current = current.user_hook
+    my_vcr.before_record_request = SkipHousekeeping(
+        HostAliases(config, current) if config.hosts else current
+    )
 
 
 def _install_redaction(my_vcr: vcrpy.VCR, config: RedactionConfig) -> Redactor | None:
