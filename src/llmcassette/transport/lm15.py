@@ -91,14 +91,21 @@ def _outgoing(httpx: ModuleType, transport: Any, request: Any) -> dict[str, Any]
     }
 
 
-def _incoming_headers(response: Any) -> list[tuple[str, str]]:
+def _response_head(response: Any) -> dict[str, Any]:
+    """What lm15's response objects take of an httpx response, but its body."""
     # httpx hands over the body decoded; its encoding and length no longer describe it.
     decoded = "content-encoding" in response.headers
-    return [
+    headers = [
         (name, value)
         for name, value in response.headers.multi_items()
         if not (decoded and name.lower() in ("content-encoding", "content-length"))
     ]
+    return {
+        "status": response.status_code,
+        "reason": response.reason_phrase,
+        "headers": headers,
+        "http_version": response.http_version,
+    }
 
 
 def _lm15_error(module: ModuleType, httpx: ModuleType, error: Exception) -> Exception:
@@ -147,12 +154,7 @@ def _sync_stream(module: ModuleType) -> Any:
             client.close()
 
         return module.TransportResponse(
-            status=response.status_code,
-            reason=response.reason_phrase,
-            headers=_incoming_headers(response),
-            http_version=response.http_version,
-            chunks=chunks(),
-            release=release,
+            **_response_head(response), chunks=chunks(), release=release
         )
 
     stream._llmcassette_lm15 = True  # type: ignore[attr-defined]
@@ -183,12 +185,7 @@ def _async_stream(module: ModuleType) -> Any:
 
             try:
                 yield module.AsyncTransportResponse(
-                    status=response.status_code,
-                    reason=response.reason_phrase,
-                    headers=_incoming_headers(response),
-                    http_version=response.http_version,
-                    chunks=chunks(),
-                    release=release,
+                    **_response_head(response), chunks=chunks(), release=release
                 )
             finally:
                 await response.aclose()
