@@ -192,3 +192,47 @@ def test_cassettes_of_google_genai_2_replay_under_3_once_told_the_api_version(
     with llmcassette.use_cassette(str(cassette), record_mode="none") as replay:
         assert ask(base_url) == ANSWER
     assert replay.all_played
+
+
+VERTEX_KEY = "AQ.Ab8RN6L" + "VertexExpressKey" * 3
+ACCESS_TOKEN = "ya29.a0AfB_byVertex" + "AccessToken" * 6
+
+
+def test_vertex_ai_express_mode_and_with_a_project(tmp_path: Path) -> None:
+    from google.oauth2.credentials import Credentials
+
+    def ask(client: Any) -> tuple[str, list[str]]:
+        whole = client.models.generate_content(model=MODEL, contents=PROMPT).text
+        chunks = client.models.generate_content_stream(model=MODEL, contents=PROMPT)
+        return str(whole), [chunk.text for chunk in chunks]
+
+    def call(base_url: str) -> list[tuple[str, list[str]]]:
+        options = types.HttpOptions(base_url=base_url)
+        express = genai.Client(vertexai=True, api_key=VERTEX_KEY, http_options=options)
+        # A token that needs no exchange: the OAuth refresh would be a request of its own.
+        project = genai.Client(
+            vertexai=True,
+            project="llmcassette-test",
+            location="us-central1",
+            credentials=Credentials(token=ACCESS_TOKEN),
+            http_options=options,
+        )
+        return [ask(express), ask(project)]
+
+    cassette = tmp_path / "vertex.jsonl"
+    with LocalProvider() as provider:
+        with llmcassette.use_cassette(str(cassette), record_mode="all"):
+            recorded = call(provider.gemini_base_url)
+        paths = [request.path for request in provider.requests]
+    with llmcassette.use_cassette(str(cassette), record_mode="none") as replay:
+        replayed = call(provider.gemini_base_url)
+    assert replay.all_played
+    assert replayed == recorded
+    assert [whole for whole, _ in replayed] == [ANSWER, ANSWER]
+    assert ["".join(chunks) for _, chunks in replayed] == [ANSWER, ANSWER]
+    assert paths[0] == f"/v1beta1/publishers/google/models/{MODEL}:generateContent"
+    assert paths[2].startswith("/v1beta1/projects/llmcassette-test/locations/us-central1/")
+    stored = cassette.read_text()
+    assert VERTEX_KEY not in stored
+    assert ACCESS_TOKEN not in stored
+    assert _stored_events(cassette) > 2

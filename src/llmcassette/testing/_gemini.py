@@ -1,7 +1,10 @@
 """Gemini wire format: `generateContent`, `streamGenerateContent` and embeddings.
 
 Gemini puts the model and the method in the path (`/v1beta/models/gemini-2.0-flash:generateContent`),
-so these routes are matched by pattern, not by the exact-path table of `_server`.
+so these routes are matched by pattern, not by the exact-path table of `_server`. Vertex AI
+serves the same bodies under `/v1beta1/publishers/google/models/...` (express mode, with an
+API key) or `/v1beta1/projects/<p>/locations/<l>/publishers/google/models/...` (with an
+OAuth access token).
 """
 
 from __future__ import annotations
@@ -21,12 +24,18 @@ from llmcassette.testing._wire import (
     count_tokens,
     example_arguments,
     filler,
+    has_bearer_token,
     split_answer,
     text_of,
 )
 
-#: `/{version}/models/{model}:{method}`; tuned models live under `tunedModels/`.
-PATH = re.compile(r"/(v1|v1beta|v1alpha)/(?:models|tunedModels)/([^/:]+):(\w+)")
+#: `/{version}/models/{model}:{method}`; tuned models live under `tunedModels/`; Vertex AI's
+#: `/{version}/[projects/{p}/locations/{l}/]publishers/google/models/{model}:{method}`.
+PATH = re.compile(
+    r"/(v1|v1beta|v1beta1|v1alpha)/"
+    r"(?:(?:projects/[^/]+/locations/[^/]+/)?publishers/google/)?"
+    r"(?:models|tunedModels)/([^/:]+):(\w+)"
+)
 _MODEL_ERROR = re.compile(r"error-(\d{3})")
 _SSE = "text/event-stream"
 _EMBEDDING_SIZE = 8
@@ -56,8 +65,9 @@ def error(req: Incoming, status: int, message: str | None = None) -> JsonReply:
 
 
 def check_auth(req: Incoming) -> JsonReply | None:
-    """403 unless the key comes as `x-goog-api-key` or as `?key=` (both are Gemini's)."""
-    if req.headers.get("x-goog-api-key", "").strip():
+    """403 unless the key comes as `x-goog-api-key` or as `?key=` (both are Gemini's), or
+    an OAuth access token as `Authorization: Bearer` (Vertex AI's)."""
+    if req.headers.get("x-goog-api-key", "").strip() or has_bearer_token(req):
         return None
     if any(v.strip() for v in parse_qs(req.query).get("key", [])):
         return None

@@ -98,7 +98,8 @@ class LocalProvider:
 
     @property
     def gemini_base_url(self) -> str:
-        """Base URL for google-genai's `HttpOptions(base_url=...)` (it appends `/v1beta/...`)."""
+        """Base URL for google-genai's `HttpOptions(base_url=...)` (it appends `/v1beta/...`,
+        or Vertex AI's `/v1beta1/...`)."""
         return self.url
 
     @property
