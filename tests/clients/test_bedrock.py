@@ -298,3 +298,31 @@ def test_recording_a_cut_stream_fails_the_call_and_stores_nothing(tmp_path: Path
         ):
             _client(provider).converse_stream(modelId=MODEL, messages=MESSAGES)
     assert not cassette.exists() or '"type":"request"' not in cassette.read_text()
+
+
+def test_anthropic_bedrock_client_over_httpx(tmp_path: Path) -> None:
+    # anthropic's AnthropicBedrock signs with botocore but sends through httpx: the same
+    # AWS event-stream frames, stored one line each, replayed under other credentials.
+    anthropic = pytest.importorskip("anthropic")
+    model = "anthropic.claude-3-5-haiku-20241022-v1:0"
+    question = [{"role": "user", "content": "Which clients can replay Bedrock?"}]
+
+    def call(provider: LocalProvider) -> tuple[str, str]:
+        client = anthropic.AnthropicBedrock(
+            aws_access_key=KEY_A,
+            aws_secret_key=SECRET_A,
+            aws_session_token=TOKEN_A,
+            aws_region="us-east-1",
+            base_url=provider.bedrock_endpoint_url,
+            max_retries=0,
+        )
+        whole = client.messages.create(model=model, max_tokens=64, messages=question)
+        with client.messages.stream(model=model, max_tokens=64, messages=question) as stream:
+            streamed = "".join(stream.text_stream)
+        return str(whole.content[0].text), streamed
+
+    recorded, replayed, cassette = record_then_replay(tmp_path, call)
+    assert replayed == recorded == (ANSWER, ANSWER)
+    stored = cassette.read_text()
+    assert all(secret not in stored for secret in (KEY_A, SECRET_A, TOKEN_A))
+    assert stored.count('"type":"event"') > 2
