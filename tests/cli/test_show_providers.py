@@ -249,3 +249,12 @@ def test_replicate_output_events_and_model() -> None:
     assert summarize(1, created).model == "meta/llama-2-70b-chat"
     gemini = interaction({}, b"{}", uri="https://x/v1beta/models/gemini-2.0-flash:generateContent")
     assert summarize(1, gemini).model == "gemini-2.0-flash"
+
+
+def test_an_azure_request_without_a_model_is_named_after_its_deployment() -> None:
+    # LangChain's AzureChatOpenAI sends no model: the deployment in the path names it.
+    request = {"messages": [{"role": "user", "content": "Hi"}]}
+    answer = {"choices": [{"message": {"role": "assistant", "content": "Hello"}}]}
+    uri = "https://x.openai.azure.com/openai/deployments/gpt-4o-prod/chat/completions?api-version=1"
+    item = interaction(request, json.dumps(answer).encode(), uri=uri)
+    assert summarize(1, item).model == "gpt-4o-prod"

@@ -541,7 +541,7 @@ def summarize(number: int, item: Interaction) -> Shown:
     request = _json(item.request_body)
     request = request if isinstance(request, dict) else {}
     model = request.get("model")
-    if not isinstance(model, str):  # Gemini and Bedrock name the model in the URL
+    if not isinstance(model, str):  # Gemini, Bedrock and Azure name the model in the URL
         found = _MODEL_IN_URL.search(item.uri)
         model = urllib.parse.unquote(next(g for g in found.groups() if g)) if found else None
     times = item.event_times
@@ -597,6 +597,7 @@ def _as_text(item: Interaction) -> Answer:
 # percent-encode it (litellm: `...-v1:0/invoke`).
 _MODEL_IN_URL = re.compile(
     r"/models/([^/:?]+/[^/:?]+)/predictions|/models/([^/:?]+)|/model/([^/?]+)"
+    r"|/openai/deployments/([^/?]+)/"  # Azure OpenAI: the deployment stands for the model
 )
 
 
