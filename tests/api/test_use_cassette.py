@@ -531,49 +531,84 @@ def test_a_vcrpy_cassette_drifts_through_vcrpys_own_stubs_as_through_httpx(
         ask_with_requests("question 3")
 
 
-def test_the_model_price_list_sdks_fetch_is_neither_recorded_nor_answered(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    # litellm's price list, which DSPy and litellm fetch for themselves on first use.
+@pytest.fixture
+def any_server() -> Iterator[tuple[str, list[str]]]:
+    """A server answering every request ``{}``; the paths it got."""
     import http.server
     import threading
 
     hits: list[str] = []
 
-    class Prices(http.server.BaseHTTPRequestHandler):
+    class Anything(http.server.BaseHTTPRequestHandler):
         def log_message(self, *args: object) -> None:
             pass
 
-        def do_GET(self) -> None:
-            hits.append(self.path)
+        def answer(self) -> None:
+            hits.append(f"{self.command} {self.path}")
+            self.rfile.read(int(self.headers.get("content-length") or 0))
             self.send_response(200)
             self.send_header("content-length", "2")
             self.end_headers()
             self.wfile.write(b"{}")
 
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Prices)
+        do_GET = do_POST = do_PATCH = answer
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Anything)
     threading.Thread(target=server.serve_forever, daemon=True).start()
-    origin = f"http://127.0.0.1:{server.server_address[1]}"
-    default = f"{origin}/BerriAI/litellm/main/model_prices_and_context_window.json"
-    moved = f"{origin}/mirror/prices.json"
-    monkeypatch.setenv("LITELLM_MODEL_COST_MAP_URL", moved)
-    cassette = tmp_path / "c.jsonl"
-    try:
-        with LocalProvider() as provider:
-            with llmcassette.use_cassette(cassette, record_mode="once"):
-                assert httpx2.get(default).json() == {}
-                assert httpx2.get(moved).json() == {}
-                httpx2.get(provider.openai_base_url + "/models", headers=AUTH)
-            with llmcassette.use_cassette(cassette, record_mode="none"):
-                assert httpx2.get(default).json() == {}  # live, as with no cassette
-                httpx2.get(provider.openai_base_url + "/models", headers=AUTH)
-    finally:
-        server.shutdown()
-        server.server_close()
-    assert hits == [
-        default.removeprefix(origin),
-        moved.removeprefix(origin),
-        default.removeprefix(origin),
+    yield f"http://127.0.0.1:{server.server_address[1]}", hits
+    server.shutdown()
+    server.server_close()
+
+
+def test_requests_sdks_make_for_themselves_are_neither_recorded_nor_answered(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, any_server: tuple[str, list[str]]
+) -> None:
+    # litellm's price list, which DSPy and litellm fetch on first use; tracing uploads from
+    # exporters' background threads.
+    origin, hits = any_server
+    monkeypatch.setenv("LITELLM_MODEL_COST_MAP_URL", f"{origin}/mirror/prices.json")
+    monkeypatch.setenv("LANGSMITH_ENDPOINT", f"{origin}/langsmith")
+    housekeeping = [
+        ("GET", "/BerriAI/litellm/main/model_prices_and_context_window.json"),
+        ("GET", "/mirror/prices.json"),
+        ("POST", "/v1/traces"),
+        ("POST", "/api/public/otel/v1/traces"),
+        ("POST", "/api/public/ingestion"),
+        ("POST", "/langsmith/runs/multipart"),
+        ("PATCH", "/langsmith/runs/0f3c"),
     ]
+    cassette = tmp_path / "c.jsonl"
+
+    def send_all(provider: LocalProvider) -> None:
+        for method, path in housekeeping:
+            assert httpx2.request(method, origin + path, json={}).json() == {}
+        httpx2.get(provider.openai_base_url + "/models", headers=AUTH)
+
+    with LocalProvider() as provider:
+        with llmcassette.use_cassette(cassette, record_mode="once"):
+            send_all(provider)
+        with llmcassette.use_cassette(cassette, record_mode="none"):
+            send_all(provider)  # live, as with no cassette
+    assert hits == [f"{method} {path}" for method, path in housekeeping] * 2
     stored = [json.loads(line).get("uri") for line in cassette.read_text().splitlines()]
     assert [uri for uri in stored if uri] == [provider.openai_base_url + "/models"]
+
+
+@pytest.mark.parametrize(
+    ("method", "uri", "skipped"),
+    [
+        ("POST", "https://api.smith.langchain.com/runs/multipart", True),
+        ("POST", "https://eu.api.smith.langchain.com/runs/batch", True),
+        ("GET", "https://api.smith.langchain.com/datasets", False),  # a test's own data
+        ("POST", "https://us.i.posthog.com/batch/", True),
+        ("POST", "https://o1.ingest.us.sentry.io/api/7/envelope/", True),
+        ("POST", "https://logfire-us.pydantic.dev/v1/traces", True),
+        ("GET", "https://collector.example/v1/traces", False),  # exporters only send
+        ("POST", "https://api.openai.com/v1/chat/completions", False),
+        ("POST", "https://api.openai.com/v1/responses", False),
+    ],
+)
+def test_what_counts_as_housekeeping(method: str, uri: str, skipped: bool) -> None:
+    from llmcassette._vcr.housekeeping import is_housekeeping
+
+    assert is_housekeeping(method, uri) is skipped

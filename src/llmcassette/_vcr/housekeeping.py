@@ -1,33 +1,108 @@
 """Requests SDKs make for themselves, which a cassette neither records nor answers.
 
-DSPy fetches litellm's model price list (3 MB of JSON from GitHub) once per process, inside
-whichever test first calls a model. Recorded, it made that test's cassette 3 MB larger, and
-replaying the tests in another order (``-k``, pytest-xdist) left it unplayed in one test's
-cassette and missing from another's. Such requests go out as if no cassette were in use
-(vcrpy's ignored requests): with no network the SDK falls back to its bundled copy, as it
-does without a cassette.
+Two kinds, both sent whenever the SDK's own schedule says, not by the code under test, and
+both tolerated when they fail:
+
+- litellm's model price list (3 MB of JSON from GitHub), which litellm and DSPy fetch once per
+  process, inside whichever test first calls a model: recorded, it made that cassette 3 MB
+  larger, and replaying the tests in another order (``-k``, pytest-xdist) left it unplayed
+  in one cassette and missing from another;
+- tracing and telemetry uploads (LangSmith, OpenTelemetry exporters, Langfuse, PostHog,
+  Sentry), sent from background threads: recorded when a batch happened to leave during a
+  test, they never match again (their bodies hold timestamps and ids) and fail the replay
+  as unplayed (LangChain's own suites had to ignore LangSmith's host for it).
+
+Such requests go out as if no cassette were in use (vcrpy's ignored requests): with no
+network the SDK falls back to its bundled price list, and exporters drop or retry what they
+could not send, as they do without a cassette.
 """
 
 from __future__ import annotations
 
 import os
+import re
+from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
 
 from llmcassette._vcr.redaction_hook import run_hooks
 
-#: Paths of the housekeeping requests: litellm's model price list, which litellm and DSPy
-#: fetch from GitHub.
-HOUSEKEEPING_PATHS = ("/model_prices_and_context_window.json",)
-#: Where litellm and DSPy fetch that list from when the environment moves it.
-COST_MAP_VARIABLE = "LITELLM_MODEL_COST_MAP_URL"
+
+@dataclass(frozen=True)
+class Housekeeping:
+    """Requests of one kind: any of ``methods``, to a host ending in one of ``hosts`` (any
+    host when empty), on a path that ``path`` matches at its end (any path when None)."""
+
+    name: str
+    methods: tuple[str, ...]
+    hosts: tuple[str, ...] = ()
+    path: re.Pattern[str] | None = None
+
+    def matches(self, method: str, host: str, path: str) -> bool:
+        """Whether a request is of this kind."""
+        return (
+            method in self.methods
+            and (not self.hosts or host.endswith(self.hosts))
+            and (self.path is None or self.path.search(path) is not None)
+        )
 
 
-def is_housekeeping(uri: str) -> bool:
-    """Whether ``uri`` is a request an SDK makes for itself, not for the code under test."""
-    return urlsplit(uri).path.endswith(HOUSEKEEPING_PATHS) or uri == os.environ.get(
-        COST_MAP_VARIABLE
-    )
+_UPLOAD = ("POST", "PATCH", "PUT")
+# LangSmith's tracing: GET /info (its batch settings), then POST /runs, /runs/batch,
+# /runs/multipart and PATCH /runs/<id>.
+_LANGSMITH_TRACING = re.compile(r"/(?:info|runs(?:/[^/]+)?)$")
+
+#: What llmcassette never records (docs/recording.md lists them for users).
+HOUSEKEEPING = (
+    Housekeeping(
+        "litellm's model price list",
+        ("GET",),
+        path=re.compile(r"/model_prices_and_context_window\.json$"),
+    ),
+    # OTLP over HTTP: Logfire, Langfuse, Phoenix, Traceloop, CrewAI's telemetry, any collector.
+    Housekeeping("OpenTelemetry export", _UPLOAD, path=re.compile(r"/v1/(?:traces|metrics|logs)$")),
+    Housekeeping(
+        "LangSmith tracing",
+        ("GET", *_UPLOAD),
+        hosts=("smith.langchain.com",),
+        path=_LANGSMITH_TRACING,
+    ),
+    Housekeeping("Langfuse ingestion", _UPLOAD, path=re.compile(r"/api/public/ingestion$")),
+    Housekeeping("PostHog analytics", ("GET", *_UPLOAD), hosts=("posthog.com",)),
+    Housekeeping(
+        "Sentry events", _UPLOAD, hosts=(".sentry.io",), path=re.compile(r"/(?:envelope|store)/$")
+    ),
+)
+
+#: Environment variables that move a kind elsewhere: the price list's URL (the whole URL),
+#: LangSmith's API (its tracing below it).
+_MOVED: dict[str, re.Pattern[str] | None] = {
+    "LITELLM_MODEL_COST_MAP_URL": None,
+    "LANGSMITH_ENDPOINT": _LANGSMITH_TRACING,
+    "LANGCHAIN_ENDPOINT": _LANGSMITH_TRACING,
+}
+
+
+def is_housekeeping(method: str, uri: str) -> bool:
+    """Whether a request is one an SDK makes for itself, not for the code under test."""
+    url = urlsplit(uri)
+    method = method.upper()
+    host, path = url.hostname or "", url.path
+    if any(kind.matches(method, host, path) for kind in HOUSEKEEPING):
+        return True
+    for variable, below in _MOVED.items():
+        moved = os.environ.get(variable)
+        if not moved:
+            continue
+        if below is None and uri == moved:
+            return True
+        if (
+            below is not None
+            and uri.startswith(moved.rstrip("/") + "/")
+            and below.search(path) is not None
+        ):
+            return True
+    return False
 
 
 class SkipHousekeeping:
@@ -38,6 +113,6 @@ class SkipHousekeeping:
         self.user_hook = user_hook
 
     def __call__(self, request: Any) -> Any:
-        if is_housekeeping(request.uri):
+        if is_housekeeping(request.method, request.uri):
             return None
         return run_hooks(self.user_hook, request)
