@@ -57,7 +57,7 @@ CLIENT_SETS: dict[str, list[str]] = {
         "google-adk>=2.13",
         # Strands Agents on Bedrock (boto3); its graphs run parallel nodes in threads.
         "strands-agents>=1.62",
-        # DSPy on its litellm engine (its default engine speaks HTTP over sockets itself).
+        # DSPy on both engines (its own, lm15, sends through httpx under a cassette).
         "dspy>=3.4",
     ],
     # Provider SDKs recorded against the local provider (Gemini, Ollama, Groq, Mistral, Cohere,
