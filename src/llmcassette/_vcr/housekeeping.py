@@ -82,25 +82,34 @@ _MOVED: dict[str, re.Pattern[str] | None] = {
     "LANGCHAIN_ENDPOINT": _LANGSMITH_TRACING,
 }
 
+#: Where the environment moved them: ``(url, None)`` for a whole URL, ``(base, pattern)`` for
+#: the paths below a base URL.
+Moved = tuple[tuple[str, re.Pattern[str] | None], ...]
 
-def is_housekeeping(method: str, uri: str) -> bool:
-    """Whether a request is one an SDK makes for itself, not for the code under test."""
+
+def moved_by_environment() -> Moved:
+    """What the environment says now; read once per cassette (reading it costs more than the
+    rest of a request's check)."""
+    found = []
+    for variable, below in _MOVED.items():
+        url = os.environ.get(variable)
+        if url:
+            found.append((url if below is None else url.rstrip("/") + "/", below))
+    return tuple(found)
+
+
+def is_housekeeping(method: str, uri: str, moved: Moved = ()) -> bool:
+    """Whether a request is one an SDK makes for itself, not for the code under test;
+    ``moved`` is where the environment moved some (``moved_by_environment``)."""
     url = urlsplit(uri)
     method = method.upper()
     host, path = url.hostname or "", url.path
     if any(kind.matches(method, host, path) for kind in HOUSEKEEPING):
         return True
-    for variable, below in _MOVED.items():
-        moved = os.environ.get(variable)
-        if not moved:
-            continue
-        if below is None and uri == moved:
+    for where, below in moved:
+        if below is None and uri == where:
             return True
-        if (
-            below is not None
-            and uri.startswith(moved.rstrip("/") + "/")
-            and below.search(path) is not None
-        ):
+        if below is not None and uri.startswith(where) and below.search(path) is not None:
             return True
     return False
 
@@ -111,8 +120,9 @@ class SkipHousekeeping:
 
     def __init__(self, user_hook: Any = None) -> None:
         self.user_hook = user_hook
+        self.moved = moved_by_environment()
 
     def __call__(self, request: Any) -> Any:
-        if is_housekeeping(request.method, request.uri):
+        if is_housekeeping(request.method, request.uri, self.moved):
             return None
         return run_hooks(self.user_hook, request)
