@@ -8,8 +8,10 @@ here, which send the same request through httpx: llmcassette's httpx stand-ins t
 (streams event by event, redacted) and replay it, as for any SDK on httpx.
 
 lm15's transport interface is small and public (``lm15.transports``: ``TransportRequest``
-in, a ``TransportResponse`` of body chunks out); only modules already imported are patched,
-so importing llmcassette never imports DSPy.
+in, a ``TransportResponse`` of body chunks out). The transport's own settings (TLS, proxy,
+timeouts, user agent) are private attributes, read where present, httpx's defaults
+otherwise. Only modules already imported are patched, so importing llmcassette never
+imports DSPy: a test module's ``import dspy`` comes before its cassette starts.
 """
 
 from __future__ import annotations
@@ -41,7 +43,7 @@ def patches() -> Iterator[tuple[type, str, Any]]:
 
 def is_ours(replacement: object) -> bool:
     """Whether a ``custom_patches`` replacement is one of this module's."""
-    return getattr(replacement, "_llmcassette_lm15", False)
+    return getattr(replacement, "_llmcassette_lm15", False) is True
 
 
 def _httpx() -> ModuleType:
