@@ -144,8 +144,7 @@ def configure(
     my_vcr.serializer = serializer.NAME
     current = my_vcr.persister
     fallback = current.fallback if isinstance(current, Persister) else current
-    _install_request_hooks(my_vcr, match_config)
-    redactor = _install_redaction(my_vcr, redaction_config)  # llmcassette.redact
+    redactor = _install_request_hooks(my_vcr, match_config, redaction_config)
     persister = Persister(
         fallback,
         swap_suffix=swap_suffix,
@@ -221,32 +220,54 @@ class HostAliases:
         return run_hooks(self.user_hook, request)
 
 
-def _install_request_hooks(my_vcr: vcrpy.VCR, config: MatchConfig) -> None:
-    """Before the user's ``before_record_request``: leave out SDK housekeeping requests,
-    then rewrite aliased hosts (redaction, installed next, comes after it)."""
+def _install_request_hooks(
+    my_vcr: vcrpy.VCR, match: MatchConfig, redaction: RedactionConfig
+) -> Redactor | None:
+    """Wrap llmcassette's steps around every ``before_record_request`` the VCR will use:
+    its own, and the one a cassette's options bring (``vcr_config``, a marker), which vcrpy
+    takes instead of the VCR's. In order: leave out SDK housekeeping requests, rewrite
+    aliased hosts, the user's hook, then redact. Returns the redactor (None: redaction off),
+    for the persister."""
+    from llmcassette._vcr import redaction_hook
+    from llmcassette._vcr.housekeeping import SkipHousekeeping
+    from llmcassette.redact import Redactor
+
+    redactor = Redactor(redaction) if redaction.enabled else None
+
+    def around(user_hook: Any) -> Any:
+        hook = HostAliases(match, user_hook) if match.hosts else user_hook
+        hook = SkipHousekeeping(hook)
+        return hook if redactor is None else redaction_hook.RedactRequest(redactor, hook)
+
+    my_vcr.before_record_request = around(_own_hook(my_vcr.before_record_request))
+    # A cassette's own hook replaces the VCR's in vcrpy's merged config: wrap it too.
+    merged = getattr(my_vcr.get_merged_config, "_llmcassette_original", my_vcr.get_merged_config)
+
+    def get_merged_config(**options: Any) -> dict[str, Any]:
+        for name in ("before_record_request", "before_record"):  # vcrpy's old name too
+            if name in options:
+                own = _own_hook(options.pop(name))
+                options["before_record_request"] = around(own)
+                break
+        config: dict[str, Any] = merged(**options)
+        return config
+
+    get_merged_config._llmcassette_original = merged  # type: ignore[attr-defined]
+    my_vcr.get_merged_config = get_merged_config
+    if redactor is not None:
+        redaction_hook.patch_vcr_errors()
+    return redactor
+
+
+def _own_hook(hook: Any) -> Any:
+    """The user's hook inside a chain llmcassette built (configure() again), else ``hook``."""
     from llmcassette._vcr.housekeeping import SkipHousekeeping
     from llmcassette._vcr.redaction_hook import RedactRequest
 
-    current = my_vcr.before_record_request
-    # configure() again: rebuild the chain around the user's own hook.
     for ours in (RedactRequest, SkipHousekeeping, HostAliases):
-        if isinstance(current, ours):
-            current = current.user_hook
-    my_vcr.before_record_request = SkipHousekeeping(
-        HostAliases(config, current) if config.hosts else current
-    )
-
-
-def _install_redaction(my_vcr: vcrpy.VCR, config: RedactionConfig) -> Redactor | None:
-    """Install redaction on the VCR (before_record_request); the redactor for the persister."""
-    from llmcassette._vcr import redaction_hook as vcr_hooks
-    from llmcassette.redact import Redactor
-
-    if not config.enabled:
-        return None
-    redactor = Redactor(config)
-    vcr_hooks.install(my_vcr, redactor)
-    return redactor
+        if isinstance(hook, ours):
+            hook = hook.user_hook
+    return hook
 
 
 def _ensure_jsonl_suffix(path: str | os.PathLike[str]) -> str:

@@ -71,15 +71,6 @@ def unredacted_body(hook: Any, request: Any) -> tuple[Any, Redactor | None]:
     return result, redactor
 
 
-def install(my_vcr: Any, redactor: Redactor) -> None:
-    """Compose redaction with the VCR's current ``before_record_request`` (idempotent)."""
-    current = getattr(my_vcr, "before_record_request", None)
-    if isinstance(current, RedactRequest):
-        current = current.user_hook
-    my_vcr.before_record_request = RedactRequest(redactor, current)
-    patch_vcr_errors()
-
-
 _patched = False
 
 
