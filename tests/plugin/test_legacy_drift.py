@@ -322,3 +322,49 @@ def test_a_legacy_gemini_cassette_names_the_google_genai_3_move(
             "releases called /v1beta/*GOOGLE_GENAI_API_VERSION=beta*",
         ]
     )
+
+
+TWICE_MODULE = """
+import httpx2
+import pytest
+
+BODY = {"model": "gpt-4", "messages": [{"role": "user", "content": "hi"}], "max_tokens": 1000}
+
+@pytest.mark.vcr
+def test_twice():
+    for _ in range(2):  # a retry: the one recorded call, made again
+        httpx2.post("https://api.openai.com/v1/chat/completions", json=BODY)
+"""
+
+TWICE_CASSETTE = """interactions:
+- request:
+    body: '{"model": "gpt-4", "messages": [{"role": "user", "content": "hi"}]}'
+    headers: {}
+    method: POST
+    uri: https://api.openai.com/v1/chat/completions
+  response:
+    body:
+      string: '{"choices":[{"message":{"role":"assistant","content":"hello"}}]}'
+    headers: {}
+    status:
+      code: 200
+      message: OK
+version: 1
+"""
+
+
+def test_a_call_after_the_legacy_recording_was_played_is_not_blamed_on_its_body(
+    pytester: pytest.Pytester,
+) -> None:
+    # The body drifted (max_tokens is new): the first call replays with its drift told;
+    # the second is one more call than recorded, as vcrpy says, not a body to leave out.
+    pytester.makepyfile(test_mod=TWICE_MODULE)
+    folder = pytester.path / "cassettes" / "test_mod"
+    folder.mkdir(parents=True)
+    (folder / "test_twice.yaml").write_text(TWICE_CASSETTE)
+    result = pytester.runpytest_subprocess("--block-network")
+    result.assert_outcomes(failed=1)
+    output = result.stdout.str()
+    assert "but the cassette recorded 1 such call, all played already" in output
+    assert "leave it out: match=" not in output
+    assert "body.max_tokens: recorded (absent), incoming 1000" in output  # the drift, told

@@ -13,8 +13,9 @@ from typing import Any
 
 from vcr.errors import CannotOverwriteExistingCassetteException
 
+from llmcassette._vcr.drift import drift_mode
 from llmcassette._vcr.lookup import body_matcher
-from llmcassette._vcr.persister import display_path
+from llmcassette._vcr.persister import display_path, is_legacy
 from llmcassette.errors import LlmCassetteError
 from llmcassette.matching import report
 from llmcassette.matching.jsondiff import Difference, Missing
@@ -125,7 +126,7 @@ class CassetteMismatch(LlmCassetteError, CannotOverwriteExistingCassetteExceptio
         ranked = candidates(cassette, filtered, session)
         if not getattr(cassette, "rewound", False) and not len(cassette):
             reason = "cassette_not_found"
-        elif ranked and not ranked[0].differences:
+        elif (ranked and not ranked[0].differences) or _played_as_vcrpy_would(cassette, ranked):
             reason = "exhausted"
         else:
             reason = "no_match"
@@ -162,6 +163,23 @@ def _difference_dict(difference: Difference) -> dict[str, Any]:
         "recorded_present": recorded_present,
         "incoming_present": incoming_present,
     }
+
+
+def _played_as_vcrpy_would(cassette: Any, ranked: list[report.Candidate]) -> bool:
+    """Whether every interaction vcrpy's matching (method and URL) finds is a played legacy
+    one. Unless ``drift`` is strict, legacy interactions replay that way, their body drift
+    reported: the call is one more than the cassette recorded, whatever its body says."""
+    if drift_mode(cassette) == "strict":
+        return False
+    same_url = [
+        candidate
+        for candidate in ranked
+        if all(d.path.startswith("body") for d in candidate.differences)
+    ]
+    return bool(same_url) and all(
+        candidate.played and is_legacy(cassette.data[candidate.position - 1][0])
+        for candidate in same_url
+    )
 
 
 def candidates(cassette: Any, incoming: Any, session: str | None = None) -> list[report.Candidate]:
