@@ -368,3 +368,33 @@ def test_a_call_after_the_legacy_recording_was_played_is_not_blamed_on_its_body(
     assert "but the cassette recorded 1 such call, all played already" in output
     assert "leave it out: match=" not in output
     assert "body.max_tokens: recorded (absent), incoming 1000" in output  # the drift, told
+
+
+REQUESTS_MODULE = """
+import os
+import requests
+import pytest
+
+@pytest.mark.vcr
+def test_echo():
+    response = requests.post(os.environ["ECHO_URL"], json={{"prompt": "{prompt}", "n": 1}})
+    assert response.status_code == 200
+"""
+
+
+def test_strict_through_vcrpys_own_stubs_names_the_path_under_a_suites_match_on(
+    pytester: pytest.Pytester, echo: EchoServer
+) -> None:
+    # requests and aiohttp go through vcrpy's stubs: vcrpy's own message, built from a
+    # match_on without the body, said the request matches an interaction already played.
+    pytester.makeconftest(OWN_MATCH_ON)
+    pytester.makepyfile(test_mod=REQUESTS_MODULE.format(prompt="hi"))
+    pytester.runpytest_subprocess("-p", "no:llmcassette", "--record-mode=once").assert_outcomes(
+        passed=1
+    )
+    echo.stop()
+    pytester.makepyfile(test_mod=REQUESTS_MODULE.format(prompt="bye"))
+    result = pytester.runpytest_subprocess("--llmcassette-drift=strict")
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(["*CassetteMismatch: body.prompt: recorded 'hi', incoming 'bye'*"])
+    assert "already been played back" not in result.stdout.str()

@@ -25,7 +25,7 @@ def install() -> None:
     (``llmcassette._vcr.deferred``), where it would have broken the client's HTTP call.
 
     Answer the lookups of vcrpy's own stubs (requests, urllib3, boto3, aiohttp...) with
-    llmcassette's (``lookup.answer_vcrpy_stubs``): a vcrpy cassette replayed through them
+    llmcassette's (``vcrpy_lookups.answer_vcrpy_stubs``): a vcrpy cassette replayed through them
     drifts as through httpx instead of failing on its body.
 
     Keep the patches other threads read in place while vcrpy's own stubs send
@@ -86,7 +86,7 @@ def install() -> None:
             plan_of(cassette)  # before any patch: a bad sidecar leaves nothing to undo
         return original_patch_generator(self, cassette)
 
-    from llmcassette._vcr.lookup import answer_vcrpy_stubs
+    from llmcassette._vcr.vcrpy_lookups import answer_vcrpy_stubs
 
     CassetteContextDecorator.__exit__ = __exit__
     CassetteContextDecorator._patch_generator = _patch_generator

@@ -155,6 +155,7 @@ def configure(
         serializers=my_vcr.serializers,
     )
     persister.drift = drift_mode
+    persister.context = context
     # What tells the drift of a vcrpy cassette under a match_on without llm_body (lookup).
     persister.body_matcher = matchers.LlmBody(match_config)
     my_vcr.register_persister(persister)

@@ -39,7 +39,6 @@ _INDEX_ATTRIBUTE = "_llmcassette_index"
 _MATCHER_ATTRIBUTE = "_llmcassette_body_matcher"
 _TEXTS_ATTRIBUTE = "_llmcassette_request_texts"  # position: the strings of its request body
 _OWN_ATTRIBUTE = "_llmcassette_has_own"  # (interactions seen, whether one was not legacy)
-_KEPT_ATTRIBUTE = "_llmcassette_found"  # id(request): (request, response) for ``play``
 # How many unplayed identical interactions are weighed against a request at most (the
 # earliest ones): enough for any fan-out, and a cassette of identical polls stays fast.
 _MOST_WEIGHED = 64
@@ -67,22 +66,8 @@ class Refuse:
 
 
 # vcrpy's own ``Cassette.can_play_response_for`` and ``play_response``, kept by
-# ``answer_vcrpy_stubs`` when it puts ``can_play`` and ``play`` in their place.
+# ``vcrpy_lookups.answer_vcrpy_stubs`` when it puts llmcassette's in their place.
 _VCRPY_LOOKUPS: dict[str, Any] = {}
-
-
-def answer_vcrpy_stubs() -> None:
-    """Answer the lookups of vcrpy's own stubs (requests, urllib3, boto3, aiohttp...) with
-    ``decide``, as for httpx, so that every client replays alike (a vcrpy cassette's drift,
-    sessions, the index). A cassette llmcassette did not configure gets vcrpy's answer."""
-    from vcr.cassette import Cassette
-
-    if _VCRPY_LOOKUPS:
-        return
-    _VCRPY_LOOKUPS["can_play"] = Cassette.can_play_response_for
-    _VCRPY_LOOKUPS["play"] = Cassette.play_response
-    Cassette.can_play_response_for = can_play
-    Cassette.play_response = play
 
 
 def vcrpy_can_play(cassette: Any, request: Any) -> bool:
@@ -97,32 +82,6 @@ def vcrpy_play(cassette: Any, request: Any) -> Any:
     from vcr.cassette import Cassette
 
     return _VCRPY_LOOKUPS.get("play", Cassette.play_response)(cassette, request)
-
-
-def can_play(cassette: Any, request: Any) -> bool:
-    """``Cassette.can_play_response_for`` for vcrpy's own stubs: ``decide``'s answer. The
-    response it found is counted as played and kept for ``play``, which vcrpy's stubs call
-    next with the same request."""
-    decision = decide(cassette, request)
-    if decision is None:
-        return vcrpy_can_play(cassette, request)
-    if isinstance(decision, Replay):
-        kept = cassette.__dict__.setdefault(_KEPT_ATTRIBUTE, {})
-        kept[id(request)] = (request, decision.response)  # the request keeps its id unique
-        return True
-    return False
-
-
-def play(cassette: Any, request: Any) -> Any:
-    """``Cassette.play_response`` for vcrpy's own stubs: what ``can_play`` found for this
-    request, else ``decide``'s answer, else vcrpy's (which raises when none plays)."""
-    kept = cassette.__dict__.get(_KEPT_ATTRIBUTE, {}).pop(id(request), None)
-    if kept is not None and kept[0] is request:
-        return kept[1]
-    decision = decide(cassette, request)
-    if isinstance(decision, Replay):
-        return decision.response
-    return vcrpy_play(cassette, request)
 
 
 def _url_matchers() -> tuple[Any, ...]:

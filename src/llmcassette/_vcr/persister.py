@@ -41,6 +41,7 @@ from llmcassette.errors import CassetteFormatError, CassetteLockError
 if TYPE_CHECKING:
     from llmcassette.config import Expiry
     from llmcassette.matching.matchers import LlmBody
+    from llmcassette.matching.report import Context
 
 log = logging.getLogger(__name__)
 
@@ -216,6 +217,8 @@ class Persister:
         self.lock_timeout = LOCK_TIMEOUT
         # What a body difference of a vcrpy-recorded interaction leads to (llmcassette._vcr.drift).
         self.drift = "warn"
+        # Who uses the cassette (``configure``'s ``context``), for the hints of mismatches.
+        self.context: Context = "vcr"
         # The configured ``llm_body`` matcher (``configure``): what tells that difference
         # when the suite's ``match_on`` leaves the body out.
         self.body_matcher: LlmBody | None = None
