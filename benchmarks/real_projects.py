@@ -86,6 +86,18 @@ class Project:
     tree: str = ""
 
 
+# What every OpenInference instrumentation depends on (its pyproject at 1fe497f1d).
+_OPENINFERENCE = (
+    "opentelemetry-api",
+    "opentelemetry-instrumentation",
+    "opentelemetry-semantic-conventions",
+    "openinference-instrumentation>=0.1.51",
+    "openinference-semantic-conventions>=0.1.31",
+    "wrapt",
+    "typing-extensions",
+)
+
+
 _LANGCHAIN_EXTRA = (
     "langchain-core==1.8.3",
     "langchain==1.5.2",
@@ -321,13 +333,7 @@ PROJECTS = {
             tree="/work/.mirror/Arize-ai+openinference/repo:"
             "python/instrumentation/openinference-instrumentation-anthropic",
             compile_from=(  # its dependencies and test-requirements.txt (1fe497f1d)
-                "opentelemetry-api",
-                "opentelemetry-instrumentation",
-                "opentelemetry-semantic-conventions",
-                "openinference-instrumentation>=0.1.51",
-                "openinference-semantic-conventions>=0.1.31",
-                "wrapt",
-                "typing-extensions",
+                *_OPENINFERENCE,
                 "anthropic==0.84.0",
                 "opentelemetry-sdk",
                 "pytest-asyncio",
@@ -362,13 +368,7 @@ PROJECTS = {
             tree="/work/.mirror/Arize-ai+openinference/repo:"
             "python/instrumentation/openinference-instrumentation-haystack",
             compile_from=(  # its dependencies and test-requirements.txt (1fe497f1d)
-                "opentelemetry-api",
-                "opentelemetry-instrumentation",
-                "opentelemetry-semantic-conventions",
-                "openinference-instrumentation>=0.1.51",
-                "openinference-semantic-conventions>=0.1.31",
-                "wrapt",
-                "typing-extensions",
+                *_OPENINFERENCE,
                 "haystack-ai==2.18.0",
                 "cohere-haystack",
                 "opentelemetry-sdk",
@@ -386,13 +386,7 @@ PROJECTS = {
             tree="/work/.mirror/Arize-ai+openinference/repo:"
             "python/instrumentation/openinference-instrumentation-dspy",
             compile_from=(  # its dependencies and test-requirements.txt (1fe497f1d)
-                "opentelemetry-api",
-                "opentelemetry-instrumentation",
-                "opentelemetry-semantic-conventions",
-                "openinference-instrumentation>=0.1.51",
-                "openinference-semantic-conventions>=0.1.31",
-                "wrapt",
-                "typing-extensions",
+                *_OPENINFERENCE,
                 "dspy==3.1.0",
                 "opentelemetry-sdk",
                 "pytest-recording",
@@ -411,13 +405,7 @@ PROJECTS = {
             tree="/work/.mirror/Arize-ai+openinference/repo:"
             "python/instrumentation/openinference-instrumentation-google-adk",
             compile_from=(  # its dependencies and test-requirements.txt (1fe497f1d)
-                "opentelemetry-api",
-                "opentelemetry-instrumentation",
-                "opentelemetry-semantic-conventions",
-                "openinference-instrumentation>=0.1.51",
-                "openinference-semantic-conventions>=0.1.31",
-                "wrapt",
-                "typing-extensions",
+                *_OPENINFERENCE,
                 "google-adk==1.2.1",
                 "opentelemetry-resourcedetector-gcp>=1.5.0.dev0",
                 "opentelemetry-sdk",
@@ -434,13 +422,7 @@ PROJECTS = {
             tree="/work/.mirror/Arize-ai+openinference/repo:"
             "python/instrumentation/openinference-instrumentation-ollama",
             compile_from=(  # its dependencies and test-requirements.txt (1fe497f1d)
-                "opentelemetry-api",
-                "opentelemetry-instrumentation",
-                "opentelemetry-semantic-conventions",
-                "openinference-instrumentation>=0.1.51",
-                "openinference-semantic-conventions>=0.1.31",
-                "wrapt",
-                "typing-extensions",
+                *_OPENINFERENCE,
                 "ollama==0.6.2",
                 "opentelemetry-sdk",
                 "pytest-asyncio",
