@@ -180,5 +180,6 @@ def test_another_prompt_is_not_answered_from_the_cassette(tmp_path: Path) -> Non
     ):
         ask(converse_model(provider, REPLAYING), "invoke", "Another question")
     report = error_chain_text(raised.value)
-    assert "no recorded interaction matches it" in report
-    assert "recorded 'Which chains can replay Bedrock?'" in report
+    # llmcassette's mismatch (boto3 goes through vcrpy's stubs), naming the path
+    assert "body.messages[0].content[0].text: recorded 'Which chains can replay Bedrock?'" in report
+    assert "incoming 'Another question'" in report
