@@ -1,9 +1,13 @@
-"""What every test directory shares: how the whole pytest runs of the suite start."""
+"""What every test directory shares: how the whole pytest runs of the suite start, and a
+server that answers anything."""
 
 from __future__ import annotations
 
+import http.server
 import importlib
 import pkgutil
+import threading
+from collections.abc import Iterator
 
 import pytest
 
@@ -29,3 +33,31 @@ def pytester(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> pyte
     """
     monkeypatch.setenv("PYTEST_ADDOPTS", "-p no:hypothesispytest")
     return pytester
+
+
+@pytest.fixture
+def any_server() -> Iterator[tuple[str, list[str]]]:
+    """A server on 127.0.0.1 answering every request ``{}`` (a stand-in for an SDK's
+    telemetry or metadata endpoint); its origin and the ``"METHOD /path"`` it got."""
+    hits: list[str] = []
+
+    class Anything(http.server.BaseHTTPRequestHandler):
+        def log_message(self, *args: object) -> None:
+            pass
+
+        def answer(self) -> None:
+            hits.append(f"{self.command} {self.path}")
+            self.rfile.read(int(self.headers.get("content-length") or 0))
+            self.send_response(200)
+            self.send_header("content-type", "application/json")
+            self.send_header("content-length", "2")
+            self.end_headers()
+            self.wfile.write(b"{}")
+
+        do_GET = do_POST = do_PATCH = do_PUT = answer
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Anything)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    yield f"http://127.0.0.1:{server.server_address[1]}", hits
+    server.shutdown()
+    server.server_close()

@@ -531,6 +531,6 @@ def pytest_recording_configure(config: pytest.Config, vcr: Any) -> None:
         drift=_drift_setting(config, options, project),
     )
     if config.getoption("llmcassette_record_mode", default=None) is not None:
-        _force_record_mode(vcr, record_mode)
+        _force_record_mode(vcr, record_mode)  # record_mode is the flag's (_record_mode)
     if _current_item is not None:
         _current_item.stash[_PERSISTER] = vcr.persister

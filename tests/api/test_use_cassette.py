@@ -531,35 +531,6 @@ def test_a_vcrpy_cassette_drifts_through_vcrpys_own_stubs_as_through_httpx(
         ask_with_requests("question 3")
 
 
-@pytest.fixture
-def any_server() -> Iterator[tuple[str, list[str]]]:
-    """A server answering every request ``{}``; the paths it got."""
-    import http.server
-    import threading
-
-    hits: list[str] = []
-
-    class Anything(http.server.BaseHTTPRequestHandler):
-        def log_message(self, *args: object) -> None:
-            pass
-
-        def answer(self) -> None:
-            hits.append(f"{self.command} {self.path}")
-            self.rfile.read(int(self.headers.get("content-length") or 0))
-            self.send_response(200)
-            self.send_header("content-length", "2")
-            self.end_headers()
-            self.wfile.write(b"{}")
-
-        do_GET = do_POST = do_PATCH = answer
-
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Anything)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    yield f"http://127.0.0.1:{server.server_address[1]}", hits
-    server.shutdown()
-    server.server_close()
-
-
 def test_requests_sdks_make_for_themselves_are_neither_recorded_nor_answered(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, any_server: tuple[str, list[str]]
 ) -> None:

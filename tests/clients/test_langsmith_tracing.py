@@ -8,10 +8,7 @@ leaves them out (``llmcassette._vcr.housekeeping``). Runs in the ``frameworks`` 
 
 from __future__ import annotations
 
-import http.server
 import json
-import threading
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -28,32 +25,14 @@ LANGSMITH_KEY = "lsv2_pt_" + "0123456789abcdef" * 2 + "_0123456789"
 
 
 @pytest.fixture
-def langsmith_server(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[str]]:
+def langsmith_server(
+    any_server: tuple[str, list[str]], monkeypatch: pytest.MonkeyPatch
+) -> list[str]:
     """A stand-in LangSmith API, as LANGSMITH_ENDPOINT; the requests it got."""
-    got: list[str] = []
-
-    class LangSmith(http.server.BaseHTTPRequestHandler):
-        def log_message(self, *args: object) -> None:
-            pass
-
-        def answer(self) -> None:
-            got.append(f"{self.command} {self.path}")
-            self.rfile.read(int(self.headers.get("content-length") or 0))
-            self.send_response(200)
-            self.send_header("content-type", "application/json")
-            self.send_header("content-length", "2")
-            self.end_headers()
-            self.wfile.write(b"{}")
-
-        do_GET = do_POST = do_PATCH = answer
-
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), LangSmith)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    monkeypatch.setenv("LANGSMITH_ENDPOINT", f"http://127.0.0.1:{server.server_address[1]}")
+    origin, got = any_server
+    monkeypatch.setenv("LANGSMITH_ENDPOINT", origin)
     monkeypatch.setenv("LANGSMITH_API_KEY", LANGSMITH_KEY)
-    yield got
-    server.shutdown()
-    server.server_close()
+    return got
 
 
 def test_traces_are_sent_but_not_recorded(tmp_path: Path, langsmith_server: list[str]) -> None:

@@ -67,21 +67,21 @@ class Refuse:
 
 # vcrpy's own ``Cassette.can_play_response_for`` and ``play_response``, kept by
 # ``vcrpy_lookups.answer_vcrpy_stubs`` when it puts llmcassette's in their place.
-_VCRPY_LOOKUPS: dict[str, Any] = {}
+VCRPY_LOOKUPS: dict[str, Any] = {}
 
 
 def vcrpy_can_play(cassette: Any, request: Any) -> bool:
     """vcrpy's own ``can_play_response_for``: its matchers, over every interaction."""
     from vcr.cassette import Cassette
 
-    return bool(_VCRPY_LOOKUPS.get("can_play", Cassette.can_play_response_for)(cassette, request))
+    return bool(VCRPY_LOOKUPS.get("can_play", Cassette.can_play_response_for)(cassette, request))
 
 
 def vcrpy_play(cassette: Any, request: Any) -> Any:
     """vcrpy's own ``play_response``."""
     from vcr.cassette import Cassette
 
-    return _VCRPY_LOOKUPS.get("play", Cassette.play_response)(cassette, request)
+    return VCRPY_LOOKUPS.get("play", Cassette.play_response)(cassette, request)
 
 
 def _url_matchers() -> tuple[Any, ...]:

@@ -171,11 +171,7 @@ def _played_as_vcrpy_would(cassette: Any, ranked: list[report.Candidate]) -> boo
     reported: the call is one more than the cassette recorded, whatever its body says."""
     if drift_mode(cassette) == "strict":
         return False
-    same_url = [
-        candidate
-        for candidate in ranked
-        if all(d.path.startswith("body") for d in candidate.differences)
-    ]
+    same_url = [candidate for candidate in ranked if not candidate.outside_body]
     return bool(same_url) and all(
         candidate.played and is_legacy(cassette.data[candidate.position - 1][0])
         for candidate in same_url

@@ -13,7 +13,7 @@ from __future__ import annotations
 from typing import Any
 
 from llmcassette._vcr.lookup import (
-    _VCRPY_LOOKUPS,
+    VCRPY_LOOKUPS,
     Refuse,
     Replay,
     decide,
@@ -32,10 +32,10 @@ def answer_vcrpy_stubs() -> None:
     cassette llmcassette did not configure gets vcrpy's answer."""
     from vcr.cassette import Cassette
 
-    if _VCRPY_LOOKUPS:
+    if VCRPY_LOOKUPS:
         return
-    _VCRPY_LOOKUPS["can_play"] = Cassette.can_play_response_for
-    _VCRPY_LOOKUPS["play"] = Cassette.play_response
+    VCRPY_LOOKUPS["can_play"] = Cassette.can_play_response_for
+    VCRPY_LOOKUPS["play"] = Cassette.play_response
     Cassette.can_play_response_for = can_play
     Cassette.play_response = play
 

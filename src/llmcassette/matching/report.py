@@ -70,11 +70,16 @@ class Candidate:
     played: bool
 
     @property
+    def outside_body(self) -> int:
+        """How many differences are outside the body (method, URL): none means vcrpy's
+        default ``match_on`` matches it."""
+        return sum(1 for d in self.differences if not d.path.startswith("body"))
+
+    @property
     def score(self) -> tuple[int, int, int]:
         """Fewer differences first, then fewer outside the body, then smaller ones."""
-        outside_body = sum(1 for d in self.differences if not d.path.startswith("body"))
         size = sum(_change_size(d.recorded, d.incoming) for d in self.differences)
-        return (outside_body, len(self.differences), size)
+        return (self.outside_body, len(self.differences), size)
 
 
 def _change_size(recorded: Any, incoming: Any) -> int:
@@ -156,7 +161,7 @@ def render(
         # a legacy cassette replayed on method and URL: its body may have drifted
         candidate
         for candidate in recorded
-        if all(d.path.startswith("body") for d in candidate.differences)
+        if not candidate.outside_body
     ]
     if reason == "exhausted":
         lines.append(
