@@ -121,3 +121,32 @@ def test_a_marker_naming_a_vcrpy_cassette_plays_it_before_and_after_conversion(
     assert main(["convert", str(folder)]) == 0
     (folder / "test_a_library.yaml").unlink()
     pytester.runpytest_subprocess("--record-mode=none").assert_outcomes(passed=2)
+
+
+def test_a_mismatch_names_the_cassette_the_test_names(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # test_b replays test_a's cassette and has none of its own: the message must point at
+    # the file its recordings came from, not only at test_b's, which does not exist.
+    pytester.makepyfile(test_mod=TESTS)
+    with LocalProvider() as provider:
+        monkeypatch.setenv("PROVIDER_URL", provider.url)
+        recorded = pytester.runpytest_subprocess("--record-mode=once", "-p", "no:randomly")
+        recorded.assert_outcomes(passed=2)
+    pytester.makepyfile(
+        test_mod=TESTS.replace(
+            'def test_b_uses_one():\n    ask("two")', 'def test_b_uses_one():\n    ask("Two")'
+        )
+    )
+    replayed = pytester.runpytest_subprocess("--record-mode=none", "-p", "no:randomly")
+    replayed.assert_outcomes(passed=1, failed=1)
+    replayed.stdout.fnmatch_lines(
+        [
+            "body.messages*.content: recorded 'two', incoming 'Two'  *",
+            "  closest recorded: interaction #2 of test_a_library.jsonl (POST *)",
+            "    #1 of test_a_library.jsonl: 1 difference, first *",
+            "  cassette: */test_b_uses_one.jsonl (0 interactions, 0 played, record_mode 'none')",
+            "  also loaded, as the test names it: */test_mod/test_a_library.jsonl "
+            "(2 interactions, 0 played)",
+        ]
+    )

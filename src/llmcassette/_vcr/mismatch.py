@@ -15,7 +15,7 @@ from vcr.errors import CannotOverwriteExistingCassetteException
 
 from llmcassette._vcr.drift import drift_mode
 from llmcassette._vcr.lookup import body_matcher
-from llmcassette._vcr.persister import display_path, is_legacy
+from llmcassette._vcr.persister import display_path, is_legacy, loaded_from, owned_count
 from llmcassette.errors import LlmCassetteError
 from llmcassette.matching import report
 from llmcassette.matching.jsondiff import Difference, Missing
@@ -77,6 +77,7 @@ class CassetteMismatch(LlmCassetteError, CannotOverwriteExistingCassetteExceptio
             recorded=candidates,
             record_mode=str(record_mode),
             context=context,
+            named=[file for file, _ in loaded_from(cassette)],
         )
         if session is not None:
             message += (
@@ -110,6 +111,7 @@ class CassetteMismatch(LlmCassetteError, CannotOverwriteExistingCassetteExceptio
                     "method": candidate.method,
                     "uri": candidate.uri,
                     "played": candidate.played,
+                    "file": candidate.source[0] if candidate.source else self.path,
                     "differences": [_difference_dict(d) for d in candidate.differences],
                 }
                 for candidate in self.candidates
@@ -165,6 +167,18 @@ def _difference_dict(difference: Difference) -> dict[str, Any]:
     }
 
 
+def _sources(cassette: Any) -> dict[int, tuple[str, int]]:
+    """For each interaction loaded from another test's cassette (named by the test): its
+    index in the cassette, and that file with the interaction's number in it."""
+    sources: dict[int, tuple[str, int]] = {}
+    index = owned_count(cassette) or 0
+    for file, count in loaded_from(cassette):
+        for number in range(1, count + 1):
+            sources[index] = (file, number)
+            index += 1
+    return sources
+
+
 def _played_as_vcrpy_would(cassette: Any, ranked: list[report.Candidate]) -> bool:
     """Whether every interaction vcrpy's matching (method and URL) finds is a played legacy
     one. Unless ``drift`` is strict, legacy interactions replay that way, their body drift
@@ -183,6 +197,7 @@ def candidates(cassette: Any, incoming: Any, session: str | None = None) -> list
     ``session``, the interactions recorded in it before any other."""
     matcher = body_matcher(cassette)
     config = matcher.config if matcher is not None else MatchConfig()
+    sources = _sources(cassette)
     ranked = [
         report.Candidate(
             position + 1,
@@ -190,6 +205,7 @@ def candidates(cassette: Any, incoming: Any, session: str | None = None) -> list
             recorded.uri,
             report.compare(incoming, recorded, config),
             cassette.play_counts[position] > 0,
+            sources.get(position),
         )
         for position, (recorded, _) in enumerate(cassette.data)
     ]

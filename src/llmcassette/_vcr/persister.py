@@ -203,6 +203,9 @@ class Persister:
         # How many of the interactions loaded for a cassette path came from its own file:
         # the rest are other tests' cassettes a marker named (``@pytest.mark.vcr("x.jsonl")``).
         self.owned: dict[str, int] = {}
+        # Those other cassettes, per cassette path: each file read and how many
+        # interactions it gave, in the order they follow the cassette's own (``loaded_from``).
+        self.named: dict[str, list[tuple[str, int]]] = {}
         # A missing .jsonl cassette whose vcrpy cassette beside it was read instead, until
         # a save writes the .jsonl (``display_path``).
         self.read_instead: dict[str, str] = {}
@@ -251,14 +254,18 @@ class Persister:
                 found = True
                 requests, responses, metadata = loaded
         self.owned[os.fspath(path)] = len(requests)
+        named: list[tuple[str, int]] = []
         for extra in getattr(self.fallback, "extra_paths", ()):
             # A marker names another test's cassette as pytest-recording would (x.yaml):
             # its .jsonl, once converted or recorded, else the vcrpy file itself.
-            loaded = self._load_one(self.resolve(extra))
+            extra_path = self.resolve(extra)
+            loaded = self._load_one(extra_path)
             if loaded is not None:
                 found = True
                 requests += loaded[0]
                 responses += loaded[1]
+                named.append((_file_read(extra_path), len(loaded[0])))
+        self.named[os.fspath(path)] = named
         if not found:
             raise CassetteNotFoundError()
         return (requests, responses, metadata) if metadata else (requests, responses)
@@ -533,6 +540,25 @@ def mark_legacy(requests: list[Any], file: str) -> None:
     """Note that ``requests`` were recorded by vcrpy, which never compared bodies."""
     for request in requests:
         setattr(request, LEGACY_ATTRIBUTE, file)
+
+
+def loaded_from(cassette: Any) -> list[tuple[str, int]]:
+    """The other tests' cassettes a vcrpy cassette loaded after its own interactions (a
+    marker named them): each file and how many interactions it gave, in order."""
+    persister = getattr(cassette, "_persister", None)
+    path = getattr(cassette, "_path", None)
+    if not isinstance(persister, Persister) or path is None:
+        return []
+    return persister.named.get(os.fspath(persister.resolve(path)), [])
+
+
+def _file_read(path: Path) -> str:
+    """The file ``_load_one`` read for ``path``: itself, or the vcrpy cassette beside it."""
+    if path.suffix == jsonl.SUFFIX and not path.is_file():
+        for suffix in LEGACY_SERIALIZERS:
+            if path.with_suffix(suffix).is_file():
+                return os.fspath(path.with_suffix(suffix))
+    return os.fspath(path)
 
 
 def owned_count(cassette: Any) -> int | None:

@@ -7,6 +7,8 @@ with the first difference of the closest one.
 
 from __future__ import annotations
 
+import os
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -68,6 +70,16 @@ class Candidate:
     uri: str
     differences: tuple[Difference, ...]
     played: bool
+    # Loaded from another test's cassette that the test names: that file, and the
+    # interaction's number in it (None: the cassette's own).
+    source: tuple[str, int] | None = None
+
+    @property
+    def where(self) -> str:
+        """``#3``, or ``#1 of test_other.jsonl`` for an interaction of a named cassette."""
+        if self.source is None:
+            return f"#{self.position}"
+        return f"#{self.source[1]} of {os.path.basename(self.source[0])}"
 
     @property
     def outside_body(self) -> int:
@@ -144,14 +156,14 @@ def render(
     recorded: list[Candidate],
     record_mode: str,
     context: Context,
+    named: Sequence[str] = (),
 ) -> str:
     """The message of a ``CassetteMismatch`` (see ``llmcassette.errors``); its hints give
-    the commands for ``context``."""
+    the commands for ``context``. ``named`` are the other tests' cassettes the test names,
+    whose interactions ``recorded`` holds too (their ``source``)."""
     hints = _HINTS[context]
     where = call_label(call, method, uri)
-    played = sum(1 for candidate in recorded if candidate.played)
-    size = f"{len(recorded)} interaction" + ("" if len(recorded) == 1 else "s")
-    cassette = f"{path} ({size}, {played} played, record_mode {record_mode!r})"
+    cassette = _cassette_line(path, recorded, record_mode, named)
     lines: list[str] = []
     if reason == "cassette_not_found":
         lines.append(f"{where}, but the cassette does not exist: {path}")
@@ -181,7 +193,7 @@ def render(
         first = closest.differences[0]
         lines.append(f"{first.describe()}  [{where}]")
         lines.append(
-            f"  closest recorded: interaction #{closest.position} ({closest.method} {closest.uri})"
+            f"  closest recorded: interaction {closest.where} ({closest.method} {closest.uri})"
         )
         for difference in closest.differences[1:MAX_DIFFERENCES]:
             lines.append(f"    {difference.describe()}")
@@ -194,7 +206,7 @@ def render(
             for other in others:
                 count = len(other.differences)
                 lines.append(
-                    f"    #{other.position}: {count} difference{'s' if count != 1 else ''}, "
+                    f"    {other.where}: {count} difference{'s' if count != 1 else ''}, "
                     f"first {other.differences[0].describe()}"
                 )
     lines.append(f"  cassette: {cassette}")
@@ -206,6 +218,24 @@ def render(
         + _leave_out_hint(closest, hints)
     )
     return "\n".join(lines)
+
+
+def _cassette_line(
+    path: str | None, recorded: list[Candidate], record_mode: str, named: Sequence[str]
+) -> str:
+    """``PATH (N interactions, P played, record_mode 'none')``, and a line per cassette of
+    another test that the test names, with what it holds."""
+
+    def counted(candidates: list[Candidate]) -> str:
+        size = f"{len(candidates)} interaction" + ("" if len(candidates) == 1 else "s")
+        return f"{size}, {sum(1 for candidate in candidates if candidate.played)} played"
+
+    own = [candidate for candidate in recorded if candidate.source is None]
+    line = f"{path} ({counted(own)}, record_mode {record_mode!r})"
+    for file in named:
+        held = [c for c in recorded if c.source is not None and c.source[0] == file]
+        line += f"\n  also loaded, as the test names it: {file} ({counted(held)})"
+    return line
 
 
 @dataclass(frozen=True)
