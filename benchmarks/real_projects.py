@@ -230,6 +230,27 @@ PROJECTS = {
             pytest_args=("-W", "ignore::DeprecationWarning"),
         ),
         Project(
+            "traceloop-google-generativeai",
+            "opentelemetry-instrumentation-google-generativeai==0.62.4",
+            ("tests",),
+            "tests",
+            pytest_args=("-W", "ignore::DeprecationWarning"),
+        ),
+        Project(
+            "traceloop-sagemaker",
+            "opentelemetry-instrumentation-sagemaker==0.62.4",
+            ("tests",),
+            "tests",
+            pytest_args=("-W", "ignore::DeprecationWarning"),
+        ),
+        Project(
+            "traceloop-alephalpha",
+            "opentelemetry-instrumentation-alephalpha==0.62.4",
+            ("tests",),
+            "tests",
+            pytest_args=("-W", "ignore::DeprecationWarning"),
+        ),
+        Project(
             "langchain-anthropic",
             "langchain-anthropic==1.7.10",
             ("tests/integration_tests",),
@@ -457,6 +478,195 @@ PROJECTS = {
                 "pytest-recording",
                 "syrupy",
                 "llm-echo==0.3a3",
+            ),
+        ),
+        Project(
+            "oi-openai",
+            "openinference-instrumentation-openai",  # its sdist ships no tests
+            ("tests",),
+            "tests",
+            env={"OPENAI_API_KEY": "sk-"},
+            tree="/work/.mirror/Arize-ai+openinference/repo:"
+            "python/instrumentation/openinference-instrumentation-openai",
+            compile_from=(  # its dependencies and test-requirements.txt (1fe497f1d)
+                *_OPENINFERENCE,
+                "openai==2.8.0",
+                "opentelemetry-sdk",
+                "opentelemetry-instrumentation-httpx",
+                "respx",
+                "numpy",
+                "pytest-recording",
+                "httpx<0.28",
+                "vcrpy",
+                "pytest",
+                "pytest-asyncio",
+            ),
+        ),
+        Project(
+            "oi-together",
+            "openinference-instrumentation-together",  # its sdist ships no tests
+            ("tests",),
+            "tests",
+            tree="/work/.mirror/Arize-ai+openinference/repo:"
+            "python/instrumentation/openinference-instrumentation-together",
+            compile_from=(  # its dependencies and test-requirements.txt (1fe497f1d)
+                *_OPENINFERENCE,
+                "together==2.22.0",
+                "opentelemetry-sdk",
+                "pytest-asyncio",
+                "pytest-recording",
+                "respx",
+                "vcrpy",
+                "pytest",
+            ),
+        ),
+        Project(
+            "oi-llama-index",
+            "openinference-instrumentation-llama-index",  # its sdist ships no tests
+            ("tests",),
+            "tests",
+            tree="/work/.mirror/Arize-ai+openinference/repo:"
+            "python/instrumentation/openinference-instrumentation-llama-index",
+            compile_from=(  # its dependencies and test-requirements.txt (1fe497f1d)
+                *_OPENINFERENCE,
+                "anthropic<0.121",
+                "llama-index-core==0.14.19",
+                "llama_index-llms-anthropic<0.11.0",
+                "llama-index-llms-groq",
+                "llama-index-llms-openai",
+                "llama-index-llms-vertex",
+                "llama-index-multi-modal-llms-openai>=0.6.2",
+                "llama-index-workflows>=2.17.1",
+                "openinference-instrumentation-openai",
+                "opentelemetry-sdk",
+                "pytest-recording",
+                "respx",
+                "vcrpy",
+                "pytest",
+                "pytest-asyncio",
+            ),
+        ),
+        Project(
+            "oi-smolagents",
+            "openinference-instrumentation-smolagents",  # its sdist ships no tests
+            ("tests",),
+            "tests",
+            tree="/work/.mirror/Arize-ai+openinference/repo:"
+            "python/instrumentation/openinference-instrumentation-smolagents",
+            compile_from=(  # its dependencies and test-requirements.txt (1fe497f1d)
+                *_OPENINFERENCE,
+                "smolagents[litellm]==1.24.0",
+                "litellm<1.82.7",  # later ones are reported compromised
+                "opentelemetry-sdk",
+                "openai",
+                "pytest",
+                "pytest-recording",
+                "vcrpy",
+            ),
+        ),
+        Project(
+            "oi-pydantic-ai",
+            "openinference-instrumentation-pydantic-ai",  # its sdist ships no tests
+            ("tests",),
+            "tests",
+            env={"OPENAI_API_KEY": "sk-"},
+            tree="/work/.mirror/Arize-ai+openinference/repo:"
+            "python/instrumentation/openinference-instrumentation-pydantic-ai",
+            compile_from=(  # its dependencies and test-requirements.txt (1fe497f1d)
+                *_OPENINFERENCE,
+                "pydantic-ai==1.56.0",
+                "genai-prices<0.1",
+                "opentelemetry-sdk",
+                "opentelemetry-exporter-otlp-proto-http",
+                "pytest-recording",
+                "vcrpy",
+                "pytest",
+                "pytest-asyncio",
+            ),
+        ),
+        Project(
+            "oi-autogen-agentchat",
+            "openinference-instrumentation-autogen-agentchat",  # its sdist ships no tests
+            ("tests",),
+            "tests",
+            tree="/work/.mirror/Arize-ai+openinference/repo:"
+            "python/instrumentation/openinference-instrumentation-autogen-agentchat",
+            compile_from=(  # its dependencies and test-requirements.txt (1fe497f1d)
+                *_OPENINFERENCE,
+                "autogen-agentchat==0.5.1",
+                "autogen-ext[openai]==0.5.1",
+                "opentelemetry-sdk",
+                "pytest-asyncio",
+                "pytest-recording",
+                "httpx<0.28",
+                "vcrpy",
+                "pytest",
+            ),
+        ),
+        Project(
+            "oi-crewai",
+            "openinference-instrumentation-crewai",  # its sdist ships no tests
+            ("tests",),
+            "tests",
+            env={"OPENAI_API_KEY": "sk-"},
+            tree="/work/.mirror/Arize-ai+openinference/repo:"
+            "python/instrumentation/openinference-instrumentation-crewai",
+            compile_from=(  # its dependencies and test-requirements.txt (1fe497f1d)
+                *_OPENINFERENCE,
+                "crewai==1.10.1",
+                "opentelemetry-sdk",
+                "responses",
+                "pytest-recording",
+                "vcrpy",
+                "pytest",
+            ),
+        ),
+        Project(
+            "simonw-llm-anthropic",
+            "llm-anthropic",  # its sdist ships no tests
+            ("tests",),
+            "tests/cassettes",
+            tree="/work/.mirror/simonw+llm-anthropic/repo:",
+            compile_from=(  # its dependencies and dev group (3ae428f)
+                "llm>=0.32a1",
+                "anthropic>=0.96.0,<1",  # 1.x dropped stream()'s temperature, which it sends
+                "pytest",
+                "pytest-recording",
+                "pytest-asyncio",
+                "cogapp",
+                "inline-snapshot[black]",
+            ),
+        ),
+        Project(
+            "simonw-llm-gemini",
+            "llm-gemini",  # its sdist ships no tests
+            ("tests",),
+            "tests/cassettes",
+            tree="/work/.mirror/simonw+llm-gemini/repo:",
+            compile_from=(  # its dependencies and dev group (2a8c855)
+                "llm>=0.32",
+                "httpx",
+                "ijson",
+                "pytest",
+                "pytest-recording",
+                "pytest-asyncio",
+                "cogapp",
+            ),
+        ),
+        Project(
+            "simonw-llm-openai-plugin",
+            "llm-openai-plugin",  # its sdist ships no cassettes
+            ("tests",),
+            "tests/cassettes",
+            tree="/work/.mirror/simonw+llm-openai-plugin/repo:",
+            compile_from=(  # its dependencies and test extra (4f1787d)
+                "llm>=0.23",
+                "openai>=1.67.0",
+                "pytest",
+                "pytest-asyncio",
+                "pytest-recording",
+                "syrupy",
+                "cogapp",
             ),
         ),
     )
