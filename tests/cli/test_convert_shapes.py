@@ -229,6 +229,23 @@ def test_the_early_httpx_stub_shape_keeps_its_body(
     assert reply.choices[0].message.content == "Hello from an old stub"
 
 
+def test_a_stream_whose_headers_a_hook_dropped_converts_event_by_event(tmp_path: Path) -> None:
+    # OpenInference's conftests drop every response header before vcrpy writes: no
+    # content-type says "stream", the SSE body still does, and it replays through the SDK.
+    body = sse(chunk({"role": "assistant", "content": "Hi"}), chunk({}, "stop"), "[DONE]")
+    source = tmp_path / "headerless.yaml"
+    source.write_text(
+        vcrpy_yaml((request(CHAT_URL, {"model": "gpt-4o", "stream": True}), response(body, {})))
+    )
+    (item,) = converted(source)
+    assert (item.stream, item.response_body) == ("sse", body.encode())
+    lines = (tmp_path / "headerless.jsonl").read_text().splitlines()
+    assert sum(json.loads(line).get("type") == "event" for line in lines) == 3
+    with llmcassette.use_cassette(tmp_path / "headerless.jsonl", record_mode="none"):
+        stream = client().chat.completions.create(model="gpt-4o", messages=[], stream=True)
+        assert "".join(c.choices[0].delta.content or "" for c in stream) == "Hi"
+
+
 def test_a_response_body_in_no_known_shape_is_refused_not_emptied(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -196,6 +196,26 @@ def test_stream_kind(content_type: str | None, kind: str | None) -> None:
     assert events.stream_kind(content_type) == kind
 
 
+@pytest.mark.parametrize(
+    ("body", "kind"),
+    [
+        (b'data: {"a": 1}\n\ndata: [DONE]\n\n', events.SSE),
+        (b"event: ping\ndata: x\r\n\r\n", events.SSE),
+        (b": comment\nid: 3\nretry: 10\ndata\n\n", events.SSE),
+        (b'data: {"a": 1}\n', None),  # the last event is not ended
+        (b": only a comment\n\n", None),  # no data
+        (b"data: x\n\nsomething else\n\n", None),  # a line of no SSE field
+        (b'{"data": 1}', None),
+        (b"\xff\xfedata: x\n\n", None),
+        (b"", None),
+    ],
+)
+def test_stream_kind_without_a_content_type(body: bytes, kind: str | None) -> None:
+    assert events.stream_kind(None, "http://h/v1/chat/completions", body) == kind
+    assert events.stream_kind("", None, body.decode("latin-1")) == kind
+    assert events.stream_kind("text/plain", None, body) is None  # a content-type decides
+
+
 @SETTINGS
 @given(text=stream_text.map(lambda t: t.replace("\r", "")))
 def test_events_of_a_stream_without_cr_end_at_their_first_empty_line(text: str) -> None:

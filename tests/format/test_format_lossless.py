@@ -18,6 +18,7 @@ from hypothesis import strategies as st
 from vcr.request import Request
 
 from llmcassette._vcr import serializer
+from llmcassette.cassette import events
 from llmcassette.cassette import jsonl as cassette_file
 from llmcassette.cassette.events import event_name
 from llmcassette.cassette.jsonl import Cassette, Interaction
@@ -377,6 +378,23 @@ def test_sse_streams(body: str) -> None:
     else:  # not text, so not split into events
         assert cassette.interactions[0].stream is None
         assert records[2]["body"] == {"base64": base64.b64encode(raw).decode()}
+
+
+@SETTINGS
+@given(body=st.one_of(sse_streams(), st.text(max_size=100)))
+def test_sse_streams_without_a_content_type(body: str) -> None:
+    # A suite's before_record_response may drop every header: a body of whole SSE events
+    # is still stored event by event, anything else as it was, and both replay unchanged.
+    raw = _encodable(body)
+    item = Interaction("POST", "http://h/", {}, b"{}", 200, "OK", {}, raw)
+    text, cassette = _round_trip([item])
+    records = _check_lines(text)
+    assert cassette.interactions[0].response_body == raw
+    if events.stream_kind(None, "http://h/", raw) == events.SSE:
+        assert records[2]["body"] == {"stream": "sse"}
+        assert cassette.interactions[0].stream == "sse"
+    else:
+        assert "stream" not in records[2]["body"]
 
 
 @SETTINGS

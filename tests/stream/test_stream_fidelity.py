@@ -88,6 +88,33 @@ def test_replay_yields_one_chunk_per_event(
     assert len(replayed) == len(stream_events(tmp_path / "c.jsonl"))
 
 
+def _without_headers(response: dict[str, Any]) -> dict[str, Any]:
+    return {**response, "headers": {}}
+
+
+def test_a_stream_stays_a_stream_when_a_hook_drops_the_response_headers(
+    tmp_path: Path, provider: LocalProvider
+) -> None:
+    # Every OpenInference conftest drops all response headers in before_record_response:
+    # the content-type is gone, the events are still stored one by one with their times.
+    hook = {"before_record_response": _without_headers}
+    with llmcassette.use_cassette(tmp_path / "c", record_mode="once", **hook):
+        live = timed_chunks(httpx2, provider.url)
+    provider.stop()
+    response = next(
+        line for line in lines_of(tmp_path / "c.jsonl") if line.get("type") == "response"
+    )
+    assert (response["headers"], response["body"]) == ({}, {"stream": "sse"})
+    recorded = stream_events(tmp_path / "c.jsonl")
+    assert len(recorded) > 2
+    assert all("t" in event for event in recorded)
+    assert end_line(tmp_path / "c.jsonl")["events"] == len(recorded)
+    with llmcassette.use_cassette(tmp_path / "c", record_mode="none", **hook):
+        replayed = timed_chunks(httpx2, provider.url)
+    assert [chunk for _, chunk in replayed] == [chunk for _, chunk in live]
+    assert len(replayed) == len(recorded)
+
+
 def test_replay_at_the_recorded_pace(tmp_path: Path, provider: LocalProvider) -> None:
     provider.behaviour.events = 10
     provider.behaviour.event_delay = 0.05

@@ -59,9 +59,11 @@ def stream_kind(
     ``application/json`` like any JSON body: it is told by the ``uri`` of its request as
     well (``jsonarray.is_streamed_array``), and by the ``body`` starting with ``[`` when
     the body is given. Without a ``uri`` (a request body), no JSON array is a stream.
+    Without a ``content-type``, a ``body`` made only of whole SSE events is SSE: suites
+    drop every response header in ``before_record_response`` (OpenInference's do).
     """
     if not content_type:
-        return None
+        return SSE if body is not None and _sse_shaped(body) else None
     media = content_type.split(";", 1)[0].strip().lower()
     if media == "text/event-stream":
         return SSE
@@ -70,6 +72,25 @@ def stream_kind(
     if jsonarray.is_streamed_array(media, uri, body):
         return JSON_ARRAY
     return None
+
+
+# Lines of SSE fields (data, event, id, retry) and comments, each event ended by an empty line.
+_SSE_BODY = re.compile(r"(?:(?:(?:data|event|id|retry)(?::[^\r\n]*)?|:[^\r\n]*)?(?:\r\n|\r|\n))+")
+_SSE_DATA = re.compile(r"^data(?::|$)", re.MULTILINE)
+_SSE_END = ("\n\n", "\r\n\r\n", "\r\r")
+
+
+def _sse_shaped(body: bytes | str) -> bool:
+    """Whether ``body`` is whole SSE events, at least one with data: nothing else is."""
+    try:
+        text = body.decode("utf-8") if isinstance(body, bytes) else body
+    except UnicodeDecodeError:
+        return False
+    return (
+        text.endswith(_SSE_END)
+        and _SSE_DATA.search(text) is not None
+        and _SSE_BODY.fullmatch(text) is not None
+    )
 
 
 # OpenAI-style providers whose chat streams end with the usage chunk, with no ``[DONE]``
