@@ -88,6 +88,21 @@ def test_tool_call_id_replaces_the_ids_of_openai_anthropic_and_gemini_tool_calls
     assert normalized(volatile, responses)["input"][0]["call_id"] == "<tool_call_id>"
 
 
+def test_tool_call_id_takes_gemini_parts_in_snake_case_too() -> None:
+    # The Gemini API takes both spellings; llm-gemini sends this one, with an id it makes
+    # anew on every run (f"call_{uuid4().hex}").
+    tool_id = f"call_{uuid.uuid4().hex}"
+    gemini = {
+        "contents": [
+            {"parts": [{"function_call": {"name": "f", "args": {}, "id": tool_id}}]},
+            {"parts": [{"function_response": {"name": "f", "response": {}, "id": tool_id}}]},
+        ]
+    }
+    got = normalized(("tool_call_id",), gemini)["contents"]
+    assert got[0]["parts"][0]["function_call"]["id"] == "<tool_call_id>"
+    assert got[1]["parts"][0]["function_response"]["id"] == "<tool_call_id>"
+
+
 def test_no_preset_is_on_by_default() -> None:
     body = {"id": f"call_{uuid.uuid4().hex}", "at": int(time.time()), "tool_call_id": "x"}
     assert MatchConfig().body(body) == body

@@ -50,11 +50,14 @@ _EPOCH_RANGES: dict[str, tuple[int, int]] = {
 # (tool_call_id), the Responses API (call_id), Anthropic (tool_use_id).
 _TOOL_ID_KEYS = frozenset({"tool_call_id", "tool_use_id", "call_id"})
 # Objects whose ``id`` is a tool call's: OpenAI tool_calls items and Anthropic blocks by
-# ``type``; Gemini's functionCall / functionResponse parts by the key that holds them.
+# ``type``; Gemini's functionCall / functionResponse parts by the key that holds them, in
+# either spelling the API takes (llm-gemini sends function_call / function_response).
 _TOOL_ID_TYPES = frozenset(
     {"function", "tool_use", "tool_result", "function_call", "function_call_output"}
 )
-_TOOL_ID_HOLDERS = frozenset({"functionCall", "functionResponse"})
+_TOOL_ID_HOLDERS = frozenset(
+    {"functionCall", "functionResponse", "function_call", "function_response"}
+)
 
 #: A preset ``volatile`` name: a string shape, an epoch range or tool-call ids.
 VolatileShape = Literal["uuid", "timestamp", "hex_id", "epoch_seconds", "epoch_ms", "tool_call_id"]
