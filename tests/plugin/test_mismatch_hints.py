@@ -133,3 +133,51 @@ def test_a_marker_record_mode_is_overridden_too(
         assert not (pytester.path / "cassettes").exists()
         pytester.runpytest_subprocess("--llmcassette-record-mode=once").assert_outcomes(passed=1)
     assert len(list((pytester.path / "cassettes").rglob("*.jsonl"))) == 1
+
+
+def _tool_chain(tool_id: str, request_id: str) -> dict[str, object]:
+    # A Gemini tool round trip: the id the client made for the call is copied into its
+    # response; a request id the client makes anew rides in the metadata.
+    return {
+        "contents": [
+            {"role": "model", "parts": [{"functionCall": {"name": "f", "id": tool_id}}]},
+            {"role": "user", "parts": [{"functionResponse": {"name": "f", "id": tool_id}}]},
+        ],
+        "metadata": {"request": f"req-{request_id}"},
+    }
+
+
+@pytest.mark.parametrize(
+    ("changes", "advised"),
+    [
+        ("tool", "match={'volatile': ['tool_call_id']}"),
+        ("request", "match={'volatile': ['uuid']}"),
+        ("prompt", "match={'ignore': ['$.contents[0].role']}"),
+    ],
+)
+def test_a_value_made_anew_on_every_run_is_advised_away_by_its_preset(
+    tmp_path: Path, any_server: tuple[str, list[str]], changes: str, advised: str
+) -> None:
+    # Leaving out the one path where the difference shows first would not help: the same
+    # id sits in the function response too, and in every later call of a chain.
+    tool_id, request_id = "call_" + "a" * 32, "0f1e2d3c-4b5a-4978-8695-a4b3c2d1e0f9"
+    url = f"{any_server[0]}/v1beta/models/gemini-2.0-flash:generateContent"
+    with llmcassette.use_cassette(tmp_path / "c", record_mode="once"):
+        httpx2.post(url, json=_tool_chain(tool_id, request_id))
+    sent = _tool_chain(
+        "call_" + "b" * 32 if changes == "tool" else tool_id,
+        "9e8d7c6b-5a49-4837-a261-504f3e2d1c0b" if changes == "request" else request_id,
+    )
+    if changes == "prompt":
+        sent["contents"][0]["role"] = "user"  # type: ignore[index]
+    with (
+        pytest.raises(CassetteMismatch) as raised,
+        llmcassette.use_cassette(tmp_path / "c", record_mode="none"),
+    ):
+        httpx2.post(url, json=sent)
+    assert f"use_cassette(..., {advised})" in str(raised.value), str(raised.value)
+    if changes != "prompt":  # following the advice makes the request match
+        with llmcassette.use_cassette(
+            tmp_path / "c", record_mode="none", match={"volatile": [advised.split("'")[3]]}
+        ):
+            assert httpx2.post(url, json=sent).status_code == 200

@@ -53,6 +53,7 @@ class CassetteMismatch(LlmCassetteError, CannotOverwriteExistingCassetteExceptio
         candidates: list[report.Candidate],
         context: report.Context,
         session: str | None = None,
+        volatile: str | None = None,
     ) -> None:
         self.cassette = cassette
         # The llmcassette.session the request was made in: its interactions rank first.
@@ -78,6 +79,7 @@ class CassetteMismatch(LlmCassetteError, CannotOverwriteExistingCassetteExceptio
             record_mode=str(record_mode),
             context=context,
             named=[file for file, _ in loaded_from(cassette)],
+            volatile=volatile,
         )
         if session is not None:
             message += (
@@ -126,6 +128,15 @@ class CassetteMismatch(LlmCassetteError, CannotOverwriteExistingCassetteExceptio
         filtered = cassette._before_record_request(request) or request
         session = current_session()
         ranked = candidates(cassette, filtered, session)
+        volatile = None
+        if ranked and ranked[0].differences:
+            matcher = body_matcher(cassette)
+            volatile = report.volatile_preset_for(
+                filtered,
+                cassette.data[ranked[0].position - 1][0],
+                matcher.config if matcher is not None else MatchConfig(),
+                ranked[0].differences[0],
+            )
         if not getattr(cassette, "rewound", False) and not len(cassette):
             reason = "cassette_not_found"
         elif (ranked and not ranked[0].differences) or _played_as_vcrpy_would(cassette, ranked):
@@ -140,6 +151,7 @@ class CassetteMismatch(LlmCassetteError, CannotOverwriteExistingCassetteExceptio
             candidates=ranked,
             context=context,
             session=session,
+            volatile=volatile,
         )
         RAISED.append(error)
         return error

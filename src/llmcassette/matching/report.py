@@ -7,6 +7,7 @@ with the first difference of the closest one.
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -14,7 +15,7 @@ from typing import Any, Literal
 
 from llmcassette.matching.jsondiff import Difference, differences
 from llmcassette.matching.matchers import comparable_body, comparable_method
-from llmcassette.matching.normalize import MatchConfig
+from llmcassette.matching.normalize import MatchConfig, VolatileShape
 
 MAX_DIFFERENCES = 6
 MAX_CANDIDATES = 3
@@ -139,6 +140,36 @@ def compare(incoming: Any, recorded: Any, config: MatchConfig) -> tuple[Differen
     return tuple(found)
 
 
+# The presets a hint may suggest, the narrowest first: a tool-call id is left out by its
+# place (its key or holder), the others wherever their shape occurs in a string.
+_SUGGESTED_PRESETS: tuple[VolatileShape, ...] = (
+    "tool_call_id",
+    "uuid",
+    "hex_id",
+    "timestamp",
+    "epoch_seconds",
+    "epoch_ms",
+)
+
+
+def volatile_preset_for(
+    incoming: Any, recorded: Any, config: MatchConfig, difference: Difference
+) -> VolatileShape | None:
+    """The ``volatile`` preset that makes ``difference`` (between these two requests) go
+    away, if one does: a value a client makes anew on every run (a uuid, a tool-call id)
+    is most often copied to other places of the body and of later calls, where leaving out
+    its one path would not help."""
+    if not difference.path.startswith(("body.", "body[")):
+        return None
+    for preset in _SUGGESTED_PRESETS:
+        if preset in config.volatile:
+            continue
+        wider = dataclasses.replace(config, volatile=(*config.volatile, preset))
+        if all(left.path != difference.path for left in compare(incoming, recorded, wider)):
+            return preset
+    return None
+
+
 def call_label(call: int, method: str, uri: str) -> str:
     """``call #3 to POST /v1/chat/completions``."""
     from urllib.parse import urlsplit
@@ -157,10 +188,12 @@ def render(
     record_mode: str,
     context: Context,
     named: Sequence[str] = (),
+    volatile: str | None = None,
 ) -> str:
     """The message of a ``CassetteMismatch`` (see ``llmcassette.errors``); its hints give
     the commands for ``context``. ``named`` are the other tests' cassettes the test names,
-    whose interactions ``recorded`` holds too (their ``source``)."""
+    whose interactions ``recorded`` holds too (their ``source``). ``volatile`` is the
+    preset that leaves out the closest candidate's first difference (``volatile_preset_for``)."""
     hints = _HINTS[context]
     where = call_label(call, method, uri)
     cassette = _cassette_line(path, recorded, record_mode, named)
@@ -215,7 +248,7 @@ def render(
         lines.append(f"  likely cause: {moved}")
     lines.append(
         f"  to fix: if the request changed on purpose, record again ({hints.rerecord}); "
-        + _leave_out_hint(closest, hints)
+        + _leave_out_hint(closest, hints, volatile)
     )
     return "\n".join(lines)
 
@@ -278,9 +311,16 @@ def _sdk_moved(closest: Candidate | None) -> str | None:
     return None
 
 
-def _leave_out_hint(closest: Candidate | None, hints: _Hints) -> str:
+def _leave_out_hint(closest: Candidate | None, hints: _Hints, volatile: str | None) -> str:
     """How to stop matching on the field that differs, when it changes on every run."""
     first = closest.differences[0].path if closest is not None and closest.differences else ""
+    if volatile is not None:
+        return (
+            f"if {first} changes on every run, leave out every such value (here and "
+            f"wherever it is copied): "
+            + hints.options.format(f"match={{'volatile': ['{volatile}']}}")
+            + " (docs/matching.md)"
+        )
     if first.startswith("body.") or first.startswith("body["):
         json_path = "$" + first[len("body") :]
         return (
