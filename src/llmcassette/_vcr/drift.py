@@ -21,7 +21,6 @@ from vcr.matchers import requests_match
 from llmcassette._vcr import deferred
 from llmcassette._vcr.persister import LEGACY_ATTRIBUTE, Persister, is_legacy
 from llmcassette.errors import LegacyCassetteDriftWarning, UnusedInteractionsError
-from llmcassette.matching.jsondiff import shorten_pair
 from llmcassette.matching.normalize import MatchConfig
 from llmcassette.matching.report import compare
 from llmcassette.transport.recorded import session_of
@@ -130,7 +129,7 @@ def _first_unplayed(cassette: Any) -> int:
 
 def _report(cassette: Any, file: str, differences: tuple[Any, ...]) -> None:
     for difference in differences:
-        recorded, incoming = shorten_pair(difference.recorded, difference.incoming, _VALUE_WIDTH)
+        recorded, incoming = difference.shown(_VALUE_WIDTH)
         # Inside the client's HTTP call: where warnings are errors, raised at the exit.
         _emit(LegacyCassetteDriftWarning(file, difference.path, recorded, incoming), cassette)
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 from dataclasses import dataclass
 from typing import Any
@@ -13,15 +14,31 @@ _IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_-]*$")
 
 @dataclass(frozen=True)
 class Difference:
-    """One differing place: its path and the recorded and incoming values there."""
+    """One differing place: its path and the recorded and incoming values there.
+
+    ``reordered``: the two values are lists of the same items in another order (told as
+    one difference, not one per item that moved).
+    """
 
     path: str
     recorded: Any
     incoming: Any
+    reordered: bool = False
+
+    def shown(self, width: int = 80) -> tuple[str, str]:
+        """Both values as a message shows them: long ones shortened around the change, a
+        reordered list as the labels of its items (``['text', 'image']``)."""
+        if not self.reordered:
+            return shorten_pair(self.recorded, self.incoming, width)
+        recorded, incoming = _labels(self.recorded), _labels(self.incoming)
+        if recorded == incoming:  # alike at a glance: the items themselves
+            recorded, incoming = self.recorded, self.incoming
+        shown = shorten_pair(recorded, incoming, width)
+        return shown[0], f"{shown[1]} (the same {len(self.recorded)} items, reordered)"
 
     def describe(self, width: int = 80) -> str:
         """``path: recorded 'x', incoming 'y'`` with long values shortened around the change."""
-        recorded, incoming = shorten_pair(self.recorded, self.incoming, width)
+        recorded, incoming = self.shown(width)
         return f"{self.path}: recorded {recorded}, incoming {incoming}"
 
 
@@ -82,6 +99,9 @@ def _walk(
             )
         return
     if isinstance(recorded, list) and isinstance(incoming, list):
+        if _reordered(recorded, incoming):
+            found.append(Difference(path or "(root)", recorded, incoming, reordered=True))
+            return
         for index in range(max(len(recorded), len(incoming))):
             _walk(
                 recorded[index] if index < len(recorded) else MISSING,
@@ -101,6 +121,26 @@ def _walk(
     )
     if not filled:
         found.append(Difference(path or "(root)", recorded, incoming))
+
+
+def _reordered(recorded: list[Any], incoming: list[Any]) -> bool:
+    """Whether two lists hold the same items (equal as JSON) in another order."""
+    if len(recorded) != len(incoming) or len(recorded) < 2 or recorded == incoming:
+        return False
+    ours = [json.dumps(item, sort_keys=True, default=repr) for item in incoming]
+    theirs = [json.dumps(item, sort_keys=True, default=repr) for item in recorded]
+    return ours != theirs and sorted(ours) == sorted(theirs)
+
+
+def _labels(items: list[Any]) -> list[Any]:
+    """A list's items by what tells them apart at a glance: a block's ``type``, a message's
+    ``role``, else the item itself."""
+    return [
+        next((item[k] for k in ("type", "role") if isinstance(item.get(k), str)), item)
+        if isinstance(item, dict)
+        else item
+        for item in items
+    ]
 
 
 def shorten_pair(recorded: Any, incoming: Any, width: int) -> tuple[str, str]:
