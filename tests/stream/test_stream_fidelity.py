@@ -216,6 +216,46 @@ def test_an_endless_stream_the_caller_stops_is_recorded_up_to_where_it_stopped(
         assert read_five() == live
 
 
+def test_reading_past_where_the_recording_stopped_is_not_a_whole_answer(
+    tmp_path: Path, provider: LocalProvider
+) -> None:
+    # Recorded, the code stopped after five events of an endless stream (a watchdog, a
+    # cancelled task); replayed faster, it reads on. Ending there would pass five events
+    # off as the whole answer.
+    provider.behaviour.endless = True
+    provider.behaviour.event_delay = 0.01
+
+    def read(limit: int | None) -> list[bytes]:
+        received: list[bytes] = []
+        with (
+            httpx2.Client() as client,
+            client.stream(
+                "POST", f"{provider.url}/v1/chat/completions", json=CHAT, headers=AUTH
+            ) as response,
+        ):
+            for chunk in response.iter_raw():
+                received.append(chunk)
+                if len(received) == limit:
+                    break
+        return received
+
+    with llmcassette.use_cassette(tmp_path / "c", record_mode="once"):
+        live = read(5)
+    provider.stop()
+    with (
+        llmcassette.use_cassette(tmp_path / "c", record_mode="none"),
+        pytest.warns(llmcassette.IncompleteStreamWarning, match="stopped reading this response"),
+    ):
+        assert read(None) == live
+    replay = llmcassette.use_cassette(
+        tmp_path / "c", record_mode="none", incomplete_streams="error"
+    )
+    with pytest.raises(llmcassette.IncompleteStreamError, match="after 5 pieces"), replay:
+        read(None)
+    with llmcassette.use_cassette(tmp_path / "c", record_mode="none", incomplete_streams="ignore"):
+        assert read(None) == live  # kept on purpose: no word
+
+
 @pytest.mark.parametrize("name", LIBRARIES)
 async def test_async_cancel_during_an_endless_stream(
     tmp_path: Path, provider: LocalProvider, name: str

@@ -41,7 +41,12 @@ from llmcassette.transport import fault_responses, integrity, lm15
 from llmcassette.transport.pace import Pace
 from llmcassette.transport.recorded import META_KEY
 from llmcassette.transport.recording import Ending, recording_stream
-from llmcassette.transport.replay import check_integrity, headers_delay, replay_response
+from llmcassette.transport.replay import (
+    check_integrity,
+    headers_delay,
+    replay_response,
+    stopped_reading,
+)
 from llmcassette.transport.timing import event_times, times_of_sizes
 
 # How many requests a cassette has been asked for (for "call #3" in mismatch reports).
@@ -329,9 +334,34 @@ class InterceptedMethod:
             cassette=functools.partial(display_path, self.cassette),
             where=where,
         )
+        past_the_end = None
+        stopped = None if shape is not None else stopped_reading(recorded)
+        if stopped is not None and self.incomplete_streams != "ignore":
+            past_the_end = functools.partial(self._read_past_recording, vcr_request, stopped)
         return replay_response(
-            library, recorded, request, self.pace, is_async=is_async, shape=shape
+            library,
+            recorded,
+            request,
+            self.pace,
+            is_async=is_async,
+            shape=shape,
+            past_the_end=past_the_end,
         )
+
+    def _read_past_recording(self, vcr_request: Any, pieces: int) -> None:
+        """The caller reads on where the recording stops: the code stopped reading this
+        response when it was recorded, so what came next was never stored. Ending here
+        would hand over a partial answer as whole: an error or a warning, as
+        ``incomplete_streams`` says."""
+        uri = _shown_uri(self.cassette, vcr_request)
+        problem = (
+            f"the code stopped reading this response after {pieces} "
+            f"{'piece' if pieces == 1 else 'pieces'} when it was recorded, and now reads on: "
+            "the cassette does not hold what came next"
+        )
+        if self.incomplete_streams == "error":
+            raise IncompleteStreamError(uri, problem, display_path(self.cassette))
+        deferred.warn(self.cassette, IncompleteStreamWarning(f"{uri}: {problem}"), stacklevel=3)
 
     def _pass_through(
         self,

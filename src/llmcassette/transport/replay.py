@@ -82,6 +82,7 @@ class _Plan:
         failure: BaseException | None,
         hang: Hang | None = None,
         fixed_times: bool = False,
+        past_the_end: Callable[[], None] | None = None,
     ) -> None:
         self.pieces = pieces
         self.times = times if times is not None and (fixed_times or not pace.instant) else None
@@ -89,7 +90,17 @@ class _Plan:
         self.started = started
         self.failure = failure
         self.hang = hang
+        # Called when the caller reads on after the last recorded piece of a stream the
+        # code stopped reading when it was recorded (``stopped_reading``).
+        self.past_the_end = past_the_end
         self.closed = threading.Event()
+
+    def finish(self) -> None:
+        """After the last piece: what the recording says comes next."""
+        if self.past_the_end is not None:
+            self.past_the_end()
+        if self.failure is not None:
+            raise self.failure
 
     def touch_marker(self) -> None:
         """Tell a waiting test that the hang has begun (the prefix was delivered)."""
@@ -123,8 +134,7 @@ def _sync_class(base: type) -> type:
                 if not plan.closed.wait(plan.hang.timeout):
                     raise plan.hang.timeout_error
                 return
-            if plan.failure is not None:
-                raise plan.failure
+            plan.finish()
 
         def close(self) -> None:
             self._plan.closed.set()
@@ -157,8 +167,7 @@ def _async_class(base: type) -> type:
                         await anyio.sleep_forever()
                 except TimeoutError:
                     raise plan.hang.timeout_error from None
-            if plan.failure is not None:
-                raise plan.failure
+            plan.finish()
 
         async def aclose(self) -> None:
             self._plan.closed.set()
@@ -182,6 +191,16 @@ def recorded_failure(
     message = f"the stream broke here when it was recorded ({error}); replayed from the cassette"
     failure: BaseException = exception_type(message, request=request)
     return failure
+
+
+def stopped_reading(response: Mapping[str, Any]) -> int | None:
+    """How many pieces of its body a response holds when the code stopped reading it while
+    it was recorded (cut short with no error and no missing ending); None otherwise."""
+    meta = response.get(META_KEY) or {}
+    end = meta.get("end_extra") or {}
+    if not end.get("cut_short") or end.get("error") or "incomplete" in end:
+        return None
+    return len(event_pieces(response)[0])
 
 
 def check_integrity(
@@ -222,15 +241,18 @@ def replay_response(
     *,
     is_async: bool,
     shape: Shape | None = None,
+    past_the_end: Callable[[], None] | None = None,
 ) -> Any:
     """Build the ``library.Response`` (httpx or httpx2) that replays a recorded response.
 
     ``shape`` (from a fault) replaces the recorded events, their times and the ending.
+    ``past_the_end`` is called when the caller reads on after the last recorded piece.
     """
     started = time.monotonic()
     if shape is None:
         pieces, times = event_pieces(response)
-        plan = _Plan(pieces, times, pace, started, recorded_failure(library, response, request))
+        failure = recorded_failure(library, response, request)
+        plan = _Plan(pieces, times, pace, started, failure, past_the_end=past_the_end)
     else:
         plan = _Plan(
             shape.pieces, shape.times, pace, started, shape.failure, shape.hang, shape.fixed_times
