@@ -318,3 +318,51 @@ def test_outside_a_session_a_mismatch_ranks_by_content_alone(tmp_path: Path) -> 
     assert caught.value.candidates[0].position == 2
     assert caught.value.session is None
     assert "llmcassette.session" not in str(caught.value)
+
+
+@pytest.mark.parametrize(
+    ("recorded_in", "asked_in", "said"),
+    [
+        (
+            ["a", "b"],
+            None,
+            "the 2 recorded calls like it were made in llmcassette.sessions 'a', 'b', "
+            "and this one outside any session",
+        ),
+        (
+            ["a", "b"],
+            "c",
+            "the 2 recorded calls like it were made in llmcassette.sessions 'a', 'b', "
+            "and this one in llmcassette.session 'c'",
+        ),
+        # sessions added to the code, the cassette not recorded again
+        (
+            [None],
+            "a",
+            "the 1 recorded call like it was made outside any session, "
+            "and this one in llmcassette.session 'a'",
+        ),
+    ],
+)
+def test_a_request_recorded_only_in_other_sessions_says_so(
+    tmp_path: Path, recorded_in: list[str | None], asked_in: str | None, said: str
+) -> None:
+    # Not "all played already" (none was), nor allow_playback_repeats, which cannot help.
+    path = write(tmp_path / "c.jsonl", *(interaction("go", "A", label) for label in recorded_in))
+    in_session = llmcassette.session(asked_in) if asked_in else contextlib.nullcontext()
+    replay = llmcassette.use_cassette(
+        path, record_mode="none", allow_unused=True, allow_playback_repeats=True
+    )
+    with (
+        pytest.raises(llmcassette.CassetteMismatch) as caught,
+        replay,
+        in_session,
+        httpx2.Client() as client,
+    ):
+        ask(client, "go")
+    assert caught.value.reason == "other_session"
+    message = str(caught.value)
+    assert message.startswith(f"call #1 to POST /v1/answer, but {said}\n"), message
+    assert "a request matches only interactions recorded in its own session" in message
+    assert "played already" not in message
+    assert caught.value.details()["how_to_fix"].startswith("make the call in the")

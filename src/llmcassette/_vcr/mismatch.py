@@ -34,12 +34,13 @@ RAISED: deque[Exception] = deque(maxlen=RAISED_LIMIT)
 class CassetteMismatch(LlmCassetteError, CannotOverwriteExistingCassetteException):  # type: ignore[misc]
     """No recorded interaction answers a request, and the record mode forbids recording it.
 
-    ``reason`` is ``"no_match"``, ``"exhausted"`` (every matching interaction was played)
-    or ``"cassette_not_found"``. ``call`` is which request of the cassette's use this was
-    (1-based), ``path`` the cassette file, ``method``/``uri`` the request as redaction left
-    it, ``candidates`` the recorded interactions closest first, each with its
-    ``differences`` (``path``, ``recorded``, ``incoming``); ``differences`` are the closest
-    candidate's. ``context`` is where the cassette is in use (``"pytest"``,
+    ``reason`` is ``"no_match"``, ``"exhausted"`` (every matching interaction was played),
+    ``"other_session"`` (the matching interactions were recorded in another
+    ``llmcassette.session``, or outside any) or ``"cassette_not_found"``. ``call`` is which
+    request of the cassette's use this was (1-based), ``path`` the cassette file,
+    ``method``/``uri`` the request as redaction left it, ``candidates`` the recorded
+    interactions closest first, each with its ``differences`` (``path``, ``recorded``,
+    ``incoming``); ``differences`` are the closest candidate's. ``context`` is where the cassette is in use (``"pytest"``,
     ``"use_cassette"`` or ``"vcr"``); the message's hints give the commands for it.
     """
 
@@ -80,6 +81,7 @@ class CassetteMismatch(LlmCassetteError, CannotOverwriteExistingCassetteExceptio
             context=context,
             named=[file for file, _ in loaded_from(cassette)],
             volatile=volatile,
+            session=session,
         )
         if session is not None:
             message += (
@@ -139,6 +141,8 @@ class CassetteMismatch(LlmCassetteError, CannotOverwriteExistingCassetteExceptio
             )
         if not getattr(cassette, "rewound", False) and not len(cassette):
             reason = "cassette_not_found"
+        elif ranked and not ranked[0].differences and ranked[0].session != session:
+            reason = "other_session"
         elif (ranked and not ranked[0].differences) or _played_as_vcrpy_would(cassette, ranked):
             reason = "exhausted"
         else:
@@ -162,6 +166,8 @@ _HOW_TO_FIX = {
     "cassette again (pytest --record-mode=rewrite)",
     "exhausted": "the matching interactions were all played already: record the cassette "
     "again (pytest --record-mode=rewrite), or allow replaying them (allow_playback_repeats)",
+    "other_session": "make the call in the llmcassette.session it was recorded in, or record "
+    "the cassette again if the code's sessions changed",
     "cassette_not_found": "record the cassette (pytest --record-mode=once)",
 }
 
@@ -218,16 +224,13 @@ def candidates(cassette: Any, incoming: Any, session: str | None = None) -> list
             report.compare(incoming, recorded, config),
             cassette.play_counts[position] > 0,
             sources.get(position),
+            session_of(response),
         )
-        for position, (recorded, _) in enumerate(cassette.data)
+        for position, (recorded, response) in enumerate(cassette.data)
     ]
-    if session is None:
-        ranked.sort(key=lambda candidate: (candidate.score, candidate.position))
-        return ranked
-    labels = [session_of(response) for _, response in cassette.data]
     ranked.sort(
         key=lambda candidate: (
-            labels[candidate.position - 1] != session,
+            candidate.session != session,
             candidate.score,
             candidate.position,
         )

@@ -74,6 +74,8 @@ class Candidate:
     # Loaded from another test's cassette that the test names: that file, and the
     # interaction's number in it (None: the cassette's own).
     source: tuple[str, int] | None = None
+    # The llmcassette.session it was recorded in (None: outside any).
+    session: str | None = None
 
     @property
     def where(self) -> str:
@@ -189,11 +191,13 @@ def render(
     context: Context,
     named: Sequence[str] = (),
     volatile: str | None = None,
+    session: str | None = None,
 ) -> str:
     """The message of a ``CassetteMismatch`` (see ``llmcassette.errors``); its hints give
     the commands for ``context``. ``named`` are the other tests' cassettes the test names,
     whose interactions ``recorded`` holds too (their ``source``). ``volatile`` is the
-    preset that leaves out the closest candidate's first difference (``volatile_preset_for``)."""
+    preset that leaves out the closest candidate's first difference (``volatile_preset_for``);
+    ``session`` the llmcassette.session the request was made in."""
     hints = _HINTS[context]
     where = call_label(call, method, uri)
     cassette = _cassette_line(path, recorded, record_mode, named)
@@ -208,6 +212,21 @@ def render(
         for candidate in recorded
         if not candidate.outside_body
     ]
+    if reason == "other_session":
+        alike = [candidate for candidate in recorded if not candidate.differences]
+        recorded_in = _sessions_phrase({candidate.session for candidate in alike})
+        lines.append(
+            f"{where}, but the {len(alike)} recorded {'call' if len(alike) == 1 else 'calls'} "
+            f"like it {'was' if len(alike) == 1 else 'were'} made {recorded_in}, and this "
+            f"one {_session_name(session)}"
+        )
+        lines.append(f"  cassette: {cassette}")
+        lines.append(
+            "  to fix: a request matches only interactions recorded in its own session: make "
+            f"the call in the session it was recorded in, or record again ({hints.rerecord}) "
+            "if the code's sessions changed (docs/concurrency.md)"
+        )
+        return "\n".join(lines)
     if reason == "exhausted":
         lines.append(
             f"{where}, but the cassette recorded {len(exact)} "
@@ -251,6 +270,22 @@ def render(
         + _leave_out_hint(closest, hints, volatile)
     )
     return "\n".join(lines)
+
+
+def _session_name(session: str | None) -> str:
+    return "outside any session" if session is None else f"in llmcassette.session {session!r}"
+
+
+def _sessions_phrase(sessions: set[str | None]) -> str:
+    """``in llmcassette.session 'a'``, ``in llmcassette.sessions 'a', 'b'``, ``outside any
+    session``, or both."""
+    named = sorted(session for session in sessions if session is not None)
+    parts = ["outside any session"] if None in sessions else []
+    if len(named) == 1:
+        parts.append(_session_name(named[0]))
+    elif named:
+        parts.append("in llmcassette.sessions " + ", ".join(map(repr, named)))
+    return " and ".join(parts)
 
 
 def _cassette_line(
