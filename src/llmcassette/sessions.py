@@ -36,7 +36,7 @@ def current_session() -> str | None:
 
 class session:  # lower case: used like a function, ``with llmcassette.session("a"):``
     """Label every request made inside: ``with session("a"):``, ``@session("a")`` on a sync
-    or async function, or from a pytest fixture (``with session("a"): yield``).
+    or async function or generator, or from a pytest fixture (``with session("a"): yield``).
 
     Inside another session the label is ``"outer/name"``. As a decorator each call enters a
     session of its own, so decorated calls may overlap; a ``with`` enters the object once.
@@ -67,6 +67,10 @@ class session:  # lower case: used like a function, ``with llmcassette.session("
 
     def __call__(self, function: _Function) -> _Function:
         name = self.name  # each call enters a session of its own: calls may overlap
+        if inspect.isasyncgenfunction(function):
+            return cast("_Function", _async_generator_in_session(function, name))
+        if inspect.isgeneratorfunction(function):
+            return cast("_Function", _generator_in_session(function, name))
         if inspect.iscoroutinefunction(function):
 
             @functools.wraps(function)
@@ -82,3 +86,62 @@ class session:  # lower case: used like a function, ``with llmcassette.session("
                 return function(*args, **kwargs)
 
         return cast("_Function", run)
+
+
+# A generator runs in the context of whoever resumes it: a session entered around the whole
+# of it would label the caller's requests between two items. These enter the session for
+# each step of the generator only, passing on what is sent or thrown into it.
+
+
+def _generator_in_session(function: Callable[..., Any], name: str) -> Callable[..., Any]:
+    @functools.wraps(function)
+    def run(*args: Any, **kwargs: Any) -> Any:
+        generator = function(*args, **kwargs)
+        step = functools.partial(generator.send, None)
+        try:
+            while True:
+                with session(name):
+                    try:
+                        item = step()
+                    except StopIteration as stop:
+                        return stop.value
+                try:
+                    sent = yield item
+                except GeneratorExit:
+                    raise
+                except BaseException as error:  # thrown in: the generator gets it
+                    step = functools.partial(generator.throw, error)
+                else:
+                    step = functools.partial(generator.send, sent)
+        finally:
+            with session(name):
+                generator.close()
+
+    return run
+
+
+def _async_generator_in_session(function: Callable[..., Any], name: str) -> Callable[..., Any]:
+    @functools.wraps(function)
+    async def run(*args: Any, **kwargs: Any) -> Any:
+        generator = function(*args, **kwargs)
+        step = functools.partial(generator.asend, None)
+        try:
+            while True:
+                with session(name):
+                    try:
+                        item = await step()
+                    except StopAsyncIteration:
+                        return
+                try:
+                    sent = yield item
+                except GeneratorExit:
+                    raise
+                except BaseException as error:  # thrown in: the generator gets it
+                    step = functools.partial(generator.athrow, error)
+                else:
+                    step = functools.partial(generator.asend, sent)
+        finally:
+            with session(name):
+                await generator.aclose()
+
+    return run

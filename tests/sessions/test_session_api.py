@@ -76,6 +76,61 @@ async def test_the_decorator_labels_an_async_function_and_calls_may_overlap() ->
     assert current_session() is None
 
 
+def test_the_decorator_labels_each_step_of_a_generator_only() -> None:
+    # A generator runs in its caller's context: the label holds while it runs, not while
+    # the caller handles an item, and what is sent or thrown in reaches it.
+    @llmcassette.session("streamer")
+    def stream(count: int) -> Iterator[str | None]:
+        for _ in range(count):
+            try:
+                sent = yield current_session()
+            except ValueError:
+                yield "caught"
+                continue
+            if sent is not None:
+                yield f"got {sent}"
+        return
+
+    seen = []
+    for label in stream(2):
+        seen.append((label, current_session()))
+    assert seen == [("streamer", None), ("streamer", None)]
+    generator = stream(3)
+    assert next(generator) == "streamer"
+    assert generator.throw(ValueError("in")) == "caught"
+    assert next(generator) == "streamer"
+    assert generator.send("x") == "got x"
+    generator.close()
+    with llmcassette.session("boss"):
+        assert list(stream(1)) == ["boss/streamer"]
+    assert stream.__name__ == "stream"
+
+
+async def test_the_decorator_labels_each_step_of_an_async_generator_only() -> None:
+    @llmcassette.session("agent")
+    async def answers(count: int) -> AsyncIterator[str | None]:
+        for _ in range(count):
+            await asyncio.sleep(0)
+            sent = yield current_session()
+            if sent is not None:
+                yield f"got {sent}"
+
+    seen = [(label, current_session()) async for label in answers(2)]
+    assert seen == [("agent", None), ("agent", None)]
+    generator = answers(2)
+    assert await generator.__anext__() == "agent"
+    assert await generator.asend("x") == "got x"
+    await generator.aclose()
+
+    async def collect() -> list[str | None]:
+        return [label async for label in answers(1)]
+
+    with llmcassette.session("fan-out"):
+        both = await asyncio.gather(collect(), collect())
+    assert both == [["fan-out/agent"], ["fan-out/agent"]]
+    assert current_session() is None
+
+
 async def test_asyncio_tasks_created_inside_carry_the_label() -> None:
     with llmcassette.session("a"):
         task = asyncio.create_task(asyncio.sleep(0, result=None))
