@@ -366,3 +366,57 @@ def test_a_request_recorded_only_in_other_sessions_says_so(
     assert "a request matches only interactions recorded in its own session" in message
     assert "played already" not in message
     assert caught.value.details()["how_to_fix"].startswith("make the call in the")
+
+
+@pytest.fixture
+def fresh_ids_server() -> Iterator[str]:
+    """Like a real provider at temperature 0: the same answer to the same question, with
+    an id and a time of its own each time, gzip-compressed."""
+    import gzip
+    import http.server
+    import threading
+    import time
+
+    class Answer(http.server.BaseHTTPRequestHandler):
+        def log_message(self, *args: object) -> None:
+            pass
+
+        def do_POST(self) -> None:
+            self.rfile.read(int(self.headers.get("content-length") or 0))
+            time.sleep(0.05)  # the calls overlap
+            body = json.dumps(
+                {"id": f"chatcmpl-{uuid.uuid4().hex}", "created": time.time_ns(), "a": "same"}
+            )
+            packed = gzip.compress(body.encode())
+            self.send_response(200)
+            self.send_header("content-type", "application/json")
+            self.send_header("content-encoding", "gzip")
+            self.send_header("content-length", str(len(packed)))
+            self.end_headers()
+            self.wfile.write(packed)
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Answer)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    yield f"http://127.0.0.1:{server.server_address[1]}/v1/answer"
+    server.shutdown()
+    server.server_close()
+
+
+def test_identical_answers_with_ids_of_their_own_do_not_warn(
+    tmp_path: Path, fresh_ids_server: str
+) -> None:
+    # Every provider gives each answer its own id and time: callers that get the same
+    # content get it in either order, which is nothing to warn about.
+    async def run() -> list[str]:
+        async with httpx2.AsyncClient() as client:
+            replies = await asyncio.gather(
+                *(client.post(fresh_ids_server, json={"q": "spam?"}) for _ in range(3))
+            )
+        return [reply.json()["id"] for reply in replies]
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        with llmcassette.use_cassette(tmp_path / "c.jsonl"):
+            ids = asyncio.run(run())
+    assert len(set(ids)) == 3
+    assert identical_request_warnings(caught) == []

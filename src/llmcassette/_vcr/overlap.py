@@ -12,6 +12,7 @@ requests that overlapped in time are compared, so sequential ones cost no reques
 from __future__ import annotations
 
 import json
+import re
 import threading
 import time
 from bisect import bisect_right
@@ -19,6 +20,7 @@ from collections.abc import Hashable
 from typing import Any
 
 from llmcassette._vcr import deferred, lookup
+from llmcassette.cassette.compression import decode_content
 from llmcassette.errors import ConcurrentIdenticalRequestsWarning
 from llmcassette.matching.index import request_key
 
@@ -39,28 +41,55 @@ class _Flights:
 
     def __init__(self) -> None:
         self.ends: list[float] = []
-        # [session, request, matcher config, answer digest, key (None until needed)]
+        # [session, request, matcher config, answer, answer digest, key (None until needed),
+        #  content digest (None until needed)]
         self.entries: list[list[Any]] = []
         self.warned: set[Hashable] = set()
 
 
 def _key(entry: list[Any]) -> Hashable:
-    key: Hashable = entry[4]
+    key: Hashable = entry[5]
     if key is None:
-        key = entry[4] = (entry[0], request_key(entry[1], entry[2]))
+        key = entry[5] = (entry[0], request_key(entry[1], entry[2]))
     return key
 
 
+# The fields a provider sets anew for every answer (its id, its time, the build that served
+# it): answers that differ only there give a caller the same content in either order.
+_PER_ANSWER = re.compile(
+    rb'"(?:id|created|created_at|system_fingerprint|responseId|response_id|request_id)"'
+    rb'\s*:\s*(?:"(?:[^"\\]|\\.)*"|-?\d+(?:\.\d+)?)'
+)
+
+
+def _content(entry: list[Any]) -> int:
+    digest: int | None = entry[6]
+    if digest is None:
+        status, body, headers = entry[3]
+        body = decode_content(body, headers)[0]  # as sent: gzip makes every byte differ
+        digest = entry[6] = hash((status, _PER_ANSWER.sub(b"", body)))
+    return digest
+
+
+def _other_answer(entry: list[Any], other: list[Any]) -> bool:
+    """Whether two answers differ in more than what every answer has of its own."""
+    return other[4] != entry[4] and _content(other) != _content(entry)
+
+
 def note(
-    cassette: Any, request: Any, session: str | None, started: float, answer: Hashable
+    cassette: Any,
+    request: Any,
+    session: str | None,
+    started: float,
+    answer: tuple[int, bytes, dict[str, list[str]]],
 ) -> None:
     """A recorded request (as stored: redacted) sent at ``started`` (``time.monotonic()``)
-    has got its whole ``answer`` (status and body) now."""
+    has got its whole ``answer`` (status, body as received and headers) now."""
     matcher = lookup.body_matcher(cassette)
     if matcher is None or request is None:
         return
-    digest = hash(answer)  # not the body itself: the cassette holds it already
-    entry: list[Any] = [session, request, matcher.config, digest, None]
+    # The answer is held (the cassette holds its body already); compared by digest.
+    entry: list[Any] = [session, request, matcher.config, answer, hash(answer[:2]), None, None]
     clash = False
     with _LOCK:
         flights = cassette.__dict__.get(_FLIGHTS)
@@ -72,7 +101,7 @@ def note(
         if overlapped:
             key = _key(entry)
             clash = key not in flights.warned and any(
-                other[3] != digest and _key(other) == key for other in overlapped
+                _key(other) == key and _other_answer(entry, other) for other in overlapped
             )
             if clash:
                 flights.warned.add(key)

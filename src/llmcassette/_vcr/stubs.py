@@ -263,7 +263,7 @@ class InterceptedMethod:
                 cassette.append(vcr_request, recorded)
             else:
                 _append_filtered(cassette, filtered, recorded)
-                overlap.note(cassette, filtered, session, started, (status["code"], body))
+                overlap.note(cassette, filtered, session, started, (status["code"], body, headers))
 
         return finish
 
