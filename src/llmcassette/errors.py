@@ -318,6 +318,12 @@ class UnusedInteractionsError(LlmCassetteError):
         "requests now, drop the scripted entries or faults it no longer needs, or allow it "
         "with @pytest.mark.vcr(allow_unused=True)"
     )
+    #: The hint when ``llmcassette.use_cassette`` raised it.
+    USE_CASSETTE_HINT = (
+        "record the cassette again (use_cassette(..., record_mode='all')) if the code makes "
+        "fewer requests now, drop the scripted entries or faults it no longer needs, or "
+        "allow it with use_cassette(..., allow_unused=True)"
+    )
 
     def __init__(
         self,
@@ -328,9 +334,13 @@ class UnusedInteractionsError(LlmCassetteError):
         scripted: bool = False,
         described: list[str] | None = None,
         sessions: list[tuple[str, int, int]] | None = None,
+        hint: str | None = None,
     ) -> None:
+        if hint is not None:  # where the cassette is used names other commands
+            self.hint = hint
         self.path = path
         self.unused = unused
+        self.scripted = scripted
         # (session label, unplayed, recorded) per llmcassette.session, when there are any.
         self.sessions = sessions or []
         self.total = total
@@ -368,6 +378,19 @@ class UnusedInteractionsError(LlmCassetteError):
                 f"(the test made fewer calls than scripted):\n{shown}"
             )
         super().__init__("\n".join(parts) + f"\n  to fix: {self.hint}")
+
+    def with_hint(self, hint: str) -> UnusedInteractionsError:
+        """The same error, with the hint for where the cassette is used."""
+        return type(self)(
+            self.path,
+            self.unused,
+            self.total,
+            self.unused_faults,
+            self.scripted,
+            self.described,
+            self.sessions,
+            hint=hint,
+        )
 
     def details(self) -> dict[str, Any]:
         return {

@@ -197,6 +197,12 @@ def test_replaying_one_of_three_fails_at_exit_listing_the_unplayed(
     assert "#1:" not in message
     assert [position for position, _, _ in caught.value.unused] == [2, 3]
     assert "by session" not in message  # no sessions recorded: no per-session line
+    # the hint names use_cassette's options, not pytest's
+    assert "use_cassette(..., allow_unused=True)" in message
+    assert "use_cassette(..., record_mode='all')" in message
+    assert "--record-mode" not in message
+    assert "pytest.mark" not in message
+    assert caught.value.details()["how_to_fix"] == caught.value.hint
 
 
 def test_allow_unused_lets_a_replay_play_fewer(tmp_path: Path, provider: LocalProvider) -> None:

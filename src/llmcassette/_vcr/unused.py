@@ -38,7 +38,7 @@ class _CheckedCassetteContext(CassetteContextDecorator):  # type: ignore[misc]
             return  # so did the mismatch, even when the block caught it
         error = unused_error(cassette)
         if error is not None:
-            raise error
+            raise error.with_hint(UnusedInteractionsError.USE_CASSETTE_HINT)
 
 
 def checked_use_cassette(
