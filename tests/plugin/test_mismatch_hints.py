@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import httpx2
@@ -181,3 +182,51 @@ def test_a_value_made_anew_on_every_run_is_advised_away_by_its_preset(
             tmp_path / "c", record_mode="none", match={"volatile": [advised.split("'")[3]]}
         ):
             assert httpx2.post(url, json=sent).status_code == 200
+
+
+def test_an_answer_sent_back_is_not_advised_away(tmp_path: Path) -> None:
+    # Two agents asked the same question at once and got answers A and B; replayed in the
+    # other order, agent a continues from B. Ignoring the answer's path, as the hint for
+    # any other field would advise, would let one agent carry on the other's conversation.
+    def request(*turns: tuple[str, str]) -> dict[str, object]:
+        messages = [{"role": role, "content": text} for role, text in turns]
+        return {
+            "type": "request",
+            "method": "POST",
+            "uri": "http://llm.test/v1/chat/completions",
+            "body": {"json": {"model": "m", "messages": messages}},
+        }
+
+    def response(text: str) -> list[dict[str, object]]:
+        answer = {"choices": [{"message": {"role": "assistant", "content": text}}]}
+        return [
+            {"type": "response", "status": 200, "body": {"json": answer}},
+            {"type": "end", "events": 0},
+        ]
+
+    plan = ("user", "Propose a plan")
+    records: list[dict[str, object]] = [{"format": "llmcassette", "format_version": 2}]
+    for agent, answer in (("a", "Plan A"), ("b", "Plan B")):
+        records += [request(plan), *response(answer)]
+        follow_up = (plan, ("assistant", answer), ("user", f"As {agent}, continue"))
+        records += [request(*follow_up), *response(f"{agent} goes on")]
+    path = tmp_path / "agents.jsonl"
+    path.write_text("".join(json.dumps(record) + "\n" for record in records))
+    messages = [
+        {"role": "user", "content": "Propose a plan"},
+        {"role": "assistant", "content": "Plan B"},
+        {"role": "user", "content": "As a, continue"},
+    ]
+    with (
+        pytest.raises(CassetteMismatch) as raised,
+        llmcassette.use_cassette(path, record_mode="none", allow_unused=True),
+    ):
+        httpx2.post(
+            "http://llm.test/v1/chat/completions", json={"model": "m", "messages": messages}
+        )
+    message = str(raised.value)
+    assert message.startswith("body.messages[1].content: recorded 'Plan A', incoming 'Plan B'")
+    assert "to fix: body.messages[1].content is an answer of the model, sent back" in message
+    assert "llmcassette.session(name)" in message
+    assert "'ignore'" not in message
+    assert "'volatile'" not in message

@@ -55,6 +55,7 @@ class CassetteMismatch(LlmCassetteError, CannotOverwriteExistingCassetteExceptio
         context: report.Context,
         session: str | None = None,
         volatile: str | None = None,
+        echoed: bool = False,
     ) -> None:
         self.cassette = cassette
         # The llmcassette.session the request was made in: its interactions rank first.
@@ -82,6 +83,7 @@ class CassetteMismatch(LlmCassetteError, CannotOverwriteExistingCassetteExceptio
             named=[file for file, _ in loaded_from(cassette)],
             volatile=volatile,
             session=session,
+            echoed=echoed,
         )
         if session is not None:
             message += (
@@ -131,13 +133,20 @@ class CassetteMismatch(LlmCassetteError, CannotOverwriteExistingCassetteExceptio
         session = current_session()
         ranked = candidates(cassette, filtered, session)
         volatile = None
+        echoed = False
         if ranked and ranked[0].differences:
+            first = ranked[0].differences[0]
+            echoed = report.echoes_an_answer(filtered, first)
             matcher = body_matcher(cassette)
-            volatile = report.volatile_preset_for(
-                filtered,
-                cassette.data[ranked[0].position - 1][0],
-                matcher.config if matcher is not None else MatchConfig(),
-                ranked[0].differences[0],
+            volatile = (
+                None
+                if echoed
+                else report.volatile_preset_for(
+                    filtered,
+                    cassette.data[ranked[0].position - 1][0],
+                    matcher.config if matcher is not None else MatchConfig(),
+                    first,
+                )
             )
         if not getattr(cassette, "rewound", False) and not len(cassette):
             reason = "cassette_not_found"
@@ -156,6 +165,7 @@ class CassetteMismatch(LlmCassetteError, CannotOverwriteExistingCassetteExceptio
             context=context,
             session=session,
             volatile=volatile,
+            echoed=echoed,
         )
         RAISED.append(error)
         return error

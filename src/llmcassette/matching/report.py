@@ -15,7 +15,7 @@ from typing import Any, Literal
 
 from llmcassette.matching.jsondiff import Difference, differences
 from llmcassette.matching.matchers import comparable_body, comparable_method
-from llmcassette.matching.normalize import MatchConfig, VolatileShape
+from llmcassette.matching.normalize import MatchConfig, VolatileShape, parse_path
 
 MAX_DIFFERENCES = 6
 MAX_CANDIDATES = 3
@@ -172,6 +172,28 @@ def volatile_preset_for(
     return None
 
 
+def echoes_an_answer(incoming: Any, difference: Difference) -> bool:
+    """Whether ``difference`` is in the text of a turn of the conversation that the model
+    said (an ``assistant`` message, a Gemini ``model`` turn) and the client sends back: the
+    answer an earlier call got differs from the one recorded in this conversation. (A field
+    an SDK adds to such turns differs from absent, not from text.)"""
+    texts = isinstance(difference.recorded, str) and isinstance(difference.incoming, str)
+    if not texts or not difference.path.startswith(("body.", "body[")):
+        return False
+    tokens = parse_path(difference.path)
+    if len(tokens) < 3 or tokens[0] not in ("messages", "contents", "input"):
+        return False
+    if tokens[2:] != ("content",) and tokens[-1] != "text":
+        return False  # not the turn's text: an id, a tool call's arguments
+    body = comparable_body(incoming, MatchConfig(sdk_defaults=False))
+    turns = body.get(tokens[0]) if isinstance(body, dict) else None
+    index = tokens[1]
+    if not isinstance(turns, list) or not isinstance(index, int) or index >= len(turns):
+        return False
+    turn = turns[index]
+    return isinstance(turn, dict) and turn.get("role") in ("assistant", "model")
+
+
 def call_label(call: int, method: str, uri: str) -> str:
     """``call #3 to POST /v1/chat/completions``."""
     from urllib.parse import urlsplit
@@ -192,12 +214,14 @@ def render(
     named: Sequence[str] = (),
     volatile: str | None = None,
     session: str | None = None,
+    echoed: bool = False,
 ) -> str:
     """The message of a ``CassetteMismatch`` (see ``llmcassette.errors``); its hints give
     the commands for ``context``. ``named`` are the other tests' cassettes the test names,
     whose interactions ``recorded`` holds too (their ``source``). ``volatile`` is the
     preset that leaves out the closest candidate's first difference (``volatile_preset_for``);
-    ``session`` the llmcassette.session the request was made in."""
+    ``session`` the llmcassette.session the request was made in; ``echoed`` says that
+    difference is in an answer of the model the client sends back (``echoes_an_answer``)."""
     hints = _HINTS[context]
     where = call_label(call, method, uri)
     cassette = _cassette_line(path, recorded, record_mode, named)
@@ -265,6 +289,18 @@ def render(
     moved = _sdk_moved(closest)
     if moved:
         lines.append(f"  likely cause: {moved}")
+    if echoed and closest is not None:
+        # Leaving the answer out would let one caller carry on another's conversation.
+        lines.append(
+            f"  to fix: {closest.differences[0].path} is an answer of the model, sent back: "
+            "an earlier call got another recorded answer than the one this conversation "
+            "continues (or the code now changes an answer before sending it back). Callers "
+            "that send identical requests at the same time get the "
+            "recorded answers in arrival order: run each in its own "
+            f"llmcassette.session(name) and record again ({hints.rerecord}); see "
+            "docs/concurrency.md"
+        )
+        return "\n".join(lines)
     lines.append(
         f"  to fix: if the request changed on purpose, record again ({hints.rerecord}); "
         + _leave_out_hint(closest, hints, volatile)
