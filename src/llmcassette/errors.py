@@ -581,6 +581,24 @@ class ErrorResponseNotRecordedWarning(LlmCassetteWarning):
     """
 
 
+class FailedRequestNotRecordedWarning(LlmCassetteWarning):
+    """While recording, requests failed before any response arrived (a timeout, a refused
+    connection, a cancelled task), and no recorded interaction answers them: replayed, the
+    same calls find nothing in the cassette. ``failed`` lists ``(method, uri, what)``."""
+
+    def __init__(self, cassette: str, failed: list[tuple[str, str, str]]) -> None:
+        self.cassette = cassette
+        self.failed = failed
+        shown = "\n".join(f"  {method} {uri}: {what}" for method, uri, what in failed)
+        super().__init__(
+            f"{cassette}: requests failed before any response while recording, and the "
+            f"cassette holds nothing that answers them:\n{shown}\n"
+            "  how to fix: replayed, the same calls will not be answered; script the failure "
+            "for them (a transport_error or hang fault in the cassette's overrides, "
+            "docs/faults.md), or keep such calls out of the recorded test"
+        )
+
+
 class ConcurrentIdenticalRequestsWarning(LlmCassetteWarning):
     """While recording, identical requests (the same request key, in the same session or
     outside any) were in flight at the same time and got different answers.

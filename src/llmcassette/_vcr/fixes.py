@@ -54,9 +54,11 @@ def install() -> None:
                     drop_error_responses,
                     keep_only_this_run,
                     new_interactions,
+                    warn_failed,
                 )
 
                 drop_error_responses(cassette)  # responses >= 400 are not saved unless asked
+                warn_failed(cassette)  # requests that failed before any response
                 keep_only_this_run(cassette)  # record_mode="all" saves this run's calls only
                 # what the save adds if another process saved the file meanwhile
                 with saving(new_interactions(cassette)):

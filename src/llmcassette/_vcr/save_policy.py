@@ -13,9 +13,10 @@ import warnings
 from collections import Counter
 from typing import Any
 
-from llmcassette.errors import ErrorResponseNotRecordedWarning
+from llmcassette.errors import ErrorResponseNotRecordedWarning, FailedRequestNotRecordedWarning
 
 ERROR_STATUS = 400
+_FAILED = "_llmcassette_failed_requests"
 
 
 def new_interactions(cassette: Any) -> list[tuple[Any, Any]]:
@@ -108,3 +109,34 @@ def discard_new(cassette: Any) -> int:
     cassette.dirty = False
     cassette.drop_unused_requests = False  # would force a save of the played subset
     return count
+
+
+def note_failed(cassette: Any, request: Any, error: BaseException, seconds: float) -> None:
+    """A request being recorded failed before any response (``error``, after ``seconds``)."""
+    what = "cancelled" if type(error).__name__ == "CancelledError" else type(error).__name__
+    failed = cassette.__dict__.setdefault(_FAILED, [])
+    failed.append((request, f"{what} after {seconds:.2f} s"))
+
+
+def warn_failed(cassette: Any) -> None:
+    """Warn, once, of the failed requests that no interaction recorded since answers (an
+    SDK's retry that got its answer is one)."""
+    from llmcassette._vcr import lookup
+    from llmcassette._vcr.persister import display_path
+    from llmcassette.matching.index import request_key
+    from llmcassette.matching.normalize import MatchConfig
+
+    failed = cassette.__dict__.pop(_FAILED, [])
+    if not failed:
+        return
+    matcher = lookup.body_matcher(cassette)
+    config = matcher.config if matcher is not None else MatchConfig()
+    answered = {request_key(request, config) for request, _ in cassette.data}
+    left = [
+        (str(request.method), str(request.uri), what)
+        for request, what in failed
+        if request_key(request, config) not in answered
+    ]
+    if left:
+        warning = FailedRequestNotRecordedWarning(display_path(cassette) or "the cassette", left)
+        warnings.warn(warning, stacklevel=4)

@@ -23,7 +23,7 @@ from collections.abc import Iterable, Iterator
 from typing import Any
 
 from llmcassette import _eventstream as wire
-from llmcassette._vcr import clients, compat, deferred, fault_plan, lookup, overlap
+from llmcassette._vcr import clients, compat, deferred, fault_plan, lookup, overlap, save_policy
 from llmcassette._vcr.bridge import incoming_request
 from llmcassette._vcr.mismatch import RAISED, CassetteMismatch
 from llmcassette._vcr.persister import display_path
@@ -363,6 +363,15 @@ class InterceptedMethod:
             raise IncompleteStreamError(uri, problem, display_path(self.cassette))
         deferred.warn(self.cassette, IncompleteStreamWarning(f"{uri}: {problem}"), stacklevel=3)
 
+    def _note_failed(self, filtered: Any, error: BaseException, started: float) -> None:
+        """A request being recorded failed before any response: said at the cassette's
+        exit unless an interaction recorded by then answers it (``save_policy``)."""
+        # asyncio's and trio's cancellations are BaseExceptions; KeyboardInterrupt and the
+        # like are no request's failure.
+        failure = isinstance(error, Exception) or type(error).__name__ in _CANCELLATIONS
+        if filtered is not None and failure:  # None: a request the cassette leaves alone
+            save_policy.note_failed(self.cassette, filtered, error, time.monotonic() - started)
+
     def _pass_through(
         self,
         vcr_request: Any,
@@ -418,8 +427,15 @@ class InterceptedMethod:
             with _SHOWN_IN_REPORT:
                 return self._replay(request, vcr_request, recorded, answer, is_async=False)
         started = time.monotonic()
-        response = self.original(transport, request)
+        try:
+            response = self.original(transport, request)
+        except Exception as error:
+            self._note_failed(filtered, error, started)
+            raise
         return self._pass_through(vcr_request, filtered, response, started, client, is_async=False)
+
+
+_CANCELLATIONS = frozenset({"CancelledError", "Cancelled"})
 
 
 class AsyncInterceptedMethod(InterceptedMethod):
@@ -441,7 +457,11 @@ class AsyncInterceptedMethod(InterceptedMethod):
             with _SHOWN_IN_REPORT:
                 return self._replay(request, vcr_request, recorded, answer, is_async=True)
         started = time.monotonic()
-        response = await self.original(transport, request)
+        try:
+            response = await self.original(transport, request)
+        except BaseException as error:  # a timeout, a refused connection, a cancelled task
+            self._note_failed(filtered, error, started)
+            raise
         return self._pass_through(vcr_request, filtered, response, started, client, is_async=True)
 
 
