@@ -40,8 +40,9 @@ class CassetteMismatch(LlmCassetteError, CannotOverwriteExistingCassetteExceptio
     request of the cassette's use this was (1-based), ``path`` the cassette file,
     ``method``/``uri`` the request as redaction left it, ``candidates`` the recorded
     interactions closest first, each with its ``differences`` (``path``, ``recorded``,
-    ``incoming``); ``differences`` are the closest candidate's. ``context`` is where the cassette is in use (``"pytest"``,
-    ``"use_cassette"`` or ``"vcr"``); the message's hints give the commands for it.
+    ``incoming``); ``differences`` are the closest candidate's. ``context`` is where the
+    cassette is in use (``"pytest"``, ``"use_cassette"`` or ``"vcr"``); the message's hints
+    give the commands for it.
     """
 
     def __init__(

@@ -111,9 +111,18 @@ def discard_new(cassette: Any) -> int:
     return count
 
 
+# asyncio's and trio's cancellations are BaseExceptions; KeyboardInterrupt and the like are
+# no request's failure.
+_CANCELLATIONS = frozenset({"CancelledError", "Cancelled"})
+
+
 def note_failed(cassette: Any, request: Any, error: BaseException, seconds: float) -> None:
-    """A request being recorded failed before any response (``error``, after ``seconds``)."""
-    what = "cancelled" if type(error).__name__ == "CancelledError" else type(error).__name__
+    """A request being recorded failed before any response (``error``, after ``seconds``):
+    ``warn_failed`` names it when the cassette closes, unless a later call answers it."""
+    cancelled = type(error).__name__ in _CANCELLATIONS
+    if not (cancelled or isinstance(error, Exception)):
+        return
+    what = "cancelled" if cancelled else type(error).__name__
     failed = cassette.__dict__.setdefault(_FAILED, [])
     failed.append((request, f"{what} after {seconds:.2f} s"))
 

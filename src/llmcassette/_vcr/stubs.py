@@ -364,12 +364,8 @@ class InterceptedMethod:
         deferred.warn(self.cassette, IncompleteStreamWarning(f"{uri}: {problem}"), stacklevel=3)
 
     def _note_failed(self, filtered: Any, error: BaseException, started: float) -> None:
-        """A request being recorded failed before any response: said at the cassette's
-        exit unless an interaction recorded by then answers it (``save_policy``)."""
-        # asyncio's and trio's cancellations are BaseExceptions; KeyboardInterrupt and the
-        # like are no request's failure.
-        failure = isinstance(error, Exception) or type(error).__name__ in _CANCELLATIONS
-        if filtered is not None and failure:  # None: a request the cassette leaves alone
+        """A request being recorded failed before any response (``save_policy``)."""
+        if filtered is not None:  # None: a request the cassette leaves alone
             save_policy.note_failed(self.cassette, filtered, error, time.monotonic() - started)
 
     def _pass_through(
@@ -433,9 +429,6 @@ class InterceptedMethod:
             self._note_failed(filtered, error, started)
             raise
         return self._pass_through(vcr_request, filtered, response, started, client, is_async=False)
-
-
-_CANCELLATIONS = frozenset({"CancelledError", "Cancelled"})
 
 
 class AsyncInterceptedMethod(InterceptedMethod):
