@@ -183,6 +183,20 @@ def test_a_stream_the_provider_cuts_is_recorded_as_cut_and_breaks_again_on_repla
     assert "broke mid-stream" in end["incomplete"]
 
 
+def read_up_to(library: Any, url: str, limit: int | None) -> list[bytes]:
+    """The chunks of a streamed chat, the caller stopping after ``limit`` (None: all)."""
+    received: list[bytes] = []
+    with (
+        library.Client() as client,
+        client.stream("POST", f"{url}/v1/chat/completions", json=CHAT, headers=AUTH) as response,
+    ):
+        for chunk in response.iter_raw():
+            received.append(chunk)
+            if len(received) == limit:
+                break
+    return received
+
+
 @pytest.mark.parametrize("name", LIBRARIES)
 def test_an_endless_stream_the_caller_stops_is_recorded_up_to_where_it_stopped(
     tmp_path: Path, provider: LocalProvider, name: str
@@ -190,30 +204,15 @@ def test_an_endless_stream_the_caller_stops_is_recorded_up_to_where_it_stopped(
     library = LIBRARIES[name]
     provider.behaviour.endless = True
     provider.behaviour.event_delay = 0.01
-
-    def read_five() -> list[bytes]:
-        received: list[bytes] = []
-        with (
-            library.Client() as client,
-            client.stream(
-                "POST", f"{provider.url}/v1/chat/completions", json=CHAT, headers=AUTH
-            ) as response,
-        ):
-            for chunk in response.iter_raw():
-                received.append(chunk)
-                if len(received) == 5:
-                    break
-        return received
-
     with llmcassette.use_cassette(tmp_path / "c", record_mode="once"):
-        live = read_five()
+        live = read_up_to(library, provider.url, 5)
     provider.stop()
     end = end_line(tmp_path / "c.jsonl")
     assert end["cut_short"] is True
     assert "error" not in end
     assert len(stream_events(tmp_path / "c.jsonl")) == 5
     with llmcassette.use_cassette(tmp_path / "c", record_mode="none"):
-        assert read_five() == live
+        assert read_up_to(library, provider.url, 5) == live
 
 
 def test_reading_past_where_the_recording_stopped_is_not_a_whole_answer(
@@ -226,18 +225,7 @@ def test_reading_past_where_the_recording_stopped_is_not_a_whole_answer(
     provider.behaviour.event_delay = 0.01
 
     def read(limit: int | None) -> list[bytes]:
-        received: list[bytes] = []
-        with (
-            httpx2.Client() as client,
-            client.stream(
-                "POST", f"{provider.url}/v1/chat/completions", json=CHAT, headers=AUTH
-            ) as response,
-        ):
-            for chunk in response.iter_raw():
-                received.append(chunk)
-                if len(received) == limit:
-                    break
-        return received
+        return read_up_to(httpx2, provider.url, limit)
 
     with llmcassette.use_cassette(tmp_path / "c", record_mode="once"):
         live = read(5)
