@@ -604,24 +604,39 @@ class ConcurrentIdenticalRequestsWarning(LlmCassetteWarning):
     outside any) were in flight at the same time and got different answers.
 
     Replay hands such answers out in the order the requests arrive, so which caller gets
-    which depends on scheduling. ``prompt`` is the start of the request's last message.
+    which depends on scheduling; callers with clients of their own (``by_client``) are told
+    apart by client, as long as each client makes its first call in the recorded order.
+    ``prompt`` is the start of the request's last message.
     """
 
-    def __init__(self, method: str, path: str, prompt: str, session: str | None = None) -> None:
+    def __init__(
+        self,
+        method: str,
+        path: str,
+        prompt: str,
+        session: str | None = None,
+        by_client: bool = False,
+    ) -> None:
         self.method = method
         self.path = path
         self.prompt = prompt
         self.session = session
+        self.by_client = by_client
         where = "outside any session" if session is None else f"all in session {session!r}"
         hint = (
             "run each caller in its own llmcassette.session(name)"
             if session is None
             else "give each caller a nested llmcassette.session(name)"
         )
+        replay = (
+            "replay tells their callers apart by client only while each client makes its "
+            "first call in the order it did now"
+            if by_client
+            else "replay cannot tell their callers apart and gives the answers by arrival order"
+        )
         super().__init__(
             f"{method} {path} (prompt {prompt!r}): identical requests {where} were "
-            "in flight at the same time and got different answers; replay cannot tell their "
-            "callers apart and gives the answers by arrival order\n"
+            f"in flight at the same time and got different answers; {replay}\n"
             f"  how to fix: {hint}, then record again (see docs/concurrency.md)"
         )
 

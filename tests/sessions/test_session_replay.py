@@ -420,3 +420,27 @@ def test_identical_answers_with_ids_of_their_own_do_not_warn(
             ids = asyncio.run(run())
     assert len(set(ids)) == 3
     assert identical_request_warnings(caught) == []
+
+
+def test_callers_with_clients_of_their_own_are_warned_of_first_call_order(
+    tmp_path: Path, provider: LocalProvider
+) -> None:
+    # Replay binds clients by the order of their first calls: the callers are told apart,
+    # as long as that order holds (docs/concurrency.md, separate clients).
+    url = provider.openai_base_url + "/chat/completions"
+    auth = {"authorization": "Bearer sk-test"}
+
+    async def run() -> None:
+        async with (
+            httpx2.AsyncClient(headers=auth) as first,
+            httpx2.AsyncClient(headers=auth) as second,
+        ):
+            await asyncio.gather(ask_provider(first, url), ask_provider(second, url))
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        with llmcassette.use_cassette(tmp_path / "c.jsonl", match=MATCH):
+            asyncio.run(run())
+    [message] = identical_request_warnings(caught)
+    assert "replay tells their callers apart by client only while each client makes its " in message
+    assert "cannot tell their callers apart" not in message

@@ -42,7 +42,7 @@ class _Flights:
     def __init__(self) -> None:
         self.ends: list[float] = []
         # [session, request, matcher config, answer, answer digest, key (None until needed),
-        #  content digest (None until needed)]
+        #  content digest (None until needed), client number]
         self.entries: list[list[Any]] = []
         self.warned: set[Hashable] = set()
 
@@ -82,15 +82,27 @@ def note(
     session: str | None,
     started: float,
     answer: tuple[int, bytes, dict[str, list[str]]],
+    client: int | None = None,
 ) -> None:
     """A recorded request (as stored: redacted) sent at ``started`` (``time.monotonic()``)
-    has got its whole ``answer`` (status, body as received and headers) now."""
+    by the cassette's ``client`` (its number, None when not known) has got its whole
+    ``answer`` (status, body as received and headers) now."""
     matcher = lookup.body_matcher(cassette)
     if matcher is None or request is None:
         return
     # The answer is held (the cassette holds its body already); compared by digest.
-    entry: list[Any] = [session, request, matcher.config, answer, hash(answer[:2]), None, None]
+    entry: list[Any] = [
+        session,
+        request,
+        matcher.config,
+        answer,
+        hash(answer[:2]),
+        None,
+        None,
+        client,
+    ]
     clash = False
+    clashing: list[list[Any]] = []
     with _LOCK:
         flights = cassette.__dict__.get(_FLIGHTS)
         if flights is None:
@@ -100,16 +112,24 @@ def note(
         overlapped = flights.entries[bisect_right(flights.ends, started) :]
         if overlapped:
             key = _key(entry)
-            clash = key not in flights.warned and any(
-                _key(other) == key and _other_answer(entry, other) for other in overlapped
-            )
+            if key not in flights.warned:
+                clashing = [
+                    other
+                    for other in overlapped
+                    if _key(other) == key and _other_answer(entry, other)
+                ]
+            clash = bool(clashing)
             if clash:
                 flights.warned.add(key)
         flights.ends.append(ended)
         flights.entries.append(entry)
     if clash:
+        # Callers with clients of their own are told apart by client on replay (bound by
+        # the order of each client's first call), not by arrival order.
+        clients = {other[7] for other in clashing}
+        by_client = client is not None and None not in clients and client not in clients
         warning = ConcurrentIdenticalRequestsWarning(
-            request.method, request.path, prompt_start(request.body), session
+            request.method, request.path, prompt_start(request.body), session, by_client
         )
         deferred.warn(cassette, warning, stacklevel=3)
 

@@ -263,7 +263,8 @@ class InterceptedMethod:
                 cassette.append(vcr_request, recorded)
             else:
                 _append_filtered(cassette, filtered, recorded)
-                overlap.note(cassette, filtered, session, started, (status["code"], body, headers))
+                answered = (status["code"], body, headers)
+                overlap.note(cassette, filtered, session, started, answered, number)
 
         return finish
 
