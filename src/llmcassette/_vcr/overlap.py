@@ -17,6 +17,7 @@ import threading
 import time
 from bisect import bisect_right
 from collections.abc import Hashable
+from dataclasses import dataclass
 from typing import Any
 
 from llmcassette._vcr import deferred, lookup
@@ -27,6 +28,41 @@ from llmcassette.matching.index import request_key
 _FLIGHTS = "_llmcassette_flights"
 _LOCK = threading.Lock()
 _PROMPT_CHARACTERS = 60
+
+
+@dataclass(slots=True, eq=False)
+class _Recorded:
+    """A recorded request and its answer, as the flights compare them."""
+
+    session: str | None
+    request: Any
+    config: Any  # the matcher's MatchConfig
+    answer: tuple[int, bytes, dict[str, list[str]]]  # status, body as received, headers
+    client: int | None
+    digest: int = 0  # of the status and body
+    key: Hashable = None  # computed when first compared
+    content: int | None = None  # computed when first compared (``content_digest``)
+
+    def __post_init__(self) -> None:
+        self.digest = hash(self.answer[:2])
+
+    def match_key(self) -> Hashable:
+        if self.key is None:
+            self.key = (self.session, request_key(self.request, self.config))
+        return self.key
+
+    def content_digest(self) -> int:
+        """The answer decoded (gzip makes every byte differ) and without the fields a
+        provider sets anew for every answer."""
+        if self.content is None:
+            status, body, headers = self.answer
+            body = decode_content(body, headers)[0]
+            self.content = hash((status, _PER_ANSWER.sub(b"", body)))
+        return self.content
+
+    def answered_otherwise(self, other: _Recorded) -> bool:
+        """Whether two answers differ in more than what every answer has of its own."""
+        return other.digest != self.digest and other.content_digest() != self.content_digest()
 
 
 class _Flights:
@@ -41,17 +77,8 @@ class _Flights:
 
     def __init__(self) -> None:
         self.ends: list[float] = []
-        # [session, request, matcher config, answer, answer digest, key (None until needed),
-        #  content digest (None until needed), client number]
-        self.entries: list[list[Any]] = []
+        self.entries: list[_Recorded] = []
         self.warned: set[Hashable] = set()
-
-
-def _key(entry: list[Any]) -> Hashable:
-    key: Hashable = entry[5]
-    if key is None:
-        key = entry[5] = (entry[0], request_key(entry[1], entry[2]))
-    return key
 
 
 # The fields a provider sets anew for every answer (its id, its time, the build that served
@@ -60,20 +87,6 @@ _PER_ANSWER = re.compile(
     rb'"(?:id|created|created_at|system_fingerprint|responseId|response_id|request_id)"'
     rb'\s*:\s*(?:"(?:[^"\\]|\\.)*"|-?\d+(?:\.\d+)?)'
 )
-
-
-def _content(entry: list[Any]) -> int:
-    digest: int | None = entry[6]
-    if digest is None:
-        status, body, headers = entry[3]
-        body = decode_content(body, headers)[0]  # as sent: gzip makes every byte differ
-        digest = entry[6] = hash((status, _PER_ANSWER.sub(b"", body)))
-    return digest
-
-
-def _other_answer(entry: list[Any], other: list[Any]) -> bool:
-    """Whether two answers differ in more than what every answer has of its own."""
-    return other[4] != entry[4] and _content(other) != _content(entry)
 
 
 def note(
@@ -91,18 +104,8 @@ def note(
     if matcher is None or request is None:
         return
     # The answer is held (the cassette holds its body already); compared by digest.
-    entry: list[Any] = [
-        session,
-        request,
-        matcher.config,
-        answer,
-        hash(answer[:2]),
-        None,
-        None,
-        client,
-    ]
-    clash = False
-    clashing: list[list[Any]] = []
+    entry = _Recorded(session, request, matcher.config, answer, client)
+    clashing: list[_Recorded] = []
     with _LOCK:
         flights = cassette.__dict__.get(_FLIGHTS)
         if flights is None:
@@ -111,22 +114,21 @@ def note(
         # The requests whose answers ended after this one was sent: it overlapped them.
         overlapped = flights.entries[bisect_right(flights.ends, started) :]
         if overlapped:
-            key = _key(entry)
+            key = entry.match_key()
             if key not in flights.warned:
                 clashing = [
                     other
                     for other in overlapped
-                    if _key(other) == key and _other_answer(entry, other)
+                    if other.match_key() == key and entry.answered_otherwise(other)
                 ]
-            clash = bool(clashing)
-            if clash:
+            if clashing:
                 flights.warned.add(key)
         flights.ends.append(ended)
         flights.entries.append(entry)
-    if clash:
+    if clashing:
         # Callers with clients of their own are told apart by client on replay (bound by
         # the order of each client's first call), not by arrival order.
-        clients = {other[7] for other in clashing}
+        clients = {other.client for other in clashing}
         by_client = client is not None and None not in clients and client not in clients
         warning = ConcurrentIdenticalRequestsWarning(
             request.method, request.path, prompt_start(request.body), session, by_client

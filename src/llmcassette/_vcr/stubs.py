@@ -43,6 +43,7 @@ from llmcassette.transport.recorded import META_KEY
 from llmcassette.transport.recording import Ending, recording_stream
 from llmcassette.transport.replay import (
     check_integrity,
+    event_pieces,
     headers_delay,
     replay_response,
     stopped_reading,
@@ -336,9 +337,8 @@ class InterceptedMethod:
             where=where,
         )
         past_the_end = None
-        stopped = None if shape is not None else stopped_reading(recorded)
-        if stopped is not None and self.incomplete_streams != "ignore":
-            past_the_end = functools.partial(self._read_past_recording, vcr_request, stopped)
+        if shape is None and self.incomplete_streams != "ignore" and stopped_reading(recorded):
+            past_the_end = functools.partial(self._read_past_recording, vcr_request, recorded)
         return replay_response(
             library,
             recorded,
@@ -349,12 +349,13 @@ class InterceptedMethod:
             past_the_end=past_the_end,
         )
 
-    def _read_past_recording(self, vcr_request: Any, pieces: int) -> None:
+    def _read_past_recording(self, vcr_request: Any, recorded: Any) -> None:
         """The caller reads on where the recording stops: the code stopped reading this
         response when it was recorded, so what came next was never stored. Ending here
         would hand over a partial answer as whole: an error or a warning, as
         ``incomplete_streams`` says."""
         uri = _shown_uri(self.cassette, vcr_request)
+        pieces = len(event_pieces(recorded)[0])
         problem = (
             f"the code stopped reading this response after {pieces} "
             f"{'piece' if pieces == 1 else 'pieces'} when it was recorded, and now reads on: "

@@ -193,14 +193,11 @@ def recorded_failure(
     return failure
 
 
-def stopped_reading(response: Mapping[str, Any]) -> int | None:
-    """How many pieces of its body a response holds when the code stopped reading it while
-    it was recorded (cut short with no error and no missing ending); None otherwise."""
-    meta = response.get(META_KEY) or {}
-    end = meta.get("end_extra") or {}
-    if not end.get("cut_short") or end.get("error") or "incomplete" in end:
-        return None
-    return len(event_pieces(response)[0])
+def stopped_reading(response: Mapping[str, Any]) -> bool:
+    """Whether the code stopped reading this response while it was recorded (cut short
+    with no error and no missing ending)."""
+    end = (response.get(META_KEY) or {}).get("end_extra") or {}
+    return bool(end.get("cut_short")) and not end.get("error") and "incomplete" not in end
 
 
 def check_integrity(
