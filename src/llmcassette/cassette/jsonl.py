@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import codecs
 import datetime
+import itertools
 import json
 import math
 import os
@@ -25,7 +26,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
-from llmcassette.cassette import bodies, events, eventstream, jsontext, lines
+from llmcassette.cassette import bodies, events, eventstream, jsontext, lines, redacted
 from llmcassette.cassette.compression import decode_content
 from llmcassette.cassette.migrations import (
     FIRST_RELEASE_WITH_VERSION,
@@ -198,6 +199,13 @@ class _Records:
             compact_data = [None] * len(event_records)
         return cls(item, request, response, event_records, compact_data)
 
+    def matched_request(self) -> str:
+        """What two requests must share to answer each other at replay (method, URI, body,
+        session), as one string."""
+        return lines.dump(
+            {key: value for key, value in self.request.items() if key not in ("headers", "client")}
+        )
+
     def lines(self, with_timing: bool = True) -> list[str]:
         """The lines, with the times and extra fields recorded (``with_timing``) or not."""
         item = self.item
@@ -228,47 +236,138 @@ def write(
     """The text of a cassette file.
 
     When ``previous`` (the file being replaced) holds an interaction with the same content,
-    its lines are reused as they were, timing and timestamps included, so re-recording
-    unchanged traffic changes no line.
+    its lines are reused as they were, timing and timestamps included, and it keeps its place
+    and its client number (``_in_previous_order``), so re-recording unchanged traffic changes
+    no line, even when concurrent calls finished in another order this time.
     """
-    reusable: dict[tuple[str, ...], list[list[str]]] = {}
-    if previous is not None:
-        for key, old_lines in _rendered(previous.interactions, redaction, keys=True):
-            reusable.setdefault(key, []).append(old_lines)
     out = [lines.dump(cassette.header)]
-    items = _numbered_clients(cassette.interactions)
-    for key, new_lines in _rendered(items, redaction, keys=bool(reusable)):
-        candidates = reusable.get(key) if reusable else None
-        out.extend(candidates.pop(0) if candidates else new_lines)
+    records = _redacted(_numbered_clients(cassette.interactions), redaction)
+    if previous is None or not previous.interactions:
+        out.extend(line for item in records for line in item.lines())
+        return "\n".join(out) + "\n"
+    old = _redacted(previous.interactions, redaction)
+    old_plain = [item.lines(with_timing=False) for item in old]
+    new_plain = [item.lines(with_timing=False) for item in records]
+    order, found = _in_previous_order(records, new_plain, old, old_plain)
+    rename = redacted.renumbering(
+        (
+            (line, old_line)
+            for index, place in enumerate(found)
+            if place is not None
+            for line, old_line in zip(new_plain[index], old_plain[place], strict=True)
+        ),
+        (line for plain in new_plain for line in plain),
+    )
+    reusable: dict[tuple[str, ...], list[list[str]]] = {}
+    for item, plain in zip(old, old_plain, strict=True):
+        reusable.setdefault(tuple(plain), []).append(item.lines())
+    for index in order:
+        plain = new_plain[index] if rename is None else [rename(line) for line in new_plain[index]]
+        candidates = reusable.get(tuple(plain))
+        if candidates:
+            out.extend(candidates.pop(0))
+        else:
+            written = records[index].lines()
+            out.extend(written if rename is None else [rename(line) for line in written])
     return "\n".join(out) + "\n"
 
 
-def _rendered(
-    items: list[Interaction], redaction: Redaction | None, *, keys: bool
-) -> list[tuple[tuple[str, ...], list[str]]]:
-    """Each interaction's lines, redacted, with (``keys``) its lines without timing, which
-    tell an unchanged interaction.
+def _redacted(items: list[Interaction], redaction: Redaction | None) -> list[_Records]:
+    """Each interaction's records, redacted.
 
     Those redacted before the redactor learnt its last credential are redacted again, last:
     a value first named a secret by a later call (a password a tool call sends) is still
     plain in an earlier prompt the first time, and taken out of it the second. Redoing
     learns nothing new: every credential it meets, it met the first time.
     """
-
-    def render(item: Interaction) -> tuple[tuple[str, ...], list[str]]:
-        records = _Records.of(item, redaction)
-        return tuple(records.lines(with_timing=False)) if keys else (), records.lines()
-
-    rendered, learnt = [], []
+    records, learnt = [], []
     for item in items:
         learnt.append(redaction.learnt() if redaction is not None else 0)
-        rendered.append(render(item))
+        records.append(_Records.of(item, redaction))
     if redaction is not None:
         final = redaction.learnt()
         for index, item in enumerate(items):
             if learnt[index] < final:
-                rendered[index] = render(item)
-    return rendered
+                records[index] = _Records.of(item, redaction)
+    return records
+
+
+def _in_previous_order(
+    new: list[_Records], new_plain: list[list[str]], old: list[_Records], old_plain: list[list[str]]
+) -> tuple[list[int], list[int | None]]:
+    """The order to write ``new`` in, and for each new interaction the old one it repeats
+    (the same lines but for timing, client and placeholder numbers; ``*_plain`` are their
+    lines without timing), if any. Each repeated one takes the old one's place and client
+    number (``new`` and ``new_plain`` are updated).
+
+    Concurrent calls finish in a different order each run, and clients are numbered in the
+    order of their first call, so without this an unchanged re-recording of concurrent code
+    moves lines about. Interactions found in ``old`` take its order; each other one comes
+    after all those recorded before it now. Requests that match each other (same method, URI,
+    body and session) stay in the order they were made now: replay answers them in that
+    order. Client numbers are renamed one for one, so which calls share a client is kept.
+    """
+    places: dict[tuple[str, ...], list[int]] = {}
+    for index, item in enumerate(old):
+        places.setdefault(_content_key(item, old_plain[index]), []).append(index)
+    found: list[int | None] = []
+    for index, item in enumerate(new):
+        free = places.get(_content_key(item, new_plain[index]))
+        found.append(free.pop(0) if free else None)
+    sort_keys: list[tuple[int, int, int]] = []
+    latest = -1  # the latest place in ``old`` of what was recorded so far
+    for index, place in enumerate(found):
+        if place is None:
+            sort_keys.append((latest, 1, index))
+        else:
+            latest = max(latest, place)
+            sort_keys.append((place, 0, index))
+    proposed = sorted(range(len(new)), key=sort_keys.__getitem__)
+    made: dict[str, list[int]] = {}
+    for index, item in enumerate(new):
+        made.setdefault(item.matched_request(), []).append(index)
+    order = [0] * len(new)
+    for position, index in enumerate(proposed):
+        # the next of the requests like this one, in the order they were made
+        order[position] = made[new[index].matched_request()].pop(0)
+    if _rename_clients(new, found, old):
+        for index, item in enumerate(new):
+            new_plain[index][0] = lines.dump(item.request)
+    return order, found
+
+
+def _content_key(item: _Records, plain: list[str]) -> tuple[str, ...]:
+    # The lines without timing, client number and placeholder numbers.
+    first = plain[0]
+    if "client" in item.request:
+        first = lines.dump({key: value for key, value in item.request.items() if key != "client"})
+    return tuple(redacted.unnumbered(line) for line in (first, *plain[1:]))
+
+
+def _rename_clients(new: list[_Records], found: list[int | None], old: list[_Records]) -> bool:
+    """Give each new client the number of the old client whose interaction it repeats
+    first; clients with no such interaction take the lowest numbers left. True if any
+    number changed."""
+    renamed: dict[int, int] = {}
+    taken: set[int] = set()
+    for item, place in zip(new, found, strict=True):
+        number = item.request.get("client")
+        if place is None or number is None or number in renamed:
+            continue
+        was = old[place].request.get("client")
+        if was is not None and was not in taken:
+            renamed[number] = was
+            taken.add(was)
+    if all(number == was for number, was in renamed.items()):
+        return False
+    free = (n for n in itertools.count(1) if n not in taken)
+    for item in new:
+        number = item.request.get("client")
+        if number is not None:
+            if number not in renamed:
+                renamed[number] = next(free)
+            item.request["client"] = renamed[number]
+    return True
 
 
 def _numbered_clients(items: list[Interaction]) -> list[Interaction]:

@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import quote
 
+from llmcassette.cassette.redacted import PLACEHOLDER_PATTERN
 from llmcassette.config import RedactionConfig
 from llmcassette.errors import ConfigError
 
@@ -32,8 +33,8 @@ from llmcassette.errors import ConfigError
 
 RULES_VERSION = 1
 
-#: What a placeholder looks like; nothing inside one is ever matched by a rule.
-PLACEHOLDER_PATTERN = r"<REDACTED:[A-Za-z0-9_.\-]+(?::[0-9]+)?>"
+# What a placeholder looks like (its form is part of the cassette format); nothing inside
+# one is ever matched by a rule.
 PLACEHOLDER_RE = re.compile(PLACEHOLDER_PATTERN)
 PLACEHOLDER_LEAD = "<REDACTED:"  # how every placeholder begins (``ShapeRule.leads``)
 
