@@ -103,7 +103,32 @@ def pytest_runtest_makereport(
             text += f"\n\n(only the last {mismatch.RAISED_LIMIT} are shown)"
         report.sections.append(("llmcassette: requests the cassette could not answer", text))
         mismatch.RAISED.clear()
+    if report.failed and _PERSISTER in item.stash:
+        _redact_failure(item, report)
     return report
+
+
+def _redact_failure(item: pytest.Item, report: pytest.TestReport) -> None:
+    """Take the secrets out of what pytest shows of a failure, as they are taken out of the
+    cassette: the terminal, ``--junitxml`` and CI logs keep it.
+
+    A failure raised inside a client's call has the live request in the arguments of its
+    frames (``--tb=long``, the last frame by default) and in their locals (``-l``), and
+    httpx logs each request's URL, query keys included, in the captured log.
+    """
+    persister = item.stash[_PERSISTER]
+    redactor = getattr(persister, "redactor", None)
+    if redactor is None or not redactor.config.enabled:
+        return
+
+    def redacted(text: str) -> str:  # secret shapes, and every value the cassette redacted
+        return str(redactor.known(redactor.text(text)))
+
+    shown = str(report.longrepr)
+    hidden = redacted(shown)
+    if hidden != shown:
+        report.longrepr = hidden  # plain text: pytest prints and stores it as it is
+    report.sections = [(title, redacted(content)) for title, content in report.sections]
 
 
 def _record_run_events(
