@@ -14,6 +14,7 @@ the call to the persister it wraps, so pytest-recording's extra-cassette support
 from __future__ import annotations
 
 import contextlib
+import copy
 import json
 import logging
 import os
@@ -377,7 +378,14 @@ class Persister:
         responses redacted (requests were, as they were recorded), the text scanned."""
         redactor = self.redactor
         responses = [redactor.vcr_response(response) for response in cassette_dict["responses"]]
-        text = vcr_serialize({**cassette_dict, "responses": responses}, serializer)
+        # Again, now that the responses taught the redactor their credentials: a token a
+        # response handed out and a later request sent back (an OAuth access token in a
+        # path or a body) was not known yet when that request was redacted, as it was sent.
+        requests = [
+            redactor.vcr_request(copy.deepcopy(request)) for request in cassette_dict["requests"]
+        ]
+        redacted = {**cassette_dict, "requests": requests, "responses": responses}
+        text = vcr_serialize(redacted, serializer)
         if redactor.config.fail_closed:
             from llmcassette.redact.scan import check_vcrpy_text
 
@@ -387,7 +395,6 @@ class Persister:
             isinstance(fallback, FilesystemPersister)
             or (isinstance(fallback, type) and issubclass(fallback, FilesystemPersister))
         ):  # a persister of the user's own (a bucket, a database): it writes the text
-            redacted = {**cassette_dict, "responses": responses}
             fallback.save_cassette(path, redacted, serializer=serializer)
             return
         with locked(path, self.lock_timeout):

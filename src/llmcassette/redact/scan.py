@@ -329,8 +329,17 @@ def check_text(rules: Rules, text: str, path: str | os.PathLike[str]) -> None:
 
 def check_vcrpy_text(rules: Rules, text: str, path: str | os.PathLike[str]) -> None:
     """Fail closed for a vcrpy cassette (YAML, or JSON for ``.json``) about to be written:
-    the text is parsed back and every value of every interaction is read."""
-    data = load_vcrpy(Path(path), text)
+    the text is parsed back and every value of every interaction is read. Text that does
+    not read back as a vcrpy cassette (a serializer of the user's own) is read as text."""
+    try:
+        data = load_vcrpy(Path(path), text)
+    except Exception:  # json's or PyYAML's parse error: read it as text
+        data = None
+    if data is None or vcrpy_files.layout(data) is None:
+        found: Found = []
+        _in_string(rules, text, (), found)
+        _refuse([Finding(os.fspath(path), None, "(text)", rule) for _, rule in found], path)
+        return
     _refuse(find_in_vcrpy(rules, data, text, os.fspath(path)), path)
 
 
@@ -365,13 +374,16 @@ def find_in_vcrpy(rules: Rules, data: dict[str, Any], text: str, path: str) -> l
         if not isinstance(entry, dict):
             continue
         line = _line_of(text, index)
+        request = _decoded_request(entry.get("request"), rules)
         response = decoded_response(entry.get("response") or {}, rules)
-        if response is None:
-            at = f"interactions[{index}].response.body"
-            findings.append(Finding(path, line, at, UNSCANNABLE_BODY))
+        for part, decoded in (("request", request), ("response", response)):
+            if decoded is None:
+                at = f"interactions[{index}].{part}.body"
+                findings.append(Finding(path, line, at, UNSCANNABLE_BODY))
+        if request is None or response is None:
             continue
         for part, record, is_response in (
-            ("request", entry.get("request"), False),
+            ("request", request, False),
             ("response", response, True),
         ):
             for json_path, rule in find_in_value(rules, {part: record}, response=is_response):
@@ -383,6 +395,18 @@ def load_vcrpy(path: Path, text: str) -> dict[str, Any]:
     """A vcrpy cassette file as its dict (YAML, or JSON for ``.json``)."""
     loaded = vcrpy_files.parse(text, json_file=path.name.removesuffix(".gz").endswith(".json"))
     return loaded if isinstance(loaded, dict) else {}
+
+
+def _decoded_request(request: Any, rules: Rules) -> Any:
+    """A vcrpy request with its body's content-encodings undone, for reading (a gzip body
+    is written compressed); None when they cannot be undone and ``rules`` do not allow
+    unscanned bodies."""
+    if not isinstance(request, dict) or not isinstance(request.get("body"), bytes):
+        return request
+    decoded = _decoded(rules, request.get("headers"), request["body"])
+    if decoded is None:
+        return None
+    return request if decoded is request["body"] else {**request, "body": decoded}
 
 
 def decoded_response(response: dict[str, Any], rules: Rules) -> dict[str, Any] | None:
