@@ -8,7 +8,7 @@ both tolerated when they fail:
   larger, and replaying the tests in another order (``-k``, pytest-xdist) left it unplayed
   in one cassette and missing from another;
 - tracing and telemetry uploads (LangSmith, OpenTelemetry exporters, Langfuse, PostHog,
-  Sentry), sent from background threads: recorded when a batch happened to leave during a
+  Sentry, Agno), sent from background threads: recorded when a batch happened to leave during a
   test, they never match again (their bodies hold timestamps and ids) and fail the replay
   as unplayed (LangChain's own suites had to ignore LangSmith's host for it).
 
@@ -69,6 +69,8 @@ HOUSEKEEPING = (
     ),
     Housekeeping("Langfuse ingestion", _UPLOAD, path=re.compile(r"/api/public/ingestion$")),
     Housekeeping("PostHog analytics", ("GET", *_UPLOAD), hosts=("posthog.com",)),
+    # Agno's run, eval and AgentOS telemetry: a new run_id, session_id and SDK version each run.
+    Housekeeping("Agno telemetry", _UPLOAD, hosts=("agno.com",), path=re.compile(r"/telemetry/")),
     Housekeeping(
         "Sentry events", _UPLOAD, hosts=(".sentry.io",), path=re.compile(r"/(?:envelope|store)/$")
     ),
