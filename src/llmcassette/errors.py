@@ -335,10 +335,14 @@ class UnusedInteractionsError(LlmCassetteError):
         described: list[str] | None = None,
         sessions: list[tuple[str, int, int]] | None = None,
         hint: str | None = None,
+        refused: str | None = None,
     ) -> None:
         if hint is not None:  # where the cassette is used names other commands
             self.hint = hint
         self.path = path
+        # The first line of a mismatch the code under test caught: why a call it made did
+        # not play its interaction (a library that swallows its own errors, like telemetry).
+        self.refused = refused
         self.unused = unused
         self.scripted = scripted
         # (session label, unplayed, recorded) per llmcassette.session, when there are any.
@@ -349,6 +353,10 @@ class UnusedInteractionsError(LlmCassetteError):
         # ``POST <url>`` alone is the same for every LLM call.
         self.described = described or [f"{method} {uri}" for _, method, uri in unused]
         parts = []
+        if refused:
+            parts.append(
+                f"a request was refused and the code under test caught the error: {refused}"
+            )
         if unused:
             shown = "\n".join(
                 f"  #{position}: {text}"
@@ -381,15 +389,19 @@ class UnusedInteractionsError(LlmCassetteError):
 
     def with_hint(self, hint: str) -> UnusedInteractionsError:
         """The same error, with the hint for where the cassette is used."""
+        return self._but(hint=hint)
+
+    def after_refusal(self, refused: str) -> UnusedInteractionsError:
+        """The same error, saying first that the code caught the refusal ``refused``."""
+        return self._but(refused=refused)
+
+    def _but(self, **changes: Any) -> UnusedInteractionsError:
+        kept = self.path, self.unused, self.total, self.unused_faults, self.scripted
         return type(self)(
-            self.path,
-            self.unused,
-            self.total,
-            self.unused_faults,
-            self.scripted,
+            *kept,
             self.described,
             self.sessions,
-            hint=hint,
+            **{"hint": self.hint, "refused": self.refused, **changes},
         )
 
     def details(self) -> dict[str, Any]:
@@ -402,6 +414,7 @@ class UnusedInteractionsError(LlmCassetteError):
             ]
             + self.unused_faults,
             "how_to_fix": self.hint,
+            "refused": self.refused,
         }
 
 

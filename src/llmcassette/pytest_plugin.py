@@ -468,13 +468,17 @@ def _unused_longrepr(item: pytest.Item, error: Exception) -> str:
     """
     relpath, lineno, _ = item.location
     first, *rest = str(error).splitlines()
+    why = (
+        "a request it made was refused, and the code caught the error"
+        if getattr(error, "refused", None)
+        else "its cassette holds calls it no longer makes"
+    )
     return "\n".join(
         [
             f"{type(error).__name__}: {first}",
             *(f"E   {line}" for line in rest),
             "",
-            f"{relpath}:{(lineno or 0) + 1}: in {item.name}: the test passed, but its cassette "
-            "holds calls it no longer makes",
+            f"{relpath}:{(lineno or 0) + 1}: in {item.name}: the test passed, but {why}",
         ]
     )
 

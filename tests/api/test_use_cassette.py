@@ -579,6 +579,8 @@ def test_requests_sdks_make_for_themselves_are_neither_recorded_nor_answered(
         ("GET", "https://api.smith.langchain.com/datasets", False),  # a test's own data
         ("POST", "https://us.i.posthog.com/batch/", True),
         ("POST", "https://o1.ingest.us.sentry.io/api/7/envelope/", True),
+        ("POST", "https://os-api.agno.com/telemetry/runs", True),
+        ("POST", "https://os-api.agno.com/v1/agents", False),
         ("POST", "https://logfire-us.pydantic.dev/v1/traces", True),
         ("GET", "https://collector.example/v1/traces", False),  # exporters only send
         ("POST", "https://api.openai.com/v1/chat/completions", False),

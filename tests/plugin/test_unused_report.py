@@ -76,3 +76,47 @@ def test_the_unused_failure_points_at_the_test_and_names_each_unplayed_prompt(
 )
 def test_the_last_user_text_of_each_api(body: dict[str, Any], text: str | None) -> None:
     assert last_user_text(body) == text
+
+
+SWALLOWS = """
+import contextlib
+import os
+
+import httpx2
+import pytest
+
+URL = os.environ["PROVIDER_URL"]
+
+
+@pytest.mark.vcr
+def test_swallows():
+    for prompt in os.environ["PROMPTS"].split(","):
+        with contextlib.suppress(Exception):  # as telemetry code swallows its own errors
+            httpx2.post(
+                f"{URL}/v1/chat/completions",
+                json={"model": "gpt-4o-mini", "messages": [{"role": "user", "content": prompt}]},
+                headers={"authorization": "Bearer sk-test"},
+            )
+"""
+
+
+def test_a_refusal_the_code_caught_is_the_reason_given(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    pytester.makepyfile(test_mod=SWALLOWS)
+    with LocalProvider() as provider:
+        monkeypatch.setenv("PROVIDER_URL", provider.url)
+        monkeypatch.setenv("PROMPTS", "one,two")
+        pytester.runpytest_subprocess("--record-mode=once").assert_outcomes(passed=1)
+        monkeypatch.setenv("PROMPTS", "one,two changed")
+        replayed = pytester.runpytest_subprocess("--record-mode=none")
+    replayed.assert_outcomes(failed=1)
+    replayed.stdout.fnmatch_lines(
+        [
+            "UnusedInteractionsError: a request was refused and the code under test caught the "
+            "error: body.messages[[]0[]].content: recorded 'two', incoming 'two changed'*",
+            "E   1 of the 2 interactions recorded in *test_swallows.jsonl* was not played:",
+            "test_mod.py:10: in test_swallows: the test passed, but a request it made was "
+            "refused, and the code caught the error",
+        ]
+    )

@@ -55,6 +55,13 @@ _CALLS = "_llmcassette_calls"
 #: Set on a cassette that refused a request (a mismatch), even one the caller caught.
 REFUSED = "_llmcassette_refused"
 
+
+def refused(cassette: Any, mismatch: CassetteMismatch) -> None:
+    """Keep the first request ``cassette`` refused: should the code under test catch the
+    mismatch, what it left unplayed is reported with it (``unused.unused_error``)."""
+    cassette.__dict__.setdefault(REFUSED, mismatch)
+
+
 # vcrpy patcher groups these replace.
 REPLACED_PATCHERS = compat.CLIENT_LIBRARIES
 
@@ -137,9 +144,9 @@ class InterceptedMethod:
 
     def _refuse(self, vcr_request: Any) -> None:
         call = self.cassette.__dict__.get(_CALLS, 0)
-        # A request went unanswered: use_cassette then leaves the unplayed ones unreported.
-        self.cassette.__dict__[REFUSED] = True
-        raise CassetteMismatch.for_request(self.cassette, vcr_request, call, self.context)
+        mismatch = CassetteMismatch.for_request(self.cassette, vcr_request, call, self.context)
+        refused(self.cassette, mismatch)
+        raise mismatch
 
     def _recorded_response(
         self, vcr_request: Any, client: clients.LiveClient | None = None

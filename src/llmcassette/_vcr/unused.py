@@ -35,7 +35,7 @@ class _CheckedCassetteContext(CassetteContextDecorator):  # type: ignore[misc]
         if any(exc_info) or self._args_getter().get("allow_unused", False):
             return  # the block's own error says more than what it left unplayed
         if cassette is None or cassette.__dict__.get(REFUSED):
-            return  # so did the mismatch, even when the block caught it
+            return  # so did the mismatch, even when the block caught it (pytest.raises)
         error = unused_error(cassette)
         if error is not None:
             raise error.with_hint(UnusedInteractionsError.USE_CASSETTE_HINT)
@@ -73,8 +73,16 @@ def unused_error(cassette: Any, drift: str | None = None) -> UnusedInteractionsE
     error = check_unused(cassette)
     if error is not None and plan_of(cassette) is None:
         error = unplayed_drift(cassette, error, drift)
-    if error is None or not error.unused or error.unused_faults:
-        return error
+    if error is not None and error.unused and not error.unused_faults:
+        error = _by_session(cassette, error)
+    refusal = cassette.__dict__.get(REFUSED)
+    if error is not None and refusal is not None:  # the code under test caught a mismatch
+        error = error.after_refusal(str(refusal).splitlines()[0])
+    return error
+
+
+def _by_session(cassette: Any, error: UnusedInteractionsError) -> UnusedInteractionsError:
+    """``error`` with the counts per session, when the cassette has sessions."""
     own = cassette.data[: error.total]
     labels = [session_of(response) for _, response in own]
     if not any(labels):

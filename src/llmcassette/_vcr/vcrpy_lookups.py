@@ -22,7 +22,7 @@ from llmcassette._vcr.lookup import (
 )
 from llmcassette._vcr.mismatch import CassetteMismatch
 from llmcassette._vcr.persister import Persister
-from llmcassette._vcr.stubs import REFUSED
+from llmcassette._vcr.stubs import refused
 
 _KEPT_ATTRIBUTE = "_llmcassette_found"  # id(request): (request, response) for ``play``
 
@@ -52,11 +52,12 @@ def can_play(cassette: Any, request: Any) -> bool:
         kept[id(request)] = (request, decision.response)  # the request keeps its id unique
         return True
     if isinstance(decision, Refuse):
-        cassette.__dict__[REFUSED] = True  # use_cassette then leaves the unplayed unreported
         call = sum(cassette.play_counts.values()) + 1
         persister = cassette._persister
         context = persister.context if isinstance(persister, Persister) else "vcr"
-        raise CassetteMismatch.for_request(cassette, request, call, context)
+        mismatch = CassetteMismatch.for_request(cassette, request, call, context)
+        refused(cassette, mismatch)
+        raise mismatch
     return False
 
 
