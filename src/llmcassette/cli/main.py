@@ -112,7 +112,7 @@ def _redact(args: argparse.Namespace) -> int:
             continue
         redactor = Redactor(config)  # placeholders are numbered per cassette
         try:
-            text, changed = redact_opened(redactor, opened)
+            text, kinds = redact_opened(redactor, opened)
             if text is not None and not args.dry_run:
                 from llmcassette._vcr.tempfiles import atomic_write
 
@@ -123,6 +123,7 @@ def _redact(args: argparse.Namespace) -> int:
         except LlmCassetteError as error:
             out.failed(error, f"{path}: cannot redact: {error}; not changed")
             continue
+        changed = sum(kinds.values())  # values replaced: the sum of the kinds' counts
         done = {
             "file": str(path),
             "changed": changed,
@@ -131,10 +132,14 @@ def _redact(args: argparse.Namespace) -> int:
         if text is None:
             out.result(done, f"{path}: unchanged")
             continue
-        done["kinds"] = dict(sorted(redactor.counts.items()))
-        kinds = ", ".join(f"{kind} x{count}" for kind, count in sorted(redactor.counts.items()))
+        done["kinds"] = kinds
+        if not changed:  # headers the rules drop, or the header's redaction field
+            verb = "would rewrite" if args.dry_run else "rewrote"
+            out.result(done, f"{path}: {verb} it with the current rules; no value replaced")
+            continue
+        listed = ", ".join(f"{kind} x{count}" for kind, count in kinds.items())
         verb = "would redact" if args.dry_run else "redacted"
-        out.result(done, f"{path}: {verb} {changed} value(s)" + (f" ({kinds})" if kinds else ""))
+        out.result(done, f"{path}: {verb} {changed} value(s) ({listed})")
     return out.done()
 
 
