@@ -62,6 +62,30 @@ _HINTS: dict[str, _Hints] = {
 }
 
 
+def how_to_fix(reason: str, context: Context) -> str | None:
+    """A mismatch's ``how_to_fix`` in one line, with the commands of where the cassette is
+    used (``context``), as its message's hints give them."""
+    hints = _HINTS[context]
+    if reason == "no_match":
+        return (
+            "make the request match the recorded one (see differences), or record the "
+            f"cassette again ({hints.rerecord})"
+        )
+    if reason == "exhausted":
+        return (
+            f"the matching interactions were all played already: record the cassette again "
+            f"({hints.rerecord}), or allow replaying them (allow_playback_repeats)"
+        )
+    if reason == "other_session":
+        return (
+            "make the call in the llmcassette.session it was recorded in, or record the "
+            "cassette again if the code's sessions changed"
+        )
+    if reason == "cassette_not_found":
+        return f"record the cassette ({hints.record})"
+    return None
+
+
 @dataclass(frozen=True)
 class Candidate:
     """A recorded interaction compared with the incoming request."""
