@@ -331,6 +331,15 @@ def _report(args: argparse.Namespace) -> int:
 def _run(args: argparse.Namespace) -> int:
     from llmcassette.cli.run import run
 
+    if args.json:
+        out = Output("run", as_json=True)
+        problem = (
+            "run takes no --json: the program's own output goes to stdout, so no JSON "
+            "document can be all of it; run's account is the paragraph it prints on stderr, "
+            "and its exit code"
+        )
+        out.failed(UsageError("llmcassette run", problem, _RUN_USAGE))
+        return out.done()
     command = list(args.command_line)
     if command[:1] == ["--"]:
         command = command[1:]
@@ -344,6 +353,9 @@ def _run(args: argparse.Namespace) -> int:
         print("llmcassette run: give --record, --replay or --cassette CASSETTE", file=sys.stderr)
         return 2
     return run(command, cassette=cassette, mode=mode)
+
+
+_RUN_USAGE = "usage: llmcassette run [--record PATH | --replay PATH | --cassette PATH] ..."
 
 
 def _prune(args: argparse.Namespace) -> int:
@@ -563,6 +575,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     run_command.add_argument(
         "command_line", nargs=argparse.REMAINDER, metavar="-- COMMAND", help="the program"
     )
+    # Refused with a reason (not argparse's "unrecognized arguments"): every other command
+    # takes --json, but the program's output goes to stdout.
+    run_command.add_argument("--json", action="store_true", help=argparse.SUPPRESS)
     run_command.set_defaults(run=_run)
     prune = commands.add_parser(
         "prune",

@@ -22,9 +22,10 @@ MAX_CANDIDATES = 3
 
 #: Where the cassette is in use, so that a hint gives the command for it: under the pytest
 #: plugin (``pytest_options``: for a test whose vcr_config or marker sets record_mode, which
-#: wins over ``--record-mode``), in ``llmcassette.use_cassette``, or on a VCR the user gave
-#: to ``configure``.
-Context = Literal["pytest", "pytest_options", "use_cassette", "vcr"]
+#: wins over ``--record-mode``), in ``llmcassette.use_cassette``, on a VCR the user gave
+#: to ``configure``, or around a program ``llmcassette run`` runs (which takes no match
+#: options: leaving a field out means opening the cassette in the program).
+Context = Literal["pytest", "pytest_options", "use_cassette", "vcr", "run"]
 
 
 @dataclass(frozen=True)
@@ -58,6 +59,13 @@ _HINTS: dict[str, _Hints] = {
         "my_vcr.use_cassette(..., record_mode='all') to record it afresh, "
         "or record_mode='new_episodes' to add this request",
         "configure(my_vcr, {})",
+    ),
+    "run": _Hints(
+        "llmcassette run --record CASSETTE -- COMMAND",
+        "llmcassette run --record CASSETTE -- COMMAND to record it afresh, "
+        "or --cassette CASSETTE --mode new_episodes to add this request",
+        "llmcassette.use_cassette(..., {}) in the program instead of llmcassette run, "
+        "which takes no match option",
     ),
 }
 
