@@ -272,9 +272,11 @@ def test_an_overrides_index_the_cassette_lacks_fails_check_as_it_fails_replay(
     assert cli("check", tmp_path).returncode == 0  # the next index: appended
 
     sidecar.write_text('{"mode": "patch", "entries": [{"at": 0, "status": 429}, {"at": 5}]}')
-    with pytest.raises(llmcassette.OverridesError) as replayed:
-        with llmcassette.use_cassette(cassette, record_mode="none"):
-            pass
+    with (
+        pytest.raises(llmcassette.OverridesError) as replayed,
+        llmcassette.use_cassette(cassette, record_mode="none"),
+    ):
+        pass
     result = cli("check", "--json", tmp_path)
     assert result.returncode == 1
     (found,) = findings(result.stdout)

@@ -22,9 +22,7 @@ def test_the_count_is_the_values_replaced_and_the_sum_of_the_kinds(
     records[1]["body"]["json"]["messages"][0]["content"] = KEY
     write_records(cassette, records)
     assert main(["redact", "--dry-run", str(cassette)]) == 0
-    assert capsys.readouterr().out == (
-        f"{cassette}: would redact 1 value(s) (openai-api-key x1)\n"
-    )
+    assert capsys.readouterr().out == (f"{cassette}: would redact 1 value(s) (openai-api-key x1)\n")
 
     # In a stream event too, and a second key in the second call: three values, two keys.
     event = next(line for line in records if line.get("type") == "event")
@@ -40,6 +38,7 @@ def test_the_count_is_the_values_replaced_and_the_sum_of_the_kinds(
         True,
     )
     text = cassette.read_text()
-    assert KEY not in text and OTHER_KEY not in text
+    assert KEY not in text
+    assert OTHER_KEY not in text
     assert main(["redact", str(cassette)]) == 0
     assert capsys.readouterr().out == f"{cassette}: unchanged\n"
