@@ -282,8 +282,29 @@ def test_a_folder_without_cassettes_says_so(
     (folder / "notes.txt").write_text("hi")
     (folder / "settings.yaml").write_text("foo: bar\n")  # data files beside cassettes
     (folder / "package.json").write_text('{"name": "x"}')
-    assert main([command, str(folder)]) == 0
+    # check and scan are gates: one that looked at nothing must not pass (exit 2).
+    assert main([command, str(folder)]) == (2 if command in ("check", "scan") else 0)
     assert f"llmcassette {command}: no cassettes found in {folder}" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("command", ["check", "scan"])
+def test_a_gate_given_no_cassette_at_all_fails_with_a_usage_error(
+    command: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main([command, str(tmp_path)]) == 2
+    done = "checked" if command == "check" else "scanned"
+    assert capsys.readouterr().err.splitlines() == [
+        f"llmcassette {command}: no cassettes found in {tmp_path}",
+        f"llmcassette {command}: no cassettes found in {tmp_path}; nothing was {done}",
+    ]
+    assert main([command, "--json", str(tmp_path)]) == 2
+    (error,) = json.loads(capsys.readouterr().out)["errors"]
+    assert (error["code"], error["file"]) == ("LC001 usage", str(tmp_path))
+    # A folder without cassettes beside one with them is only a note.
+    (tmp_path / "more").mkdir()
+    _good_jsonl(tmp_path / "more" / "c.jsonl")
+    (tmp_path / "empty").mkdir()
+    assert main([command, str(tmp_path / "more"), str(tmp_path / "empty")]) == 0
 
 
 def test_chmod_000_really_unreadable(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

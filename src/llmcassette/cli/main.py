@@ -76,6 +76,8 @@ def _scan(args: argparse.Namespace) -> int:
                 rule=finding.rule,
             )
             out.finding(found, finding.render())  # file:line: json path: rule
+    if not files and not out.errors:
+        return _nothing_found(out, "scan", args.paths)
     if out.findings:
         out.say(
             f"llmcassette scan: {len(out.findings)} secret-looking value(s) in {files} file(s); "
@@ -163,10 +165,29 @@ def _check(args: argparse.Namespace) -> int:
                 out.error(problem.as_json(), problem.render())
             else:
                 out.finding(problem.as_json(), problem.render())
+    if not files:
+        return _nothing_found(out, "check", args.paths)
     if not args.quiet:
         problems = len(out.findings) + len(out.errors)
         verdict = f"{problems} problem(s)" if problems else "no problems"
         out.say(f"llmcassette check: {verdict} in {files} file(s)")
+    return out.done()
+
+
+def _nothing_found(out: Output, command: str, paths: Sequence[str]) -> int:
+    """``check`` and ``scan`` found no cassette in any path given: a gate that looked at
+    nothing must not pass (a CI step pointed at the wrong folder), so it is a usage error."""
+    done = {"check": "checked", "scan": "scanned"}[command]
+    problem = f"no cassettes found in {', '.join(paths)}; nothing was {done}"
+    out.error(
+        record(
+            UsageError.code,
+            problem,
+            file=paths[0] if len(paths) == 1 else None,
+            how_to_fix="give the folder or files that hold the cassettes (e.g. tests/cassettes)",
+        ),
+        f"llmcassette {command}: {problem}",
+    )
     return out.done()
 
 
