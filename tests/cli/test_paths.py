@@ -258,10 +258,23 @@ def test_convert_refuses_what_is_already_its_target_format(
 ) -> None:
     jsonl = _good_jsonl(tmp_path / "x.jsonl")
     assert main(["convert", "--force", str(jsonl)]) == 2
-    assert capsys.readouterr().err == f"{jsonl}: already an llmcassette JSONL cassette\n"
+    assert capsys.readouterr().err == (
+        f"{jsonl}: already an llmcassette JSONL cassette\n"
+        f"  how to fix: llmcassette convert --to vcrpy-json {jsonl} converts it back to a "
+        "vcrpy cassette\n"
+    )
+    assert main(["convert", "--json", str(jsonl)]) == 2
+    (error,) = json.loads(capsys.readouterr().out)["errors"]
+    assert error["how_to_fix"] == (
+        f"llmcassette convert --to vcrpy-json {jsonl} converts it back to a vcrpy cassette"
+    )
     vcrpy = _good_yaml(tmp_path / "y.yaml")
     assert main(["convert", "--to", "vcrpy-json", "--force", str(vcrpy)]) == 2
-    assert capsys.readouterr().err == f"{vcrpy}: already a vcrpy cassette\n"
+    assert capsys.readouterr().err == (
+        f"{vcrpy}: already a vcrpy cassette\n"
+        f"  how to fix: llmcassette convert {vcrpy} (without --to vcrpy-json) converts it to "
+        "JSONL\n"
+    )
 
 
 def test_show_raw_of_binary_data(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
