@@ -265,6 +265,11 @@ def test_convert_refuses_what_is_already_its_target_format(
     )
     assert main(["convert", "--json", str(jsonl)]) == 2
     (error,) = json.loads(capsys.readouterr().out)["errors"]
+    # The problem alone, as a finding's message: file and how_to_fix are fields of their own.
+    assert (error["message"], error["file"]) == (
+        "already an llmcassette JSONL cassette",
+        str(jsonl),
+    )
     assert error["how_to_fix"] == (
         f"llmcassette convert --to vcrpy-json {jsonl} converts it back to a vcrpy cassette"
     )
