@@ -130,6 +130,42 @@ def test_a_changed_body_is_not_replayed(tmp_path: Path, provider: LocalProvider)
     assert "body.temperature: recorded (absent), incoming 0.5" in str(caught.value)
 
 
+def test_a_mismatchs_to_dict_gives_the_values_at_its_path_and_the_fix_of_its_context(
+    tmp_path: Path, provider: LocalProvider
+) -> None:
+    """``expected``/``received`` are the recorded and incoming values at ``path`` (the error
+    model's meaning), and ``how_to_fix`` names use_cassette's options, as the message does."""
+    url = f"{provider.url}/v1/chat/completions"
+    with llmcassette.use_cassette(tmp_path / "c", record_mode="once"):
+        httpx2.post(url, json={**PROMPT, "temperature": 0.5}, headers=AUTH)
+    with (
+        pytest.raises(llmcassette.CassetteMismatch) as caught,
+        llmcassette.use_cassette(tmp_path / "c", record_mode="none"),
+    ):
+        httpx2.post(url, json={**PROMPT, "temperature": 0.7}, headers=AUTH)
+    found = caught.value.to_dict()
+    assert (found["path"], found["expected"], found["received"]) == ("body.temperature", 0.5, 0.7)
+    assert "use_cassette(..., record_mode='all')" in found["how_to_fix"]
+    assert "pytest" not in found["how_to_fix"]
+    assert "use_cassette(..., record_mode='all')" in found["message"]
+
+    with (
+        pytest.raises(llmcassette.CassetteMismatch) as absent,
+        llmcassette.use_cassette(tmp_path / "c", record_mode="none"),
+    ):
+        httpx2.post(url, json=PROMPT, headers=AUTH)
+    assert (absent.value.to_dict()["expected"], absent.value.to_dict()["received"]) == (0.5, None)
+
+    with (
+        pytest.raises(llmcassette.CassetteMismatch) as missing,
+        llmcassette.use_cassette(tmp_path / "none", record_mode="none"),
+    ):
+        httpx2.post(url, json=PROMPT, headers=AUTH)
+    assert missing.value.to_dict()["how_to_fix"] == (
+        "record the cassette (use_cassette(..., record_mode='once'))"
+    )
+
+
 def test_json_key_order_and_number_spelling_do_not_matter(
     tmp_path: Path, provider: LocalProvider
 ) -> None:

@@ -260,6 +260,37 @@ def test_overrides_sidecars_are_validated_and_follow_their_cassette(
     assert "no cassette test_b.jsonl" in orphan["message"]
 
 
+def test_an_overrides_index_the_cassette_lacks_fails_check_as_it_fails_replay(
+    tmp_path: Path, record: Record
+) -> None:
+    """check runs the sidecar against its cassette's interactions, as use_cassette does."""
+    import llmcassette
+
+    cassette = record(tmp_path / "test_a.jsonl")  # two interactions
+    sidecar = tmp_path / "test_a.overrides.json"
+    sidecar.write_text('{"mode": "patch", "entries": [{"at": 2, "status": 429}]}')
+    assert cli("check", tmp_path).returncode == 0  # the next index: appended
+
+    sidecar.write_text('{"mode": "patch", "entries": [{"at": 0, "status": 429}, {"at": 5}]}')
+    with (
+        pytest.raises(llmcassette.OverridesError) as replayed,
+        llmcassette.use_cassette(cassette, record_mode="none"),
+    ):
+        pass
+    result = cli("check", "--json", tmp_path)
+    assert result.returncode == 1
+    (found,) = findings(result.stdout)
+    assert (found["code"], found["kind"], found["file"], found["path"]) == (
+        "LC501 overrides",
+        "overrides",
+        str(sidecar),
+        "entries[1].at",
+    )
+    assert found["message"] == f"entries[1].at: {replayed.value.problem}"
+    assert "leaves a gap: the cassette has 2 interaction(s)" in found["message"]
+    assert found["how_to_fix"] == replayed.value.hint
+
+
 def test_orphans_with_cassettes_kept_away_from_their_module(tmp_path: Path, record: Record) -> None:
     # A vcr_cassette_dir fixture keeps <root>/cassettes/<module>/ for <root>/tests/x/<module>.py.
     record(tmp_path / "cassettes" / "test_far" / "test_a.jsonl")

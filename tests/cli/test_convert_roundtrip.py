@@ -233,7 +233,16 @@ def test_convert_and_back_gives_every_byte_outside_redacted_spans(
         )
     if binary:
         assert code == 2
-        assert "LC111 binary-body-in-json" in printed.getvalue()
+        (error,) = json.loads(printed.getvalue())["errors"]
+        assert error["code"] == "LC111 binary-body-in-json"
+        first = next(  # numbered from 1, as every message numbers interactions
+            number
+            for number, item in enumerate(items, start=1)
+            if item["kind"] in ("binary", "gzip") and b"\x89PNG" in item["body"]
+        )
+        assert error["message"].startswith(
+            f"interaction #{first} ({items[first - 1]['method'].upper()} "
+        )
         return
     assert code == 0
     back = json.loads((folder / "back" / "c.json").read_text())["interactions"]

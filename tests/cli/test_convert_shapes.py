@@ -261,7 +261,7 @@ def test_a_response_body_in_no_known_shape_is_refused_not_emptied(
     capsys.readouterr()
     assert main(["convert", str(source)]) == 2
     err = capsys.readouterr().err
-    assert "interaction 0: the response has no body this reader knows" in err
+    assert "interaction #1: the response has no body this reader knows" in err
     assert "payload" in err  # says what the response has
     assert not (tmp_path / "odd.jsonl").exists()  # nothing written
 
@@ -299,7 +299,7 @@ def test_grpc_and_websocket_recordings_are_refused_with_one_line_each(
     assert main(["convert", "--out", str(tmp_path / "out"), str(tmp_path / "src")]) == 2
     err = capsys.readouterr().err.splitlines()
     assert err == [
-        f"{other}: interaction 0 is {said}, not an HTTP exchange; llmcassette records HTTP "
+        f"{other}: interaction #1 is {said}, not an HTTP exchange; llmcassette records HTTP "
         "traffic only"
     ]
     assert (tmp_path / "out" / "http.jsonl").is_file()  # the HTTP cassette beside it converts

@@ -594,3 +594,31 @@ def test_a_gemini_json_array_stored_whole_becomes_its_events(tmp_path: Path) -> 
         httpx.stream("POST", url, json=ask, headers={"x-goog-api-key": "k"}) as reply,
     ):
         assert len(list(reply.iter_raw())) == 3
+
+
+def test_a_cassette_heal_cannot_read_keeps_its_lc101_error(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A defect heal has no repair for (a status stored as a string) is not "0 healed"."""
+    original = ROOT / "cassettes" / "test_openai_sdk" / "test_chat_stream.jsonl"
+    copy = tmp_path / "wrong_type.jsonl"
+    copy.write_text(original.read_text().replace('"status":200', '"status":"200"', 1))
+    before = copy.read_bytes()
+    code, document = heal(str(copy))
+    assert code == 2
+    (error,) = document["errors"]
+    assert (error["code"], error["file"], error["line"]) == ("LC101 cassette-format", str(copy), 3)
+    assert "'status' must be int" in error["message"]
+    assert main(["heal", str(copy)]) == 2
+    assert "wrong_type.jsonl:3: response line: field 'status' must be int" in (
+        capsys.readouterr().err
+    )
+    assert copy.read_bytes() == before
+    assert not copy.with_name(copy.stem + ".heal.log").exists()
+
+
+def test_a_folder_without_cassettes_says_so(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["heal", str(tmp_path)]) == 0
+    assert f"llmcassette heal: no cassettes found in {tmp_path}" in capsys.readouterr().err

@@ -258,10 +258,28 @@ def test_convert_refuses_what_is_already_its_target_format(
 ) -> None:
     jsonl = _good_jsonl(tmp_path / "x.jsonl")
     assert main(["convert", "--force", str(jsonl)]) == 2
-    assert capsys.readouterr().err == f"{jsonl}: already an llmcassette JSONL cassette\n"
+    assert capsys.readouterr().err == (
+        f"{jsonl}: already an llmcassette JSONL cassette\n"
+        f"  how to fix: llmcassette convert --to vcrpy-json {jsonl} converts it back to a "
+        "vcrpy cassette\n"
+    )
+    assert main(["convert", "--json", str(jsonl)]) == 2
+    (error,) = json.loads(capsys.readouterr().out)["errors"]
+    # The problem alone, as a finding's message: file and how_to_fix are fields of their own.
+    assert (error["message"], error["file"]) == (
+        "already an llmcassette JSONL cassette",
+        str(jsonl),
+    )
+    assert error["how_to_fix"] == (
+        f"llmcassette convert --to vcrpy-json {jsonl} converts it back to a vcrpy cassette"
+    )
     vcrpy = _good_yaml(tmp_path / "y.yaml")
     assert main(["convert", "--to", "vcrpy-json", "--force", str(vcrpy)]) == 2
-    assert capsys.readouterr().err == f"{vcrpy}: already a vcrpy cassette\n"
+    assert capsys.readouterr().err == (
+        f"{vcrpy}: already a vcrpy cassette\n"
+        f"  how to fix: llmcassette convert {vcrpy} (without --to vcrpy-json) converts it to "
+        "JSONL\n"
+    )
 
 
 def test_show_raw_of_binary_data(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -282,8 +300,29 @@ def test_a_folder_without_cassettes_says_so(
     (folder / "notes.txt").write_text("hi")
     (folder / "settings.yaml").write_text("foo: bar\n")  # data files beside cassettes
     (folder / "package.json").write_text('{"name": "x"}')
-    assert main([command, str(folder)]) == 0
+    # check and scan are gates: one that looked at nothing must not pass (exit 2).
+    assert main([command, str(folder)]) == (2 if command in ("check", "scan") else 0)
     assert f"llmcassette {command}: no cassettes found in {folder}" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("command", ["check", "scan"])
+def test_a_gate_given_no_cassette_at_all_fails_with_a_usage_error(
+    command: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main([command, str(tmp_path)]) == 2
+    done = "checked" if command == "check" else "scanned"
+    assert capsys.readouterr().err.splitlines() == [
+        f"llmcassette {command}: no cassettes found in {tmp_path}",
+        f"llmcassette {command}: no cassettes found in {tmp_path}; nothing was {done}",
+    ]
+    assert main([command, "--json", str(tmp_path)]) == 2
+    (error,) = json.loads(capsys.readouterr().out)["errors"]
+    assert (error["code"], error["file"]) == ("LC001 usage", str(tmp_path))
+    # A folder without cassettes beside one with them is only a note.
+    (tmp_path / "more").mkdir()
+    _good_jsonl(tmp_path / "more" / "c.jsonl")
+    (tmp_path / "empty").mkdir()
+    assert main([command, str(tmp_path / "more"), str(tmp_path / "empty")]) == 0
 
 
 def test_chmod_000_really_unreadable(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -149,9 +149,12 @@ def test_orphans_tests_and_problems_are_reported(tmp_path: Path, record: Record)
     record(folder / "test_kept.jsonl", ("Hi",))
     record(folder / "test_gone.jsonl", ("Hi", "Yo"))
     result = cli("report", "--json", tmp_path / "cassettes")
-    assert result.returncode == 0, result.stderr
+    assert result.returncode == 1, result.stderr  # the orphan is a problem it reports
     document = json.loads(result.stdout)
     jsonschema.validate(document, schema())
+    ((code, kind, file),) = [(f["code"], f["kind"], f["file"]) for f in document["findings"]]
+    assert (code, kind, file) == ("LC605 orphan", "orphan", str(folder / "test_gone.jsonl"))
+    assert document["exit_code"] == 1
     by_name = {Path(e["file"]).name: e for e in document["cassettes"]}
     assert by_name["test_gone.jsonl"]["orphan"] is True
     assert by_name["test_gone.jsonl"]["problems"] == 1
@@ -161,7 +164,7 @@ def test_orphans_tests_and_problems_are_reported(tmp_path: Path, record: Record)
     assert document["totals"]["interactions"] == 3
 
     text = cli("report", tmp_path / "cassettes", env={"COLUMNS": "100"})
-    assert text.returncode == 0
+    assert text.returncode == 1
     lines = text.stdout.splitlines()
     assert all(len(line) <= 100 for line in lines), lines
     assert "\x1b[" not in text.stdout  # no colour when not a terminal
@@ -170,9 +173,13 @@ def test_orphans_tests_and_problems_are_reported(tmp_path: Path, record: Record)
     assert "orphans:" in lines
 
     markdown = cli("report", "--markdown", tmp_path / "cassettes")
+    assert markdown.returncode == 1
     assert markdown.stdout.startswith("| cassette | interactions |")
     assert "| test_kept |" in markdown.stdout
     assert "Orphans: `" in markdown.stdout
+
+    (folder / "test_gone.jsonl").unlink()
+    assert cli("report", tmp_path / "cassettes").returncode == 0  # nothing wrong: exit 0
 
 
 def test_an_unreadable_cassette_is_an_error_and_the_rest_is_reported(

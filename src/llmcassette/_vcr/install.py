@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Mapping
-from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeVar, get_args, overload
+from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeVar, cast, get_args, overload
 from urllib.parse import urlsplit
 
 from llmcassette._vcr import serializer
@@ -328,10 +328,11 @@ def use_cassette(
     pytest; ``allow_unused=True`` allows it. Other keyword arguments are vcrpy
     ``use_cassette`` options, which vcrpy checks (they differ between vcrpy releases).
     """
-    import vcr as vcrpy
-
-    my_vcr = configure(
-        vcrpy.VCR(path_transformer=_ensure_jsonl_suffix),
+    return _use_cassette(
+        path,
+        "use_cassette",
+        record_mode,
+        options,
         pace=pace,
         redaction=redaction,
         incomplete_streams=incomplete_streams,
@@ -340,9 +341,32 @@ def use_cassette(
         record_errors=record_errors,
         max_age=max_age,
         expired=expired,
-        record_mode=record_mode,
-        context="use_cassette",
         drift=drift,
+    )
+
+
+def use_cassette_for_run(
+    path: str | os.PathLike[str], record_mode: RecordModeName
+) -> CassetteContext:
+    """``use_cassette`` as ``llmcassette run`` opens it around a program: a mismatch's hints
+    name ``run``'s options, not ``use_cassette``'s, which its user cannot pass."""
+    return cast("CassetteContext", _use_cassette(path, "run", record_mode, {}))
+
+
+def _use_cassette(
+    path: str | os.PathLike[str] | _Function | None,
+    context: Context,
+    record_mode: RecordModeName,
+    options: dict[str, object],
+    **configured: Any,
+) -> CassetteContext | _Function:
+    import vcr as vcrpy
+
+    my_vcr = configure(
+        vcrpy.VCR(path_transformer=_ensure_jsonl_suffix),
+        record_mode=record_mode,
+        context=context,
+        **configured,
     )
     from llmcassette._vcr.unused import checked_use_cassette
 

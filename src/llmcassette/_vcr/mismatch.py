@@ -97,16 +97,22 @@ class CassetteMismatch(LlmCassetteError, CannotOverwriteExistingCassetteExceptio
         """The error model, with each candidate's differences (a value absent on one side
         is None there, and ``recorded_present``/``incoming_present`` say so)."""
         closest = self.candidates[0] if self.candidates else None
-        return {
-            "file": self.path,
-            "path": self.differences[0].path if self.differences else None,
-            "expected": (
+        if self.differences:  # the value at ``path``: recorded, and sent instead
+            first = _difference_dict(self.differences[0])
+            expected, received = first["recorded"], first["incoming"]
+        else:  # no field differs (all played, another session): the requests themselves
+            expected = (
                 f"#{closest.position} {closest.method} {closest.uri}"
                 if closest is not None
                 else None
-            ),
-            "received": f"{self.method} {self.uri}",
-            "how_to_fix": _HOW_TO_FIX.get(self.reason),
+            )
+            received = f"{self.method} {self.uri}"
+        return {
+            "file": self.path,
+            "path": self.differences[0].path if self.differences else None,
+            "expected": expected,
+            "received": received,
+            "how_to_fix": report.how_to_fix(self.reason, self.context),
             "reason": self.reason,
             "call": self.call,
             "method": self.method,
@@ -170,17 +176,6 @@ class CassetteMismatch(LlmCassetteError, CannotOverwriteExistingCassetteExceptio
         )
         RAISED.append(error)
         return error
-
-
-_HOW_TO_FIX = {
-    "no_match": "make the request match the recorded one (see differences), or record the "
-    "cassette again (pytest --record-mode=rewrite)",
-    "exhausted": "the matching interactions were all played already: record the cassette "
-    "again (pytest --record-mode=rewrite), or allow replaying them (allow_playback_repeats)",
-    "other_session": "make the call in the llmcassette.session it was recorded in, or record "
-    "the cassette again if the code's sessions changed",
-    "cassette_not_found": "record the cassette (pytest --record-mode=once)",
-}
 
 
 def _difference_dict(difference: Difference) -> dict[str, Any]:

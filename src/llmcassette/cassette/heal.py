@@ -137,7 +137,8 @@ class _Line:
 
 def plan(data: bytes, path: str | os.PathLike[str], rules: Rules | None = None) -> Plan:
     """The repairs of one cassette (see the module docstring); ``HealError`` or
-    ``CassetteFormatError`` when it cannot be repaired."""
+    ``CassetteFormatError`` when it cannot be repaired, or when it has nothing to repair
+    but does not read (a defect heal does not know keeps its own error)."""
     name = os.fspath(path)
     rules = rules or Rules()
     header, parsed = jsonl.parse_lines(data, name)  # bad JSON or header: not for heal
@@ -193,6 +194,9 @@ def plan(data: bytes, path: str | os.PathLike[str], rules: Rules | None = None) 
         event_lines = _heal_interaction(name, request, response, event_lines, end, rules, repairs)
         healed.extend([request, response, *event_lines, end])
     if not repairs:
+        # Nothing heal knows to repair: the file must read as it is, or it keeps the error
+        # that says why it does not (a field of the wrong type, ...), as check reports it.
+        jsonl.read(data, name)
         return Plan(data, [])
     # Each line's place in the new file (blank lines are kept, before the line they came
     # before), so that the header can say where the synthesized events are.

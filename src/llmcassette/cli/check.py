@@ -256,16 +256,46 @@ def _modules_under(root: Path) -> dict[str, list[Path]]:
 
 
 def _overrides(path: Path) -> Iterator[Problem]:
+    """The problem of an overrides sidecar that ``use_cassette`` would refuse: one that does
+    not validate, or whose indexes its cassette (beside it) does not have, checked by the
+    same ``Overrides.resolve`` that replay runs."""
     from llmcassette.faults import sidecar
 
     try:
-        sidecar.load(path)
+        overrides = sidecar.load(path)
+        count = _interaction_count(path)
+        if overrides is not None and count is not None:
+            overrides.resolve(count)
     except OverridesError as error:
         where = error.location
         message = f"{where}: {error.problem}" if where else error.problem
         yield Problem(
             os.fspath(path), None, OVERRIDES, message, error.hint or None, error.code, where or None
         )
+
+
+def _interaction_count(sidecar_path: Path) -> int | None:
+    """How many interactions the cassette of an overrides sidecar holds; None when it has
+    none beside it (an orphan) or it cannot be read (reported as that file's problem)."""
+    from llmcassette.cli.paths import JSONL, VCRPY, open_file
+
+    stem = sidecar_path.name[: -len(SIDECAR_SUFFIX)]
+    for suffix in SUFFIXES:
+        cassette = sidecar_path.with_name(stem + suffix)
+        if not cassette.is_file():
+            continue
+        try:
+            opened = open_file(cassette)
+        except CassetteFormatError:
+            return None
+        if opened is None:  # pragma: no cover - a file named is opened or refused
+            return None
+        if opened.kind == JSONL and opened.cassette is not None:
+            return len(opened.cassette.interactions)
+        if opened.kind == VCRPY and opened.vcrpy is not None:
+            return len(opened.vcrpy["interactions"])
+        return None
+    return None
 
 
 def _strings(source: str) -> set[str]:

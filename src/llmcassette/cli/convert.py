@@ -174,35 +174,36 @@ def read_vcrpy(path: Path, loaded: dict[str, Any]) -> list[Interaction]:
     read and parsed it (``loaded``). An interaction whose method, URI, status or response
     body cannot be found is an ``UnreadableInteractionError`` naming it and what it has."""
     items: list[Interaction] = []
-    for index, entry in enumerate(vcrpy_files.interactions_of(loaded)):
+    # Numbered from 1 in what is said, as every message numbers interactions (#1).
+    for number, entry in enumerate(vcrpy_files.interactions_of(loaded), start=1):
         if not isinstance(entry, dict):
             raise UnreadableInteractionError(
-                path, None, f"interaction {index} is a {type(entry).__name__}, not a mapping"
+                path, None, f"interaction #{number} is a {type(entry).__name__}, not a mapping"
             )
         other = None if "request" in entry else _not_http(entry)
         if other is not None:
             raise CassetteFormatError(
                 path,
                 None,
-                f"interaction {index} is {other}, not an HTTP exchange; llmcassette records "
+                f"interaction #{number} is {other}, not an HTTP exchange; llmcassette records "
                 "HTTP traffic only",
             )
         request, response = entry.get("request"), entry.get("response")
         if not isinstance(request, dict) or not isinstance(response, dict):
             missing = "request" if not isinstance(request, dict) else "response"
             raise UnreadableInteractionError(
-                path, None, f"interaction {index} has no {missing} mapping"
+                path, None, f"interaction #{number} has no {missing} mapping"
             )
         if "method" not in request or "uri" not in request:
             raise UnreadableInteractionError(
-                path, None, f"interaction {index} has no method or uri"
+                path, None, f"interaction #{number} has no method or uri"
             )
         status = _status(response)
         if status is None:
             raise UnreadableInteractionError(
                 path,
                 None,
-                f"interaction {index}: the response has no status code this reader knows "
+                f"interaction #{number}: the response has no status code this reader knows "
                 f"(it has {_keys(response)}); expected status.code or status_code",
             )
         response_body = _response_body(response)
@@ -210,7 +211,7 @@ def read_vcrpy(path: Path, loaded: dict[str, Any]) -> list[Interaction]:
             raise UnreadableInteractionError(
                 path,
                 None,
-                f"interaction {index}: the response has no body this reader knows (it has "
+                f"interaction #{number}: the response has no body this reader knows (it has "
                 f"{_keys(response)}); expected one of {', '.join(RESPONSE_BODY_FIELDS)}",
                 "convert reads the shapes of vcrpy and its forks; open an issue with the "
                 "shape of this file",
@@ -308,8 +309,8 @@ def to_vcrpy_json(opened: Opened) -> str:
     cassette = opened.cassette
     assert cassette is not None
     interactions = []
-    for index, item in enumerate(cassette.interactions):
-        where = f"interaction {index} ({item.method} {item.uri})"
+    for number, item in enumerate(cassette.interactions, start=1):
+        where = f"interaction #{number} ({item.method} {item.uri})"
         body = _vcrpy_text(item.response_body, opened.path, f"{where}: the response body")
         if body is not None and "fromRequest" in body:
             body = _ESCAPED_MARKER.sub(lambda m: "{{" + m.group(1) + "fromRequest", body)

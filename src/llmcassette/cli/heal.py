@@ -11,13 +11,14 @@ from __future__ import annotations
 
 import json
 import os
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 from llmcassette.cassette import heal
 from llmcassette.cli.output import Output
-from llmcassette.errors import LlmCassetteError, record
+from llmcassette.errors import CassetteFormatError, LlmCassetteError, record
 
 #: The ending of a heal log's name beside its cassette: ``test_x.jsonl`` → ``test_x.heal.log``.
 LOG_SUFFIX = ".heal.log"
@@ -31,18 +32,25 @@ def log_path(cassette: Path, log: Path | None) -> Path:
     return cassette.with_name(cassette.name.removesuffix(".jsonl") + LOG_SUFFIX)
 
 
-def cassette_files(paths: list[str]) -> Iterator[Path]:
-    """The ``.jsonl`` files named, and those under the folders named (sorted)."""
+def cassette_files(paths: list[str]) -> Iterator[Path | CassetteFormatError]:
+    """The ``.jsonl`` files named, and those under the folders named (sorted); an error for
+    a folder that cannot be listed. A folder without one says so on stderr, as every
+    command does (``cli.paths``)."""
+    from llmcassette.cli.paths import files_under
+
     for raw in paths:
         given = Path(raw)
-        if given.is_dir():
-            yield from sorted(
-                path
-                for path in given.rglob("*.jsonl")
-                if path.is_file() and not path.name.startswith(".")
-            )
-        else:
+        if not given.is_dir():
             yield given
+            continue
+        found = 0
+        for item in files_under(given, (".jsonl",)):
+            if isinstance(item, Path) and item.name.startswith("."):
+                continue
+            found += isinstance(item, Path)
+            yield item
+        if not found:
+            print(f"llmcassette heal: no cassettes found in {given}", file=sys.stderr)
 
 
 def log_entry(cassette: Path, result: heal.Plan) -> dict[str, Any]:
@@ -70,6 +78,10 @@ def append_log(target: Path, entry: dict[str, Any]) -> None:
     atomic_write(target, before + (json.dumps(entry, ensure_ascii=False) + "\n").encode())
 
 
+def _name(item: Path | CassetteFormatError) -> str:
+    return os.fspath(item) if isinstance(item, Path) else os.fspath(item.path)
+
+
 def run(paths: list[str], *, dry_run: bool, log: str | None, as_json: bool, quiet: bool) -> int:
     """Heal every cassette of ``paths``; the exit code (0 done, 2 a file was refused)."""
     from llmcassette.cli.progress import track
@@ -78,7 +90,11 @@ def run(paths: list[str], *, dry_run: bool, log: str | None, as_json: bool, quie
     out = Output("heal", as_json)
     log_file = Path(log) if log else None
     healed = files = 0
-    for path in track(list(cassette_files(paths)), "heal", as_json=as_json, name=os.fspath):
+    found = list(cassette_files(paths))
+    for path in track(found, "heal", as_json=as_json, name=_name):
+        if isinstance(path, CassetteFormatError):  # a folder that cannot be listed
+            out.failed(path)
+            continue
         files += 1
         try:
             data = path.read_bytes()

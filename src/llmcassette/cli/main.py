@@ -76,6 +76,8 @@ def _scan(args: argparse.Namespace) -> int:
                 rule=finding.rule,
             )
             out.finding(found, finding.render())  # file:line: json path: rule
+    if not files and not out.errors:
+        return _nothing_found(out, "scan", args.paths)
     if out.findings:
         out.say(
             f"llmcassette scan: {len(out.findings)} secret-looking value(s) in {files} file(s); "
@@ -112,7 +114,7 @@ def _redact(args: argparse.Namespace) -> int:
             continue
         redactor = Redactor(config)  # placeholders are numbered per cassette
         try:
-            text, changed = redact_opened(redactor, opened)
+            text, kinds = redact_opened(redactor, opened)
             if text is not None and not args.dry_run:
                 from llmcassette._vcr.tempfiles import atomic_write
 
@@ -123,6 +125,7 @@ def _redact(args: argparse.Namespace) -> int:
         except LlmCassetteError as error:
             out.failed(error, f"{path}: cannot redact: {error}; not changed")
             continue
+        changed = sum(kinds.values())  # values replaced: the sum of the kinds' counts
         done = {
             "file": str(path),
             "changed": changed,
@@ -131,10 +134,14 @@ def _redact(args: argparse.Namespace) -> int:
         if text is None:
             out.result(done, f"{path}: unchanged")
             continue
-        done["kinds"] = dict(sorted(redactor.counts.items()))
-        kinds = ", ".join(f"{kind} x{count}" for kind, count in sorted(redactor.counts.items()))
+        done["kinds"] = kinds
+        if not changed:  # headers the rules drop, or the header's redaction field
+            verb = "would rewrite" if args.dry_run else "rewrote"
+            out.result(done, f"{path}: {verb} it with the current rules; no value replaced")
+            continue
+        listed = ", ".join(f"{kind} x{count}" for kind, count in kinds.items())
         verb = "would redact" if args.dry_run else "redacted"
-        out.result(done, f"{path}: {verb} {changed} value(s)" + (f" ({kinds})" if kinds else ""))
+        out.result(done, f"{path}: {verb} {changed} value(s) ({listed})")
     return out.done()
 
 
@@ -158,10 +165,29 @@ def _check(args: argparse.Namespace) -> int:
                 out.error(problem.as_json(), problem.render())
             else:
                 out.finding(problem.as_json(), problem.render())
+    if not files:
+        return _nothing_found(out, "check", args.paths)
     if not args.quiet:
         problems = len(out.findings) + len(out.errors)
         verdict = f"{problems} problem(s)" if problems else "no problems"
         out.say(f"llmcassette check: {verdict} in {files} file(s)")
+    return out.done()
+
+
+def _nothing_found(out: Output, command: str, paths: Sequence[str]) -> int:
+    """``check`` and ``scan`` found no cassette in any path given: a gate that looked at
+    nothing must not pass (a CI step pointed at the wrong folder), so it is a usage error."""
+    done = {"check": "checked", "scan": "scanned"}[command]
+    problem = f"no cassettes found in {', '.join(paths)}; nothing was {done}"
+    out.error(
+        record(
+            UsageError.code,
+            problem,
+            file=paths[0] if len(paths) == 1 else None,
+            how_to_fix="give the folder or files that hold the cassettes (e.g. tests/cassettes)",
+        ),
+        f"llmcassette {command}: {problem}",
+    )
     return out.done()
 
 
@@ -326,6 +352,15 @@ def _report(args: argparse.Namespace) -> int:
 def _run(args: argparse.Namespace) -> int:
     from llmcassette.cli.run import run
 
+    if args.json:
+        out = Output("run", as_json=True)
+        problem = (
+            "run takes no --json: the program's own output goes to stdout, so no JSON "
+            "document can be all of it; run's account is the paragraph it prints on stderr, "
+            "and its exit code"
+        )
+        out.failed(UsageError("llmcassette run", problem, _RUN_USAGE))
+        return out.done()
     command = list(args.command_line)
     if command[:1] == ["--"]:
         command = command[1:]
@@ -339,6 +374,9 @@ def _run(args: argparse.Namespace) -> int:
         print("llmcassette run: give --record, --replay or --cassette CASSETTE", file=sys.stderr)
         return 2
     return run(command, cassette=cassette, mode=mode)
+
+
+_RUN_USAGE = "usage: llmcassette run [--record PATH | --replay PATH | --cassette PATH] ..."
 
 
 def _prune(args: argparse.Namespace) -> int:
@@ -523,7 +561,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         "report",
         help="summarize a tree of cassettes: interactions, models, tokens, age, size, tests "
         "and problems per cassette, with totals, the largest, oldest and orphans",
-        description="Exit codes: 0 done, 2 a file cannot be read.",
+        description="Exit codes: 0 no cassette has a problem, 1 one has (the problems "
+        "column; the findings of --json), 2 a file cannot be read.",
     )
     report_command.add_argument(
         "paths", nargs="*", metavar="DIR", help="folders or files (default: .)"
@@ -558,6 +597,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     run_command.add_argument(
         "command_line", nargs=argparse.REMAINDER, metavar="-- COMMAND", help="the program"
     )
+    # Refused with a reason (not argparse's "unrecognized arguments"): every other command
+    # takes --json, but the program's output goes to stdout.
+    run_command.add_argument("--json", action="store_true", help=argparse.SUPPRESS)
     run_command.set_defaults(run=_run)
     prune = commands.add_parser(
         "prune",

@@ -4,6 +4,8 @@ file is read once and parsed once, and was classified before anything looks insi
 from __future__ import annotations
 
 import os
+import re
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
@@ -23,9 +25,9 @@ def scan_opened(redactor: Redactor, opened: Opened) -> list[Finding]:
     return find_in_vcrpy(redactor.rules, opened.vcrpy, opened.text, name)
 
 
-def redact_opened(redactor: Redactor, opened: Opened) -> tuple[str | None, int]:
-    """``redact_file`` for a file ``cli.paths`` opened."""
-    before = redactor.changes
+def redact_opened(redactor: Redactor, opened: Opened) -> tuple[str | None, dict[str, int]]:
+    """``redact_file`` for a file ``cli.paths`` opened: the new text (None: unchanged) and
+    how many values of each kind were replaced."""
     if opened.kind == JSONL and opened.cassette is not None:
         cassette = opened.cassette
         header = dict(cassette.header)
@@ -38,9 +40,23 @@ def redact_opened(redactor: Redactor, opened: Opened) -> tuple[str | None, int]:
     elif opened.kind == VCRPY:
         text = _redact_vcrpy(redactor, opened.path, opened.text)
     else:
-        return None, 0
-    changed = redactor.changes - before
-    return (text if text != opened.text else None), changed
+        return None, {}
+    if text == opened.text:
+        return None, {}
+    return text, replaced(opened.text, text)
+
+
+_PLACEHOLDER_KIND = re.compile(r"<REDACTED:([A-Za-z0-9_.\-]+?)(?::[0-9]+)?>")
+
+
+def replaced(before: str, after: str) -> dict[str, int]:
+    """How many values of each kind redaction replaced between two texts of a file: the
+    placeholders ``after`` holds that ``before`` did not. (The redactor's own tallies count
+    each secret once however often it occurs, and each time a part is redacted, which writing
+    a cassette does more than once.)"""
+    added = Counter(_PLACEHOLDER_KIND.findall(after))
+    added.subtract(Counter(_PLACEHOLDER_KIND.findall(before)))
+    return {kind: count for kind, count in sorted(added.items()) if count > 0}
 
 
 def _redact_vcrpy(redactor: Redactor, path: Path, text: str) -> str:

@@ -90,8 +90,15 @@ class Output:
         self._print(text, stderr=True)
 
     def failed(self, error: LlmCassetteError, text: str | None = None) -> None:
-        """``error`` for an exception: its ``to_dict()``, and ``str(error)`` unless ``text``."""
-        self.error(error.to_dict(), str(error) if text is None else text)
+        """``error`` for an exception: its ``to_dict()``, and ``str(error)`` unless ``text``.
+
+        The record's ``message`` is the problem alone, as a finding's is: the file, line and
+        how to fix it are fields of their own, which ``str(error)`` repeats for people."""
+        failure = error.to_dict()
+        problem = getattr(error, "problem", None)
+        if isinstance(problem, str) and problem:
+            failure["message"] = problem
+        self.error(failure, str(error) if text is None else text)
 
     def cannot_write(self, path: object, error: OSError) -> None:
         """A file that could not be written (``CANNOT_WRITE``); it was left as it was."""

@@ -230,7 +230,12 @@ def files_under(
 def wrong_kind_problem(path: Path, kind: str, command: str) -> CassetteFormatError:
     """The problem of a file named on the command line that ``command`` does not take."""
     if kind == VCRPY and command == "convert":
-        return CassetteFormatError(path, None, "already a vcrpy cassette")
+        return CassetteFormatError(
+            path,
+            None,
+            "already a vcrpy cassette",
+            f"llmcassette convert {path} (without --to vcrpy-json) converts it to JSONL",
+        )
     if kind == VCRPY:
         return CassetteFormatError(
             path,
@@ -239,7 +244,12 @@ def wrong_kind_problem(path: Path, kind: str, command: str) -> CassetteFormatErr
             f"llmcassette convert {path} writes one",
         )
     if kind == JSONL and command == "convert":
-        return CassetteFormatError(path, None, "already an llmcassette JSONL cassette")
+        return CassetteFormatError(
+            path,
+            None,
+            "already an llmcassette JSONL cassette",
+            f"llmcassette convert --to vcrpy-json {path} converts it back to a vcrpy cassette",
+        )
     return CassetteFormatError(path, None, f"an {kind}; llmcassette {command} does not read it")
 
 

@@ -263,8 +263,8 @@ def render(document: dict[str, Any], details: dict[str, tuple[Any, list[Any]]]) 
 
 
 def run(paths: Sequence[str], out_path: str) -> int:
-    """Write the page of ``paths`` to ``out_path``; the exit code (0, or 2 when a file
-    cannot be read: the page is written without it)."""
+    """Write the page of ``paths`` to ``out_path``; the exit code (0, 1 when a cassette has
+    a problem, 2 when a file cannot be read: the page is written without it)."""
     out = Output("report", False)
     details: dict[str, tuple[Any, list[Any]]] = {}
     document = build(paths, out, details)

@@ -37,9 +37,10 @@ def activate() -> None:
 
     import llmcassette
     from llmcassette._vcr import mismatch
-    from llmcassette._vcr.install import RecordModeName
+    from llmcassette._vcr.install import RecordModeName, use_cassette_for_run
 
-    context = llmcassette.use_cassette(path, record_mode=cast("RecordModeName", mode))
+    # use_cassette, with a mismatch's hints naming run's options (--record, --mode).
+    context = use_cassette_for_run(path, cast("RecordModeName", mode))
     cassette = context.__enter__()
     loaded = len(cassette.data)
 

@@ -146,6 +146,8 @@ def build(
                 details[opened.path] = (None, problems.get(Path(opened.path)) or [opened])
             continue
         found = problems.get(opened.path, [])
+        for problem in found:  # what the table counts: findings, as check reports them
+            out.finding(problem.as_json(), None)
         entry = summarize_cassette(opened.path, opened.cassette, len(opened.data), len(found))
         entry["orphan"] = any(problem.kind == "orphan" for problem in found)
         entries.append(entry)
@@ -252,7 +254,8 @@ def render_markdown(document: dict[str, Any]) -> str:
 
 
 def run(paths: Sequence[str], *, as_json: bool, markdown: bool, color: bool) -> int:
-    """Print the report of ``paths``; the exit code (0, or 2 when a file cannot be read)."""
+    """Print the report of ``paths``; the exit code (0, 1 when a cassette has a problem,
+    2 when a file cannot be read)."""
     out = Output("report", as_json)
     document = build(paths, out)
     if as_json:

@@ -22,9 +22,10 @@ MAX_CANDIDATES = 3
 
 #: Where the cassette is in use, so that a hint gives the command for it: under the pytest
 #: plugin (``pytest_options``: for a test whose vcr_config or marker sets record_mode, which
-#: wins over ``--record-mode``), in ``llmcassette.use_cassette``, or on a VCR the user gave
-#: to ``configure``.
-Context = Literal["pytest", "pytest_options", "use_cassette", "vcr"]
+#: wins over ``--record-mode``), in ``llmcassette.use_cassette``, on a VCR the user gave
+#: to ``configure``, or around a program ``llmcassette run`` runs (which takes no match
+#: options: leaving a field out means opening the cassette in the program).
+Context = Literal["pytest", "pytest_options", "use_cassette", "vcr", "run"]
 
 
 @dataclass(frozen=True)
@@ -59,7 +60,38 @@ _HINTS: dict[str, _Hints] = {
         "or record_mode='new_episodes' to add this request",
         "configure(my_vcr, {})",
     ),
+    "run": _Hints(
+        "llmcassette run --record CASSETTE -- COMMAND",
+        "llmcassette run --record CASSETTE -- COMMAND to record it afresh, "
+        "or --cassette CASSETTE --mode new_episodes to add this request",
+        "llmcassette.use_cassette(..., {}) in the program instead of llmcassette run, "
+        "which takes no match option",
+    ),
 }
+
+
+def how_to_fix(reason: str, context: Context) -> str | None:
+    """A mismatch's ``how_to_fix`` in one line, with the commands of where the cassette is
+    used (``context``), as its message's hints give them."""
+    hints = _HINTS[context]
+    if reason == "no_match":
+        return (
+            "make the request match the recorded one (see differences), or record the "
+            f"cassette again ({hints.rerecord})"
+        )
+    if reason == "exhausted":
+        return (
+            f"the matching interactions were all played already: record the cassette again "
+            f"({hints.rerecord}), or allow replaying them (allow_playback_repeats)"
+        )
+    if reason == "other_session":
+        return (
+            "make the call in the llmcassette.session it was recorded in, or record the "
+            "cassette again if the code's sessions changed"
+        )
+    if reason == "cassette_not_found":
+        return f"record the cassette ({hints.record})"
+    return None
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,47 @@
+"""``llmcassette run``: its mismatch hints are options ``run`` takes; ``--json`` is refused
+with the reason (the program's own output goes to stdout)."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+from _cli_support import cli
+
+from llmcassette.testing import LocalProvider
+
+APP = """
+import sys
+
+import httpx2
+
+body = {"model": "m", "messages": [{"role": "user", "content": sys.argv[2]}]}
+auth = {"authorization": "Bearer sk-test"}
+print(httpx2.post(sys.argv[1] + "/v1/chat/completions", json=body, headers=auth).status_code)
+"""
+
+
+def test_a_mismatch_under_run_advises_runs_options(tmp_path: Path, provider: LocalProvider) -> None:
+    (tmp_path / "app.py").write_text(APP)
+    cassette = tmp_path / "app.jsonl"
+    app = [sys.executable, "app.py", provider.url]
+    recorded = cli("run", "--record", cassette, "--", *app, "Name a river", cwd=tmp_path)
+    assert recorded.returncode == 0, recorded.stderr
+    changed = cli("run", "--replay", cassette, "--", *app, "Name a lake", cwd=tmp_path)
+    assert changed.returncode == 1
+    assert "recorded 'Name a river', incoming 'Name a lake'" in changed.stderr
+    assert "record again (llmcassette run --record CASSETTE -- COMMAND" in changed.stderr
+    assert "in the program instead of llmcassette run, which takes no match" in changed.stderr
+    assert "use_cassette(..., record_mode='all')" not in changed.stderr
+    assert "leave it out: use_cassette(" not in changed.stderr
+
+
+def test_json_is_refused_with_the_reason(tmp_path: Path) -> None:
+    result = cli("run", "--json", "--replay", tmp_path / "app.jsonl", "--", sys.executable, "-V")
+    assert result.returncode == 2
+    document = json.loads(result.stdout)
+    (error,) = document["errors"]
+    assert (document["command"], error["code"]) == ("run", "LC001 usage")
+    assert "run takes no --json: the program's own output goes to stdout" in error["message"]
+    assert not (tmp_path / "app.jsonl").exists()  # nothing was run
