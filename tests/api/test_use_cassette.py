@@ -427,6 +427,21 @@ def test_methods_match_whatever_their_case(tmp_path: Path, provider: LocalProvid
         assert dict(cassette.play_counts) == {0: 1}
 
 
+def test_a_converted_cassette_is_found_by_its_old_yaml_name(
+    tmp_path: Path, provider: LocalProvider
+) -> None:
+    # docs/migrating.md: convert, then delete the YAML; code that names the .yaml file
+    # (use_cassette("x.yaml")) reads and writes the .jsonl beside it.
+    path = tmp_path / "old.yaml"
+    (recorded,) = record_with_vcrpy(path, provider, "question 1")
+    assert main(["convert", str(path)]) == 0
+    path.unlink()
+    with llmcassette.use_cassette(path, record_mode="none") as cassette:
+        assert ask_about(provider.url, "question 1") == recorded
+        assert dict(cassette.play_counts) == {0: 1}
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["old.jsonl"]
+
+
 def test_a_vcrpy_cassette_drifts_as_vcrpy_would_replay_under_a_suites_own_matchers(
     tmp_path: Path, provider: LocalProvider
 ) -> None:

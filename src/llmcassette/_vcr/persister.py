@@ -228,10 +228,15 @@ class Persister:
         self.body_matcher: LlmBody | None = None
 
     def resolve(self, cassette_path: str | os.PathLike[str]) -> Path:
-        """The ``.jsonl`` file a cassette path stands for."""
+        """The ``.jsonl`` file a cassette path stands for; a vcrpy file's name stands for the
+        ``.jsonl`` beside it once it is gone (``llmcassette convert``, the YAML deleted)."""
         path = Path(cassette_path)
         if self.swap_suffix and path.name.endswith(self.swap_suffix):
-            path = path.with_name(path.name[: -len(self.swap_suffix)] + jsonl.SUFFIX)
+            return path.with_name(path.name[: -len(self.swap_suffix)] + jsonl.SUFFIX)
+        if path.suffix in LEGACY_SERIALIZERS and not path.exists():
+            converted = path.with_suffix(jsonl.SUFFIX)
+            if converted.exists():
+                return converted
         return path
 
     # vcrpy calls load_cassette(path, serializer=...) and save_cassette(path, dict, serializer=...)
