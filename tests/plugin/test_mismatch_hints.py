@@ -230,3 +230,28 @@ def test_an_answer_sent_back_is_not_advised_away(tmp_path: Path) -> None:
     assert "llmcassette.session(name)" in message
     assert "'ignore'" not in message
     assert "'volatile'" not in message
+
+
+def test_every_difference_is_advised_away_not_only_the_first(
+    tmp_path: Path, any_server: tuple[str, list[str]]
+) -> None:
+    # agno's telemetry: two uuids made anew on every run and a field added. The first
+    # difference alone made the advice, which then left the others in the way.
+    tool_id, request_id = "call_" + "a" * 32, "0f1e2d3c-4b5a-4978-8695-a4b3c2d1e0f9"
+    url = f"{any_server[0]}/v1beta/models/gemini-2.0-flash:generateContent"
+    with llmcassette.use_cassette(tmp_path / "c", record_mode="once"):
+        httpx2.post(url, json=_tool_chain(tool_id, request_id))
+    sent = _tool_chain("call_" + "b" * 32, "9e8d7c6b-5a49-4837-a261-504f3e2d1c0b")
+    sent["contents"][0]["role"] = "user"  # type: ignore[index]
+    with (
+        pytest.raises(CassetteMismatch) as raised,
+        llmcassette.use_cassette(tmp_path / "c", record_mode="none"),
+    ):
+        httpx2.post(url, json=sent)
+    advised = {"volatile": ["tool_call_id", "uuid"], "ignore": ["$.contents[0].role"]}
+    assert (
+        "if these 4 fields change on every run, leave them out: use_cassette(..., "
+        f"match={advised!r}) (docs/matching.md)"
+    ) in str(raised.value), str(raised.value)
+    with llmcassette.use_cassette(tmp_path / "c", record_mode="none", match=advised):
+        assert httpx2.post(url, json=sent).status_code == 200

@@ -55,7 +55,7 @@ class CassetteMismatch(LlmCassetteError, CannotOverwriteExistingCassetteExceptio
         candidates: list[report.Candidate],
         context: report.Context,
         session: str | None = None,
-        volatile: str | None = None,
+        leave: report.LeaveOut | None = None,
         echoed: bool = False,
     ) -> None:
         self.cassette = cassette
@@ -82,7 +82,7 @@ class CassetteMismatch(LlmCassetteError, CannotOverwriteExistingCassetteExceptio
             record_mode=str(record_mode),
             context=context,
             named=[file for file, _ in loaded_from(cassette)],
-            volatile=volatile,
+            leave=leave,
             session=session,
             echoed=echoed,
         )
@@ -139,22 +139,18 @@ class CassetteMismatch(LlmCassetteError, CannotOverwriteExistingCassetteExceptio
         filtered = cassette._before_record_request(request) or request
         session = current_session()
         ranked = candidates(cassette, filtered, session)
-        volatile = None
+        leave = None
         echoed = False
         if ranked and ranked[0].differences:
-            first = ranked[0].differences[0]
-            echoed = report.echoes_an_answer(filtered, first)
+            echoed = report.echoes_an_answer(filtered, ranked[0].differences[0])
             matcher = body_matcher(cassette)
-            volatile = (
-                None
-                if echoed
-                else report.volatile_preset_for(
+            if not echoed:
+                leave = report.leave_out_for(
                     filtered,
                     cassette.data[ranked[0].position - 1][0],
                     matcher.config if matcher is not None else MatchConfig(),
-                    first,
+                    ranked[0].differences,
                 )
-            )
         if not getattr(cassette, "rewound", False) and not len(cassette):
             reason = "cassette_not_found"
         elif ranked and not ranked[0].differences and ranked[0].session != session:
@@ -171,7 +167,7 @@ class CassetteMismatch(LlmCassetteError, CannotOverwriteExistingCassetteExceptio
             candidates=ranked,
             context=context,
             session=session,
-            volatile=volatile,
+            leave=leave,
             echoed=echoed,
         )
         RAISED.append(error)

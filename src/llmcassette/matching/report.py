@@ -186,22 +186,45 @@ _SUGGESTED_PRESETS: tuple[VolatileShape, ...] = (
 )
 
 
-def volatile_preset_for(
-    incoming: Any, recorded: Any, config: MatchConfig, difference: Difference
-) -> VolatileShape | None:
-    """The ``volatile`` preset that makes ``difference`` (between these two requests) go
-    away, if one does: a value a client makes anew on every run (a uuid, a tool-call id)
-    is most often copied to other places of the body and of later calls, where leaving out
-    its one path would not help."""
-    if not difference.path.startswith(("body.", "body[")):
+@dataclass(frozen=True)
+class LeaveOut:
+    """What leaves a candidate's body differences out of matching, should they change on
+    every run: ``volatile`` presets, for values a client makes anew on every run (a uuid, a
+    tool-call id: most often copied to other places of the body and of later calls, where
+    leaving out their one path would not help), then the JSON paths no preset covers."""
+
+    volatile: tuple[str, ...] = ()
+    ignore: tuple[str, ...] = ()
+
+    def option(self) -> str:
+        """The ``match`` option, as Python: ``match={'volatile': ['uuid']}``."""
+        parts = []
+        if self.volatile:
+            parts.append(f"'volatile': {list(self.volatile)!r}")
+        if self.ignore:
+            parts.append(f"'ignore': {list(self.ignore)!r}")
+        return "match={" + ", ".join(parts) + "}"
+
+
+def leave_out_for(
+    incoming: Any, recorded: Any, config: MatchConfig, differences: Sequence[Difference]
+) -> LeaveOut | None:
+    """What leaves ``differences`` (of ``incoming`` from ``recorded``) out of matching: the
+    presets that take some of them away, tried in turn, then the paths left; None when
+    one of them is not in the body (a URL or method the match option cannot leave out)."""
+    if not differences or not all(d.path.startswith(("body.", "body[")) for d in differences):
         return None
+    left = [difference.path for difference in differences]
+    presets: list[VolatileShape] = []
     for preset in _SUGGESTED_PRESETS:
         if preset in config.volatile:
             continue
-        wider = dataclasses.replace(config, volatile=(*config.volatile, preset))
-        if all(left.path != difference.path for left in compare(incoming, recorded, wider)):
-            return preset
-    return None
+        wider = dataclasses.replace(config, volatile=(*config.volatile, *presets, preset))
+        remaining = {difference.path for difference in compare(incoming, recorded, wider)}
+        if any(path not in remaining for path in left):
+            presets.append(preset)
+            left = [path for path in left if path in remaining]
+    return LeaveOut(tuple(presets), tuple("$" + path[len("body") :] for path in left))
 
 
 def echoes_an_answer(incoming: Any, difference: Difference) -> bool:
@@ -244,14 +267,14 @@ def render(
     record_mode: str,
     context: Context,
     named: Sequence[str] = (),
-    volatile: str | None = None,
+    leave: LeaveOut | None = None,
     session: str | None = None,
     echoed: bool = False,
 ) -> str:
     """The message of a ``CassetteMismatch`` (see ``llmcassette.errors``); its hints give
     the commands for ``context``. ``named`` are the other tests' cassettes the test names,
-    whose interactions ``recorded`` holds too (their ``source``). ``volatile`` is the
-    preset that leaves out the closest candidate's first difference (``volatile_preset_for``);
+    whose interactions ``recorded`` holds too (their ``source``). ``leave`` is what leaves
+    the closest candidate's differences out of matching (``leave_out_for``);
     ``session`` the llmcassette.session the request was made in; ``echoed`` says that
     difference is in an answer of the model the client sends back (``echoes_an_answer``)."""
     hints = _HINTS[context]
@@ -335,7 +358,7 @@ def render(
         return "\n".join(lines)
     lines.append(
         f"  to fix: if the request changed on purpose, record again ({hints.rerecord}); "
-        + _leave_out_hint(closest, hints, volatile)
+        + _leave_out_hint(closest, hints, leave)
     )
     return "\n".join(lines)
 
@@ -414,27 +437,28 @@ def _sdk_moved(closest: Candidate | None) -> str | None:
     return None
 
 
-def _leave_out_hint(closest: Candidate | None, hints: _Hints, volatile: str | None) -> str:
-    """How to stop matching on the field that differs, when it changes on every run."""
-    first = closest.differences[0].path if closest is not None and closest.differences else ""
-    if volatile is not None:
+def _leave_out_hint(closest: Candidate | None, hints: _Hints, leave: LeaveOut | None) -> str:
+    """How to stop matching on the fields that differ, when they change on every run."""
+    if closest is None or leave is None:
         return (
-            f"if {first} changes on every run, leave out every such value (here and "
-            f"wherever it is copied): "
-            + hints.options.format(f"match={{'volatile': ['{volatile}']}}")
-            + " (docs/matching.md)"
+            "if a field changes on every run, leave it out with the match option "
+            "(ignore, volatile, hosts, normalizers: docs/matching.md)"
         )
-    if first.startswith("body.") or first.startswith("body["):
-        json_path = "$" + first[len("body") :]
+    first = closest.differences[0].path
+    count = len(closest.differences)
+    what = f"{first} changes" if count == 1 else f"these {count} fields change"
+    option = hints.options.format(leave.option())
+    if leave.volatile and count == 1:
         return (
-            f"if {first} changes on every run, leave it out: "
-            + hints.options.format(f"match={{'ignore': ['{json_path}']}}")
-            + " (or a volatile shape or normalizer: docs/matching.md)"
+            f"if {what} on every run, leave out every such value (here and wherever it is "
+            f"copied): {option} (docs/matching.md)"
         )
-    return (
-        "if a field changes on every run, leave it out with the match option "
-        "(ignore, volatile, hosts, normalizers: docs/matching.md)"
-    )
+    if not leave.volatile and count == 1:
+        return (
+            f"if {what} on every run, leave it out: {option} "
+            "(or a volatile shape or normalizer: docs/matching.md)"
+        )
+    return f"if {what} on every run, leave them out: {option} (docs/matching.md)"
 
 
 PROMPT_PREVIEW = 60
