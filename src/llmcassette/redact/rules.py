@@ -67,6 +67,11 @@ class ShapeRule:
     validate: Callable[[str], bool] | None = None
     triggers: tuple[str, ...] = ()
     leads: tuple[str, ...] = ()
+    #: Every match holds separators that no base64 run has (a JWT's two dots): it is never
+    #: a piece of encoded data, so ``in_base64_run`` does not apply to it, even where one of
+    #: its parts is as long as a run (an RS256 signature: 342 characters) or a base64
+    #: character follows it (``/verify/<JWT>/confirm``).
+    separated: bool = False
 
 
 _B = r"(?<![A-Za-z0-9_\-])"  # not preceded by a token character
@@ -172,6 +177,7 @@ SHAPE_RULES: tuple[ShapeRule, ...] = (
         # would leave out a JWT whose header starts '{ "' (eyAi...), which the pattern takes.
         triggers=(".ey",),
         leads=("ey",),
+        separated=True,
     ),
     ShapeRule(
         "basic-auth",
@@ -495,6 +501,9 @@ BASE64_ALPHABET = string.ascii_letters + string.digits + "+/_-"
 #: A run of base64 characters this long is encoded data (an image, a video, a binary body
 #: held as text), not words: longer than any credential around its neighbours in text.
 BASE64_RUN_MIN = 256
+#: How far before a long base64 run a token that goes on into it may begin (``Rules.
+#: _into_runs``): a JWT's header and payload, each shorter than a run, and their dots.
+RUN_REACH = 2 * BASE64_RUN_MIN + 2
 _BASE64_CHARS = frozenset(BASE64_ALPHABET)
 _BASE64_SPAN = re.compile(f"[{re.escape(BASE64_ALPHABET)}]*")
 
@@ -717,6 +726,11 @@ class Rules:
             for trigger in rule.triggers
         )
         self._group_rule = {group_name(i): rule for i, rule in enumerate(shape_rules)}
+        # Where a match of some rule may begin (``Rules._begin_positions``); None when a
+        # rule has no leads (a custom pattern), and may begin anywhere.
+        self._rule_leads: tuple[str, ...] | None = None
+        if all(rule.leads for rule in shape_rules):
+            self._rule_leads = tuple(sorted({lead for rule in shape_rules for lead in rule.leads}))
 
         literals: dict[str, str] = {}  # value as it may be written -> kind
         for value, name in config.literals:
@@ -819,7 +833,11 @@ class Rules:
         # lookbehind holds (``Signature=``) may begin in the run before the region.
         probe = "\0".join(text[max(0, a - self._reach) : b] for a, b in outside)
         spans = self._shapes_in(text, outside, probe)
+        into = self._into_runs(text, runs)
+        spans += into
         for start, end in runs:
+            if any(a < end and start < b for a, b, _ in into):
+                continue  # a token found going into the run, or through it
             whole = self._shapes.fullmatch(text, start, end)
             if whole is None:
                 continue
@@ -836,6 +854,57 @@ class Rules:
             spans = [s for s in spans if not any(s[0] < b and a < s[1] for a, b, _ in known)]
             spans += known
         return sorted(set(spans))
+
+    def _into_runs(self, text: str, runs: list[tuple[int, int]]) -> list[Span]:
+        """The tokens that begin before a long base64 run (or at its start) and go on into
+        it: what ``_shapes_in`` cannot see whole, as it searches only up to each run.
+
+        A JWT whose signature is a run (RS256: 342 characters) is one: the search of the
+        region before the run finds ``<header>.<payload>.`` cut short at the run, which
+        touches the run and is skipped. Here each rule is tried, with nothing cut off, at
+        the positions where a match may begin (``ShapeRule.leads``) from ``RUN_REACH``
+        characters before each run to its first character. A match that goes into the run
+        counts as the matches between runs do: when it is no piece of a run
+        (``in_base64_run``: it ends at a token boundary, past the run), or when its rule's
+        separators tell it from encoded data (``ShapeRule.separated``: a JWT). A match that
+        ends before the run is the search between runs' business.
+        """
+        spans: list[Span] = []
+        taken = 0  # where the last token found ends: none begins inside it
+        previous_end = 0
+        for start, end in runs:
+            first = max(start - RUN_REACH, previous_end, taken)
+            previous_end = end
+            for at in self._begin_positions(text, first, start):
+                if at < taken:
+                    continue
+                match = self._shapes.match(text, at)
+                if match is None or match.end() <= start:
+                    continue
+                rule = self._group_rule.get(match.lastgroup or "")
+                if rule is None:  # a placeholder, or a literal (looked for in ``shapes``)
+                    continue
+                if rule.validate is not None and not rule.validate(match.group()):
+                    continue
+                if not rule.separated and in_base64_run(text, match.start(), match.end()):
+                    continue
+                spans.append((match.start(), match.end(), rule.name))
+                taken = match.end()
+        return spans
+
+    def _begin_positions(self, text: str, first: int, last: int) -> list[int]:
+        """The positions from ``first`` to ``last`` (included) where a match of a rule may
+        begin: where a lead of a rule begins or ends (every position, when a rule has
+        none)."""
+        if self._rule_leads is None:
+            return list(range(first, last + 1))
+        positions: set[int] = set()
+        for lead in self._rule_leads:
+            at = text.find(lead, max(0, first - len(lead)), last + len(lead))
+            while at >= 0:
+                positions.update(p for p in (at, at + len(lead)) if first <= p <= last)
+                at = text.find(lead, at + 1, last + len(lead))
+        return sorted(positions)
 
     def _shapes_in(self, text: str, regions: list[tuple[int, int]], probe: str) -> list[Span]:
         """``shapes`` of ``text`` found in ``regions`` (start, end); ``probe`` holds the text of

@@ -1,0 +1,99 @@
+"""Credentials the rules used to miss (a red-team's findings), each written nowhere now.
+
+- An RS256 JWT (Entra, Google, Auth0, Cognito tokens): its 342-character signature alone is
+  a "long base64 run", so the ``jwt`` and ``bearer-token`` rules saw only a match cut at the
+  run and skipped it, in prompt text, in a URL inside text and in a request path.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+from pathlib import Path
+
+import pytest
+
+from llmcassette.redact import Redactor, scan
+from llmcassette.redact.rules import BASE64_RUN_MIN, Rules, long_runs
+
+RULES = Rules(environ={})
+
+
+def _b64url(data: bytes) -> str:
+    return base64.urlsafe_b64encode(data).rstrip(b"=").decode()
+
+
+HEADER = _b64url(json.dumps({"alg": "RS256", "typ": "JWT", "kid": "abc"}).encode())
+PAYLOAD = _b64url(
+    json.dumps(
+        {"aud": "api://x", "iss": "https://sts.windows.net/t/", "oid": "u1", "exp": 1900000000}
+    ).encode()
+)
+SIGNATURE = _b64url(bytes(range(256)))  # 342 characters, as an RS256 signature
+RS256_JWT = f"{HEADER}.{PAYLOAD}.{SIGNATURE}"
+
+
+def _kinds(text: str) -> list[str]:
+    return [kind for _, _, kind in RULES.shapes(text)]
+
+
+def test_an_rs256_signature_is_a_long_base64_run() -> None:
+    assert len(SIGNATURE) >= BASE64_RUN_MIN
+    assert long_runs(RS256_JWT) == [(len(RS256_JWT) - len(SIGNATURE), len(RS256_JWT))]
+
+
+@pytest.mark.parametrize(
+    "template",
+    [
+        "token {} end",
+        "https://app.example/verify/{}/confirm",
+        '{{"note": "{}"}}',
+        "Authorization: Bearer {}",
+        "{}",
+    ],
+)
+def test_an_rs256_jwt_in_text_is_found_whole(template: str) -> None:
+    text = template.format(RS256_JWT)
+    at = text.index(RS256_JWT)
+    assert RULES.shapes(text) == [(at, at + len(RS256_JWT), "jwt")]
+    redacted = Redactor(environ={}).text(text)
+    assert SIGNATURE not in redacted
+    assert redacted == template.format("<REDACTED:jwt>")
+
+
+def test_an_rs256_jwt_with_a_long_payload_is_found_whole() -> None:
+    payload = _b64url(json.dumps({"groups": [f"group-{n}" for n in range(40)]}).encode())
+    assert len(payload) >= BASE64_RUN_MIN  # a run of its own too
+    token = f"{HEADER}.{payload}.{SIGNATURE}"
+    assert RULES.shapes(f"see /{token}/x") == [(5, 5 + len(token), "jwt")]
+
+
+def test_an_rs256_jwt_in_a_request_path_is_redacted_and_scanned() -> None:
+    uri = f"https://app.example/magic-link/{RS256_JWT}/confirm?x=1"
+    assert Redactor(environ={}).uri(uri) == (
+        "https://app.example/magic-link/<REDACTED:jwt>/confirm?x=1"
+    )
+    record = {"type": "request", "method": "GET", "uri": uri, "headers": {}}
+    found = scan.find_in_jsonl(RULES, json.dumps(record), "x.jsonl")
+    assert [(f.json_path, f.rule) for f in found] == [("uri", "jwt")]
+
+
+def test_the_scan_refuses_an_rs256_jwt_in_prompt_text(tmp_path: Path) -> None:
+    record = {"type": "request", "body": {"json": {"note": f"token {RS256_JWT} end"}}}
+    with pytest.raises(Exception, match="jwt"):
+        scan.check_text(RULES, json.dumps(record) + "\n", tmp_path / "x.jsonl")
+
+
+def test_a_long_token_after_its_prefix_is_found_at_token_boundaries() -> None:
+    # A Google OAuth token longer than a run: ``ya29.`` then the run, cut off before.
+    token = "ya29." + "a0AfB_byC" * 40
+    assert _kinds(f"use {token} now") == ["google-oauth-token"]
+
+
+def test_a_shape_running_into_a_long_run_is_still_data() -> None:
+    # Only a token that ends at a token boundary past the run counts (or a JWT).
+    image = base64.b64encode(bytes(range(255)) * 4).decode()  # no "=" at its end
+    for text in (f"x sk-ant-api03-{image} y", f"data: ya29.{image}", f"ABSK{image}+/-x"):
+        assert _kinds(text) == []
+    # A JWT's shape can't occur inside encoded data: it needs its two dots.
+    assert _kinds(f'"data": "{image}"') == []
