@@ -3,6 +3,9 @@
 - An RS256 JWT (Entra, Google, Auth0, Cognito tokens): its 342-character signature alone is
   a "long base64 run", so the ``jwt`` and ``bearer-token`` rules saw only a match cut at the
   run and skipped it, in prompt text, in a URL inside text and in a request path.
+- camelCase and PascalCase credential keys (Cognito's ``SecretKey`` / ``SessionToken``,
+  Firebase's ``refreshToken``, ``accessToken``, ``clientSecret``): key names were compared
+  lower-cased only, so ``SessionToken`` was ``sessiontoken``, not ``session_token``.
 """
 
 from __future__ import annotations
@@ -13,8 +16,8 @@ from pathlib import Path
 
 import pytest
 
-from llmcassette.redact import Redactor, scan
-from llmcassette.redact.rules import BASE64_RUN_MIN, Rules, long_runs
+from llmcassette.redact import RedactionConfig, Redactor, scan
+from llmcassette.redact.rules import BASE64_RUN_MIN, Rules, long_runs, norm_key
 
 RULES = Rules(environ={})
 
@@ -97,3 +100,80 @@ def test_a_shape_running_into_a_long_run_is_still_data() -> None:
         assert _kinds(text) == []
     # A JWT's shape can't occur inside encoded data: it needs its two dots.
     assert _kinds(f'"data": "{image}"') == []
+
+
+# --------------------------------------------------------------------- camelCase keys
+
+SECRET = "wJalrXUtnFEMI/K7MDENG/bPxRfiCYzEXAMPLEKEY"  # 40 base64 characters, no shape
+SESSION = "IQoJb3JpZ2luX2VjEJr//////////wEaCXVzLWVhc3QtMSJHMEUCIQD" + "Ab12Cd34Ef56" * 20
+REFRESH = "AMf-vBzXq3k9PpL2mN8rT5wY1cV6bH4jK0sD7fG3aQ9eR2tY"
+
+
+@pytest.mark.parametrize(
+    ("key", "normalised"),
+    [
+        ("SessionToken", "session_token"),
+        ("accessToken", "access_token"),
+        ("refreshToken", "refresh_token"),
+        ("clientSecret", "client_secret"),
+        ("SecretAccessKey", "secret_access_key"),
+        ("APIKey", "api_key"),
+        ("IDToken", "id_token"),
+        ("X-Api-Key", "x_api_key"),
+        ("API_KEY", "api_key"),
+        ("apikey", "apikey"),
+    ],
+)
+def test_key_names_are_compared_as_snake_case(key: str, normalised: str) -> None:
+    assert norm_key(key) == normalised
+    assert RULES.is_secret_key(key)
+
+
+@pytest.mark.parametrize("response", [False, True])
+def test_camel_case_credential_keys_are_redacted(response: bool) -> None:
+    cognito = {
+        "Credentials": {"AccessKeyId": "x", "SecretKey": SECRET, "SessionToken": SESSION},
+        "IdentityId": "us-east-1:1234",
+    }
+    firebase = {"kind": "identitytoolkit#VerifyPasswordResponse", "refreshToken": REFRESH}
+    camel = {"accessToken": REFRESH[::-1], "clientSecret": SECRET[::-1]}
+    redactor = Redactor(environ={})
+    out = json.dumps(
+        [redactor.json(body, response=response) for body in (cognito, firebase, camel)]
+    )
+    for value in (SECRET, SESSION, REFRESH, REFRESH[::-1], SECRET[::-1]):
+        assert json.dumps(value)[1:-1] not in out
+    assert '"SessionToken": "<REDACTED:sessiontoken>"' in out
+    assert '"IdentityId": "us-east-1:1234"' in out
+
+
+def test_camel_case_keys_in_tool_call_arguments_are_redacted() -> None:
+    arguments = json.dumps({"user": "bob", "accessToken": REFRESH})
+    assert Redactor(environ={}).json({"arguments": arguments}, response=True) == {
+        "arguments": json.dumps({"user": "bob", "accessToken": "<REDACTED:accesstoken>"})
+    }
+
+
+def test_the_scan_reports_camel_case_credential_keys() -> None:
+    record = {"type": "response", "body": {"json": {"Credentials": {"SessionToken": SESSION}}}}
+    found = scan.find_in_jsonl(RULES, json.dumps(record), "x.jsonl")
+    assert [(f.json_path, f.rule) for f in found] == [
+        ("body.json.Credentials.SessionToken", "sessiontoken")
+    ]
+    held = json.dumps({"type": "request", "body": {"text": json.dumps({"apiKey": SECRET})}})
+    assert [f.rule for f in scan.find_in_jsonl(RULES, held, "x.jsonl")] == ["apikey"]
+
+
+def test_a_chosen_secret_in_a_response_stays_the_models_words_in_camel_case() -> None:
+    body = {"toolInput": {"Password": "mellon", "userName": "bob"}}
+    assert Redactor(environ={}).json(body, response=True) == body
+
+
+def test_configured_key_names_match_both_spellings() -> None:
+    rules = Rules(RedactionConfig(json_keys=("userId", "meta.teamName")), environ={})
+    for key in ("userId", "userid", "user_id", "UserId"):
+        assert rules.is_secret_key(key)
+    assert rules.is_secret_key("teamName", ("meta",))
+    assert rules.is_secret_key("teamname", ("meta",))
+    kept = Rules(RedactionConfig(keep_json_keys=("api_key",)), environ={})
+    assert not kept.is_secret_key("apiKey")

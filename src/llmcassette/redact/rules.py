@@ -644,9 +644,28 @@ def is_prose(value: str) -> bool:
     return "=" not in value and len(value.split(None, 2)) == 3
 
 
+# Where a camelCase or PascalCase name starts a word: before an upper-case letter that
+# follows a lower-case one or a digit (``access|Token``), or that starts a word after an
+# acronym (``API|Key``).
+_WORD_START = re.compile(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")
+
+
+@functools.lru_cache(maxsize=8192)
 def norm_key(key: str) -> str:
-    """A JSON key as the key rules compare it: lower case, ``-`` as ``_``."""
-    return key.lower().replace("-", "_")
+    """A JSON key as the key rules compare it: camelCase and PascalCase words joined by
+    ``_`` (``SessionToken``, ``accessToken``, ``APIKey``: ``session_token``,
+    ``access_token``, ``api_key``), lower case, ``-`` as ``_``.
+
+    The hottest call of redaction (every key of every body), hence the cache: the keys of
+    recorded traffic are few, and mostly the same."""
+    return _WORD_START.sub("_", key).lower().replace("-", "_")
+
+
+def key_spellings(key: str) -> set[str]:
+    """A key name given in the configuration as the key rules compare it (``norm_key``),
+    and as they did before camelCase was split: ``userId`` stands for ``user_id`` and
+    ``userid`` alike."""
+    return {norm_key(key), key.lower().replace("-", "_")}
 
 
 def split_scheme(value: str) -> tuple[str, str, str] | None:
@@ -748,12 +767,14 @@ class Rules:
         self._keep_headers = frozenset(keep)
         self._drop_headers = (DROPPED_HEADERS | {h.lower() for h in config.drop_headers}) - keep
         self._extra_headers = frozenset(h.lower() for h in config.headers)
-        kept_keys = {norm_key(k) for k in config.keep_json_keys}
+        kept_keys = {n for k in config.keep_json_keys for n in key_spellings(k)}
         self._secret_keys = (
-            SECRET_KEYS | {norm_key(k) for k in config.json_keys if "." not in k}
+            SECRET_KEYS | {n for k in config.json_keys if "." not in k for n in key_spellings(k)}
         ) - kept_keys
         self._token_keys = TOKEN_KEYS - kept_keys
-        self._secret_paths = tuple(norm_key(k) for k in config.json_keys if "." in k)
+        self._secret_paths = tuple(
+            sorted({n for k in config.json_keys if "." in k for n in key_spellings(k)})
+        )
         self._secret_params = SECRET_PARAMS | {p.lower() for p in config.query_params}
 
         # Cheap tests for "could a rule match here": a shape rule's trigger or a literal
@@ -1008,7 +1029,7 @@ class Rules:
         (normalised) keys above it, for the dotted paths of ``json_keys``."""
         if not self.keys_on:
             return False
-        norm = key.lower().replace("-", "_")  # norm_key, the hottest call of redaction
+        norm = norm_key(key)
         if norm in self._secret_keys:
             return True
         if not self._secret_paths:
@@ -1216,8 +1237,14 @@ def names_of_keys(keys: Iterable[str], paths: Iterable[str]) -> list[str]:
 
 
 def _key_alternatives(names: Iterable[str]) -> str:
-    """A regex matching each key name, also spelled with ``-`` for ``_``."""
-    variants = {variant for name in names for variant in (name, name.replace("_", "-"))}
+    """A regex matching each key name, also spelled with ``-`` for ``_``, and with its words
+    run together (``accesstoken``: ``accessToken`` in a text read in lower case or
+    case-insensitively, which ``norm_key`` makes ``access_token``)."""
+    variants = {
+        variant
+        for name in names
+        for variant in (name, name.replace("_", "-"), name.replace("_", ""))
+    }
     return _alternatives(variants)
 
 
