@@ -6,12 +6,15 @@
 - camelCase and PascalCase credential keys (Cognito's ``SecretKey`` / ``SessionToken``,
   Firebase's ``refreshToken``, ``accessToken``, ``clientSecret``): key names were compared
   lower-cased only, so ``SessionToken`` was ``sessiontoken``, not ``session_token``.
+- AWS STS's XML answer: ``<SecretAccessKey>`` and ``<SessionToken>`` were written in clear,
+  as XML bodies were searched by shape only.
 """
 
 from __future__ import annotations
 
 import base64
 import json
+import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pytest
@@ -177,3 +180,60 @@ def test_configured_key_names_match_both_spellings() -> None:
     assert rules.is_secret_key("teamname", ("meta",))
     kept = Rules(RedactionConfig(keep_json_keys=("api_key",)), environ={})
     assert not kept.is_secret_key("apiKey")
+
+
+# --------------------------------------------------------------------- XML elements
+
+STS_XML = f"""<AssumeRoleResponse xmlns="https://sts.amazonaws.com/doc/2011-06-15/"><AssumeRoleResult>
+<Credentials><AccessKeyId>x</AccessKeyId><SecretAccessKey>{SECRET}</SecretAccessKey>
+<SessionToken>{SESSION}</SessionToken><Expiration>2030-01-01T00:00:00Z</Expiration></Credentials>
+</AssumeRoleResult></AssumeRoleResponse>"""
+
+
+@pytest.mark.parametrize("response", [False, True])
+def test_xml_elements_named_as_credential_keys_are_redacted(response: bool) -> None:
+    redactor = Redactor(environ={})
+    redacted = redactor.body_text(STS_XML, "text/xml", response=response)
+    assert SECRET not in redacted
+    assert SESSION[:40] not in redacted
+    assert "<SecretAccessKey>&lt;REDACTED:secretaccesskey&gt;</SecretAccessKey>" in redacted
+    assert "<SessionToken>&lt;REDACTED:sessiontoken&gt;</SessionToken>" in redacted
+    # Still XML, and the placeholder is what a client reads there.
+    root = ET.fromstring(redacted)
+    namespace = "{https://sts.amazonaws.com/doc/2011-06-15/}"
+    assert root.findtext(f".//{namespace}SessionToken") == "<REDACTED:sessiontoken>"
+    assert root.findtext(f".//{namespace}Expiration") == "2030-01-01T00:00:00Z"
+    # Idempotent, and the value is known elsewhere.
+    assert redactor.body_text(redacted, "text/xml", response=response) == redacted
+    assert redactor.known(f"echo {SECRET}") == "echo <REDACTED:secretaccesskey>"
+
+
+def test_xml_in_a_string_and_in_bytes_that_are_not_utf8_is_redacted() -> None:
+    redactor = Redactor(environ={})
+    held = redactor.json({"raw": STS_XML}, response=True)
+    assert SECRET not in held["raw"]
+    body = b"\xff\xfe" + STS_XML.encode()
+    assert SECRET.encode() not in redactor.body_bytes(body, "application/octet-stream")
+
+
+def test_the_scan_refuses_credentials_in_xml_and_passes_the_placeholders() -> None:
+    record = {"type": "response", "body": {"text": STS_XML}}
+    found = scan.find_in_jsonl(RULES, json.dumps(record), "x.jsonl")
+    assert [(f.json_path, f.rule) for f in found] == [("body.text", "secretaccesskey")]
+    redacted = Redactor(environ={}).body_text(STS_XML, "text/xml", response=True)
+    record = {"type": "response", "body": {"text": redacted}}
+    assert scan.find_in_jsonl(RULES, json.dumps(record), "x.jsonl") == []
+
+
+def test_other_xml_elements_and_a_models_password_are_kept() -> None:
+    text = "<r><Password>mellon</Password><Token>abc</Token><SessionId>s-1</SessionId></r>"
+    assert Redactor(environ={}).body_text(text, "text/xml", response=True) == text
+    assert RULES.markup_secrets(text, response=True) == []
+    sent = Redactor(environ={}).body_text(text, "text/xml")
+    assert sent == text.replace("mellon", "&lt;REDACTED:password&gt;")
+
+
+def test_an_escaped_credential_in_xml_is_read_decoded() -> None:
+    text = "<x><ClientSecret>a&amp;b&#x3C;cdefgh12345</ClientSecret></x>"
+    start, end = text.index("a&amp;"), text.index("</ClientSecret>")
+    assert RULES.markup_secrets(text) == [(start, end, "ClientSecret", "a&b<cdefgh12345")]

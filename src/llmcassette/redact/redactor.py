@@ -368,6 +368,17 @@ class Redactor:
                 spans.append((start, end, json.dumps(new, ensure_ascii=False)[1:-1]))
         return spans
 
+    def _markup_spans(self, text: str, response: bool = False) -> list[tuple[int, int, str]]:
+        """Where ``text`` has the text of an XML element named as a secret key, and its
+        placeholder written as XML text (``&lt;REDACTED:sessiontoken&gt;``), as ``(start,
+        end, replacement)`` in text order (``Rules.markup_secrets``)."""
+        spans = []
+        for start, end, name, value in self.rules.markup_secrets(text, response=response):
+            new = self.secret(value, name)
+            if new != value:
+                spans.append((start, end, rules.xml_escaped(new)))
+        return spans
+
     # ------------------------------------------------------------------ bodies
 
     def body_text(self, text: str, content_type: str, *, response: bool = False) -> str:
@@ -384,7 +395,7 @@ class Redactor:
                 value, layout = exact
                 return jsontext.render(self.json(value, response=response), layout)
             return self._unrebuilt_json(text, response)
-        return self.text(text)
+        return self._text_with_keys(text, response)  # XML: its elements named as keys too
 
     def _unrebuilt_json(self, text: str, response: bool) -> str:
         """JSON text that no known layout rebuilds (``1.5E-6``, spacing of its own), redacted.
@@ -404,8 +415,13 @@ class Redactor:
         return redacted if again == value else json.dumps(again, ensure_ascii=False)
 
     def _text_with_keys(self, text: str, response: bool) -> str:
-        """``text`` redacted where it is written: secret shapes, and the values of secret keys
-        in the JSON text it may be or hold."""
+        """``text`` redacted where it is written: secret shapes, the values of secret keys
+        in the JSON text it may be or hold, and the text of XML elements named as secret
+        keys (``<SessionToken>``)."""
+        # XML elements named as keys first: a shape inside one's text would hide it.
+        markup = self._markup_spans(text, response)
+        if markup:
+            text = _apply_spans(text, [text], markup)[0]
         new = self.text(text)
         spans = self._embedded_spans(new, response)
         return _apply_spans(new, [new], spans)[0] if spans else new
@@ -416,7 +432,7 @@ class Redactor:
             text = body.decode("utf-8")
         except UnicodeDecodeError:
             latin = body.decode("latin-1")
-            redacted_latin = self.text(latin)
+            redacted_latin = self._text_with_keys(latin, response)
             return body if redacted_latin == latin else redacted_latin.encode("latin-1")
         redacted = self.body_text(text, content_type, response=response)
         return body if redacted == text else redacted.encode("utf-8")
@@ -487,6 +503,7 @@ class Redactor:
                 continue  # most paths of most streams: one search tells
             # A secret key's whole value first; the shapes inside it go with it.
             embedded = self._embedded_spans(joined, response=True)
+            embedded = _disjoint(embedded, self._markup_spans(joined, response=True))
             shaped = [
                 (start, end, self.placeholder(kind, joined[start:end]))
                 for start, end, kind in self.rules.shapes(joined)

@@ -644,6 +644,28 @@ def is_prose(value: str) -> bool:
     return "=" not in value and len(value.split(None, 2)) == 3
 
 
+_XML_ENTITY = re.compile(r"&(?:(lt|gt|amp|quot|apos)|#([0-9]{1,7})|#x([0-9A-Fa-f]{1,6}));")
+_XML_NAMED = {"lt": "<", "gt": ">", "amp": "&", "quot": '"', "apos": "'"}
+
+
+def _xml_char(match: re.Match[str]) -> str:
+    named, decimal, hexadecimal = match.groups()
+    if named:
+        return _XML_NAMED[named]
+    code = int(decimal) if decimal else int(hexadecimal, 16)
+    return chr(code) if code <= 0x10FFFF else match.group()
+
+
+def xml_unescaped(text: str) -> str:
+    """XML text with its entity and character references decoded (``&lt;`` is ``<``)."""
+    return _XML_ENTITY.sub(_xml_char, text) if "&" in text else text
+
+
+def xml_escaped(text: str) -> str:
+    """``text`` written as XML text: ``&``, ``<`` and ``>`` as references."""
+    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
+
 # Where a camelCase or PascalCase name starts a word: before an upper-case letter that
 # follows a lower-case one or a digit (``access|Token``), or that starts a word after an
 # acronym (``API|Key``).
@@ -809,6 +831,13 @@ class Rules:
         self._embedded_key = re.compile(
             r'"(' + _key_alternatives(names) + r')"\s*:\s*"((?:[^"\\]|\\.)*)"', re.IGNORECASE
         )
+        # An XML element named as a secret key, holding text only (AWS STS's answer:
+        # ``<SecretAccessKey>...</SecretAccessKey>``, ``<SessionToken>``): the name and the
+        # text. ``_markup_open`` finds its opening tag in a text read in lower case.
+        self._markup = re.compile(
+            "<(" + _key_alternatives(names) + r")>([^<>]+)</\1>", re.IGNORECASE
+        )
+        self._markup_open = re.compile("<" + _key_alternatives(names) + ">")
 
     # ------------------------------------------------------------------ strings
 
@@ -829,10 +858,13 @@ class Rules:
             return True
         keys = self._keys if '"' in text else None  # a key is spelled with quotes
         params = self._params if "=" in text else None
-        if keys is None and params is None:
+        markup = self._markup_open if self.keys_on and "</" in text else None
+        if keys is None and params is None and markup is None:
             return False
         lowered = text.lower()
         if keys is not None and keys.search(lowered) is not None:
+            return True
+        if markup is not None and markup.search(lowered) is not None:
             return True
         return params is not None and params.search("&" + lowered) is not None
 
@@ -1069,6 +1101,29 @@ class Rules:
     def is_secret_param(self, name: str) -> bool:
         """Whether query or form parameter ``name`` (decoded) holds a credential."""
         return self.params_on and name.lower() in self._secret_params
+
+    def markup_secrets(
+        self, text: str, *, response: bool = False
+    ) -> list[tuple[int, int, str, str]]:
+        """Where ``text`` (an XML body, or XML held in a string) has an element named as a
+        secret key with text only, ``<SessionToken>...</SessionToken>``: ``(start, end, name,
+        text)``, in text order. The element's name is compared as a JSON key's is
+        (``SecretAccessKey``: ``secret_access_key``), and its text is a credential when a
+        JSON value of that key would be (``is_secret_entry``).
+
+        ``text`` is the element's text with its entities (``&amp;``, ``&#38;``) decoded: a
+        placeholder written there is ``&lt;REDACTED:kind&gt;``, which leaves the XML valid
+        and reads back as the placeholder. What XML is read is only this: an element with
+        no namespace prefix or attribute, and text without CDATA.
+        """
+        if not self.keys_on or "</" not in text:
+            return []
+        out = []
+        for match in self._markup.finditer(text):
+            name, value = match.group(1), xml_unescaped(match.group(2))
+            if self.is_secret_entry(name, value, response=response):
+                out.append((match.start(2), match.end(2), name, value))
+        return out
 
     def embedded_secrets(
         self, text: str, *, response: bool = False

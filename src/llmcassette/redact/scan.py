@@ -134,7 +134,11 @@ def _in_string(
         if isinstance(parsed, (dict, list)):
             _walk(rules, parsed, (*where, _PARSED), found, response)
             return
-    for kind in rules.kinds_in(value)[:1]:
+    kinds = rules.kinds_in(value)
+    if not kinds:  # XML: the text of an element named as a secret key
+        secrets = rules.markup_secrets(value, response=response)
+        kinds = [k for _, _, name, text in secrets if (k := rules.secret_kind(text, name))]
+    for kind in kinds[:1]:
         found.append((where, kind))
 
 
