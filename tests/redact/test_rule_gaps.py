@@ -8,6 +8,10 @@
   lower-cased only, so ``SessionToken`` was ``sessiontoken``, not ``session_token``.
 - AWS STS's XML answer: ``<SecretAccessKey>`` and ``<SessionToken>`` were written in clear,
   as XML bodies were searched by shape only.
+- Names not covered: headers ``apikey`` (Supabase), ``x-functions-key`` (Azure Functions),
+  ``x-rapidapi-key``; query parameters ``code`` (OAuth authorization code, Azure Functions
+  key) and ``subscription-key`` (Azure API Management); a list of strings under a credential
+  key (``{"api_key": [key]}``: only string values were redacted).
 """
 
 from __future__ import annotations
@@ -237,3 +241,78 @@ def test_an_escaped_credential_in_xml_is_read_decoded() -> None:
     text = "<x><ClientSecret>a&amp;b&#x3C;cdefgh12345</ClientSecret></x>"
     start, end = text.index("a&amp;"), text.index("</ClientSecret>")
     assert RULES.markup_secrets(text) == [(start, end, "ClientSecret", "a&b<cdefgh12345")]
+
+
+# --------------------------------------------------------------------- names
+
+KEY = "q7Rk2Lm9Xw4Tz8Vb1Nc6Hd3Jf5Gs0Pa1"  # Mistral-like: 32 alphanumerics, no shape
+
+
+@pytest.mark.parametrize("name", ["apikey", "x-functions-key", "X-RapidAPI-Key"])
+def test_more_credential_headers(name: str) -> None:
+    assert RULES.header_action(name) == "credential"
+    redacted = Redactor(environ={}).headers({name: KEY, "idempotency-key": "abc-123"})
+    assert redacted == {name: f"<REDACTED:{name.lower()}>", "idempotency-key": "abc-123"}
+    record = {"type": "request", "headers": {name: KEY}}
+    assert [f.rule for f in scan.find_in_jsonl(RULES, json.dumps(record), "x.jsonl")] == [
+        name.lower()
+    ]
+
+
+@pytest.mark.parametrize("name", ["code", "subscription-key"])
+def test_more_credential_query_parameters(name: str) -> None:
+    uri = f"https://x.example/api/f?{name}={KEY}&state=ok"
+    redacted = Redactor(environ={}).uri(uri)
+    assert redacted == f"https://x.example/api/f?{name}=<REDACTED:{name}>&state=ok"
+    record = {"type": "request", "uri": uri, "headers": {}}
+    assert [f.rule for f in scan.find_in_jsonl(RULES, json.dumps(record), "x.jsonl")] == [name]
+    form = f"grant_type=authorization_code&{name}={KEY}"
+    assert KEY not in Redactor(environ={}).body_text(form, "application/x-www-form-urlencoded")
+
+
+@pytest.mark.parametrize("value", ["US", "200", "python", "en-GB"])
+def test_a_code_that_is_no_token_is_kept(value: str) -> None:
+    uri = f"https://x.example/countries?code={value}"
+    assert Redactor(environ={}).uri(uri) == uri
+    record = {"type": "request", "uri": uri, "headers": {}}
+    assert scan.find_in_jsonl(RULES, json.dumps(record), "x.jsonl") == []
+
+
+def test_a_list_of_strings_under_a_credential_key_is_redacted() -> None:
+    body = {"api_key": [KEY, SECRET], "auth": {"accessToken": [[REFRESH]]}, "tags": ["a"]}
+    redactor = Redactor(environ={})
+    assert redactor.json(body) == {
+        "api_key": ["<REDACTED:api_key>", "<REDACTED:api_key:2>"],
+        "auth": {"accessToken": [["<REDACTED:accesstoken>"]]},
+        "tags": ["a"],
+    }
+    record = {"type": "request", "body": {"json": body}}
+    found = scan.find_in_jsonl(RULES, json.dumps(record), "x.jsonl")
+    assert [(f.json_path, f.rule) for f in found] == [
+        ("body.json.api_key[0]", "api_key"),
+        ("body.json.api_key[1]", "api_key"),
+        ("body.json.auth.accessToken[0][0]", "accesstoken"),
+    ]
+
+
+def test_a_list_under_a_credential_key_in_tool_call_arguments_is_redacted() -> None:
+    arguments = json.dumps({"api_key": [KEY, "x"], "q": ["hello"]})
+    redacted = Redactor(environ={}).json({"arguments": arguments}, response=True)
+    assert json.loads(redacted["arguments"]) == {
+        "api_key": ["<REDACTED:api_key>", "<REDACTED:api_key:2>"],
+        "q": ["hello"],
+    }
+    record = {"type": "response", "body": {"json": {"arguments": arguments}}}
+    found = scan.find_in_jsonl(RULES, json.dumps(record), "x.jsonl")
+    assert [f.rule for f in found] == ["api_key", "api_key"]
+    record = {"type": "response", "body": {"json": redacted}}
+    assert scan.find_in_jsonl(RULES, json.dumps(record), "x.jsonl") == []
+
+
+def test_a_list_under_a_credential_key_in_stream_events_is_redacted() -> None:
+    events = [{"data": {"api_key": [KEY]}}, {"data": {"password": ["mellon"]}}]
+    Redactor(environ={}).events(events)
+    assert events == [
+        {"data": {"api_key": ["<REDACTED:api_key>"]}},
+        {"data": {"password": ["mellon"]}},
+    ]

@@ -314,8 +314,8 @@ class Redactor:
         pieces = query.split("&")
         for index, piece in enumerate(pieces):
             name, sep, value = piece.partition("=")
-            if sep and value and self.rules.is_secret_param(unquote_plus(name)):
-                decoded = unquote_plus(value)
+            decoded = unquote_plus(value)
+            if sep and value and self.rules.is_secret_param(unquote_plus(name), decoded):
                 new = self.secret(decoded, unquote_plus(name))
                 # Nothing to replace (another tool's ``****``, a placeholder): the value
                 # stays as written, not decoded (``scrubbed+`` is no ``scrubbed ``).
@@ -351,12 +351,32 @@ class Redactor:
                     key, item, path, response=response
                 ):
                     out[key] = self.secret(item, key)
+                elif isinstance(item, list):
+                    out[key] = self._keyed_list(key, item, path, response)
                 else:
                     out[key] = self.json(item, (*path, rules.norm_key(key)), response=response)
             return out
         if isinstance(value, list):
             return [self.json(item, path, response=response) for item in value]
         return value
+
+    def _keyed_list(
+        self, key: str, items: list[Any], path: tuple[str, ...], response: bool
+    ) -> list[Any]:
+        """A redacted copy of ``items``, the list value of JSON key ``key`` (at ``path``):
+        its strings, also in lists inside it, are values of ``key`` (``{"api_key":
+        ["..."]}``)."""
+        out: list[Any] = []
+        for item in items:
+            if isinstance(item, str) and self.rules.is_secret_entry(
+                key, item, path, response=response
+            ):
+                out.append(self.secret(item, key))
+            elif isinstance(item, list):
+                out.append(self._keyed_list(key, item, path, response))
+            else:
+                out.append(self.json(item, (*path, rules.norm_key(key)), response=response))
+        return out
 
     def _embedded_spans(self, text: str, response: bool = False) -> list[tuple[int, int, str]]:
         """Where ``text``, JSON text held in a string, has a secret key's string value, and
@@ -481,19 +501,21 @@ class Redactor:
                         _collect(value, (field,), groups)
         searched = []
         for path, refs in groups.items():
-            if self._is_secret_path(path):  # the values of a secret key, each replaced whole
+            named = _named(path)  # the strings of a list are values of the key above it
+            if self._is_secret_path(named):  # the values of a secret key, each replaced whole
                 # ... but events are a response: a chosen secret's value (``password``) is
                 # one only when it looks like a token (``Rules.is_secret_entry``).
-                chosen = rules.norm_key(path[-1]) in rules.CHOSEN_SECRET_KEYS
+                name = named[-1]
+                chosen = rules.norm_key(name) in rules.CHOSEN_SECRET_KEYS
                 for container, key in refs:
                     if not chosen or rules.looks_like_token(container[key]):
-                        container[key] = self.secret(container[key], key)
+                        container[key] = self.secret(container[key], name)
                 if not chosen:
                     continue
-            elif isinstance(path[-1], str) and self.rules.is_token_key(path[-1]):
+            elif isinstance(named[-1], str) and self.rules.is_token_key(named[-1]):
                 for container, key in refs:
                     if rules.looks_like_token(container[key]):
-                        container[key] = self.secret(container[key], key)
+                        container[key] = self.secret(container[key], named[-1])
             searched.append(refs)
         for refs in searched:
             pieces = [container[key] for container, key in refs]
@@ -718,6 +740,15 @@ def _collect(
                 refs.append((value, key))
         elif kind is dict or kind is list:
             _collect(item, (*path, key), groups)
+
+
+def _named(path: tuple[Any, ...]) -> tuple[Any, ...]:
+    """``path`` without the list indexes that end it: the strings of a list (``{"api_key":
+    ["..."]}``) are values of the key above it."""
+    end = len(path)
+    while end > 1 and not isinstance(path[end - 1], str):
+        end -= 1
+    return path[:end]
 
 
 def _disjoint(*groups: list[tuple[int, int, str]]) -> list[tuple[int, int, str]]:

@@ -212,6 +212,9 @@ CREDENTIAL_HEADERS = frozenset(
         "ocp-apim-subscription-key",
         "x-amz-security-token",
         "x-auth-token",
+        "apikey",  # Supabase
+        "x-functions-key",  # Azure Functions
+        "x-rapidapi-key",
     }
 )
 # Suffixes and fragments that make any other header a credential header.
@@ -289,8 +292,13 @@ SECRET_PARAMS = frozenset(
         "x-amz-security-token",
         "x-goog-signature",
         "x-goog-credential",
+        "subscription-key",  # Azure API Management
     }
 )
+# Parameters too common to always hold a credential: their value is one when it looks like a
+# token (``looks_like_token``). ``code``: an OAuth authorization code or an Azure Functions
+# key (``?code=...``), not ``?code=US``.
+TOKEN_PARAMS = frozenset({"code"})
 
 # Environment variable names whose values are redacted wherever they appear.
 _URL_ESCAPE = re.compile(r"%[0-9A-Fa-f]{2}")
@@ -729,6 +737,7 @@ _KIND_CHARS = re.compile(r"[^A-Za-z0-9_.\-]+")
 _SCHEME = re.compile(r"([A-Za-z][A-Za-z0-9_\-]*)(\s+)(.+)", re.DOTALL)
 _SCHEME_KINDS = {"bearer": "bearer-token", "basic": "basic-auth"}
 _JSON_ESCAPE = re.compile(r"\\u([0-9a-fA-F]{4})")
+_JSON_STRING = re.compile(r'"((?:[^"\\]|\\.)*)"')
 #: How JSON text held in a string starts (the arguments of a tool call).
 JSON_OPENINGS = ("{", "[")
 
@@ -798,6 +807,7 @@ class Rules:
             sorted({n for k in config.json_keys if "." in k for n in key_spellings(k)})
         )
         self._secret_params = SECRET_PARAMS | {p.lower() for p in config.query_params}
+        self._token_params = TOKEN_PARAMS - self._secret_params
 
         # Cheap tests for "could a rule match here": a shape rule's trigger or a literal
         # (``_triggers``, None for a custom pattern without triggers, which can match
@@ -822,7 +832,7 @@ class Rules:
         # ``"&" + text``, so the pattern starts with a character set and ``re`` jumps from one
         # ``?``/``&`` to the next; ``(?:^|[?&])`` would be tried at every position.
         self._params = (
-            re.compile(r"[?&]" + _alternatives(self._secret_params) + "=")
+            re.compile(r"[?&]" + _alternatives(self._secret_params | self._token_params) + "=")
             if self.params_on
             else None
         )
@@ -830,6 +840,13 @@ class Rules:
         # a tool call): the key, and the value as spelled there (escapes kept).
         self._embedded_key = re.compile(
             r'"(' + _key_alternatives(names) + r')"\s*:\s*"((?:[^"\\]|\\.)*)"', re.IGNORECASE
+        )
+        # A secret key with a list of strings for its value: the key, and the strings as
+        # spelled there (``_JSON_STRING`` finds each).
+        self._embedded_list = re.compile(
+            r'"(' + _key_alternatives(names) + r')"\s*:\s*\[\s*("(?:[^"\\]|\\.)*"'
+            r'(?:\s*,\s*"(?:[^"\\]|\\.)*")*)\s*\]',
+            re.IGNORECASE,
         )
         # An XML element named as a secret key, holding text only (AWS STS's answer:
         # ``<SecretAccessKey>...</SecretAccessKey>``, ``<SessionToken>``): the name and the
@@ -1098,9 +1115,16 @@ class Rules:
         """Whether some ``json_keys`` are dotted paths (then a key's path matters)."""
         return bool(self._secret_paths)
 
-    def is_secret_param(self, name: str) -> bool:
-        """Whether query or form parameter ``name`` (decoded) holds a credential."""
-        return self.params_on and name.lower() in self._secret_params
+    def is_secret_param(self, name: str, value: str) -> bool:
+        """Whether ``value``, that of query or form parameter ``name`` (both decoded), is a
+        credential: the parameter is a secret one, or one of ``TOKEN_PARAMS`` (``code``)
+        and the value looks like a token."""
+        if not self.params_on:
+            return False
+        lower = name.lower()
+        return lower in self._secret_params or (
+            lower in self._token_params and looks_like_token(value)
+        )
 
     def markup_secrets(
         self, text: str, *, response: bool = False
@@ -1128,28 +1152,37 @@ class Rules:
     def embedded_secrets(
         self, text: str, *, response: bool = False
     ) -> list[tuple[int, int, str, str]]:
-        """Where ``text``, JSON text held in a string, has a secret key's string value:
-        ``(start, end, key, value)``, ``value`` decoded, in text order.
+        """Where ``text``, JSON text held in a string, has a secret key's string value, or a
+        string in its list value: ``(start, end, key, value)``, ``value`` decoded, in text
+        order.
 
         The text is searched, not parsed: a stream's tool-call arguments arrive in pieces
         that are JSON only once joined, and what is not replaced keeps its bytes.
         """
         if not self.keys_on or not text.startswith(JSON_OPENINGS):
             return []
+        spelled_values = [
+            (match.group(1), match.start(2), match.end(2))
+            for match in self._embedded_key.finditer(text)
+        ]
+        for match in self._embedded_list.finditer(text):  # {"api_key": ["...", "..."]}
+            spelled_values += [
+                (match.group(1), item.start(1), item.end(1))
+                for item in _JSON_STRING.finditer(text, match.start(2), match.end(2))
+            ]
         out = []
-        for match in self._embedded_key.finditer(text):
-            name, spelled = match.group(1), match.group(2)
-            if not spelled:
+        for name, start, end in sorted(spelled_values, key=lambda found: found[1]):
+            if start == end:
                 continue
             try:
-                value = json.loads('"' + spelled + '"')
+                value = json.loads('"' + text[start:end] + '"')
             except ValueError:
                 continue
             if not isinstance(value, str) or not self.is_secret_entry(
                 name, value, response=response
             ):
                 continue
-            out.append((match.start(2), match.end(2), name, value))
+            out.append((start, end, name, value))
         return out
 
 
