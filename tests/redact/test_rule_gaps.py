@@ -316,3 +316,15 @@ def test_a_list_under_a_credential_key_in_stream_events_is_redacted() -> None:
         {"data": {"api_key": ["<REDACTED:api_key>"]}},
         {"data": {"password": ["mellon"]}},
     ]
+
+
+def test_a_cassette_redacted_by_the_previous_rules_is_redacted_again() -> None:
+    # Version 1 left the keys above in clear: a cassette it redacted is not taken as
+    # redacted by these rules (its requests are redacted again at load and on save, so the
+    # fail-closed scan does not refuse to save it and a live request matches it).
+    redactor = Redactor(environ={})
+    assert redactor.header_field() == {"rules": "llmcassette-default", "version": 2}
+    assert not redactor.already_applied(
+        {"redaction": {"rules": "llmcassette-default", "version": 1}}
+    )
+    assert redactor.already_applied({"redaction": redactor.header_field()})

@@ -29,9 +29,11 @@ from llmcassette.cassette.redacted import PLACEHOLDER_PATTERN
 from llmcassette.config import RedactionConfig
 from llmcassette.errors import ConfigError
 
-#: Name and version of the built-in rule set, written in every cassette header.
-
-RULES_VERSION = 1
+#: Name and version of the built-in rule set, written in every cassette header. A cassette
+#: whose header names another version is redacted again when it is loaded and saved
+#: (``Redactor.already_applied``). 2: tokens running into base64 runs (RS256 JWTs),
+#: camelCase keys, XML elements, more header and parameter names, lists under keys.
+RULES_VERSION = 2
 
 # What a placeholder looks like (its form is part of the cassette format); nothing inside
 # one is ever matched by a rule.
