@@ -396,7 +396,7 @@ def test_configuration() -> None:
     field = redactor.header_field()
     assert {k: field[k] for k in ("rules", "version", "custom")} == {
         "rules": "llmcassette-default",
-        "version": 1,
+        "version": 2,
         "custom": True,
     }
     # Two different custom rule sets are told apart (the fingerprint is a hash, not the rules).
@@ -405,7 +405,7 @@ def test_configuration() -> None:
     assert other.header_field()["fingerprint"] != field["fingerprint"]
     assert not other.already_applied({"redaction": field})
     assert redactor.already_applied({"redaction": field})
-    assert Redactor(environ={}).header_field() == {"rules": "llmcassette-default", "version": 1}
+    assert Redactor(environ={}).header_field() == {"rules": "llmcassette-default", "version": 2}
 
 
 def test_unknown_rule_and_bad_pattern_are_errors() -> None:

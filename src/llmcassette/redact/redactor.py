@@ -314,8 +314,8 @@ class Redactor:
         pieces = query.split("&")
         for index, piece in enumerate(pieces):
             name, sep, value = piece.partition("=")
-            if sep and value and self.rules.is_secret_param(unquote_plus(name)):
-                decoded = unquote_plus(value)
+            decoded = unquote_plus(value)
+            if sep and value and self.rules.is_secret_param(unquote_plus(name), decoded):
                 new = self.secret(decoded, unquote_plus(name))
                 # Nothing to replace (another tool's ``****``, a placeholder): the value
                 # stays as written, not decoded (``scrubbed+`` is no ``scrubbed ``).
@@ -351,12 +351,32 @@ class Redactor:
                     key, item, path, response=response
                 ):
                     out[key] = self.secret(item, key)
+                elif isinstance(item, list):
+                    out[key] = self._keyed_list(key, item, path, response)
                 else:
                     out[key] = self.json(item, (*path, rules.norm_key(key)), response=response)
             return out
         if isinstance(value, list):
             return [self.json(item, path, response=response) for item in value]
         return value
+
+    def _keyed_list(
+        self, key: str, items: list[Any], path: tuple[str, ...], response: bool
+    ) -> list[Any]:
+        """A redacted copy of ``items``, the list value of JSON key ``key`` (at ``path``):
+        its strings, also in lists inside it, are values of ``key`` (``{"api_key":
+        ["..."]}``)."""
+        out: list[Any] = []
+        for item in items:
+            if isinstance(item, str) and self.rules.is_secret_entry(
+                key, item, path, response=response
+            ):
+                out.append(self.secret(item, key))
+            elif isinstance(item, list):
+                out.append(self._keyed_list(key, item, path, response))
+            else:
+                out.append(self.json(item, (*path, rules.norm_key(key)), response=response))
+        return out
 
     def _embedded_spans(self, text: str, response: bool = False) -> list[tuple[int, int, str]]:
         """Where ``text``, JSON text held in a string, has a secret key's string value, and
@@ -366,6 +386,17 @@ class Redactor:
             new = self.secret(value, name)
             if new != value:
                 spans.append((start, end, json.dumps(new, ensure_ascii=False)[1:-1]))
+        return spans
+
+    def _markup_spans(self, text: str, response: bool = False) -> list[tuple[int, int, str]]:
+        """Where ``text`` has the text of an XML element named as a secret key, and its
+        placeholder written as XML text (``&lt;REDACTED:sessiontoken&gt;``), as ``(start,
+        end, replacement)`` in text order (``Rules.markup_secrets``)."""
+        spans = []
+        for start, end, name, value in self.rules.markup_secrets(text, response=response):
+            new = self.secret(value, name)
+            if new != value:
+                spans.append((start, end, rules.xml_escaped(new)))
         return spans
 
     # ------------------------------------------------------------------ bodies
@@ -384,7 +415,7 @@ class Redactor:
                 value, layout = exact
                 return jsontext.render(self.json(value, response=response), layout)
             return self._unrebuilt_json(text, response)
-        return self.text(text)
+        return self._text_with_keys(text, response)  # XML: its elements named as keys too
 
     def _unrebuilt_json(self, text: str, response: bool) -> str:
         """JSON text that no known layout rebuilds (``1.5E-6``, spacing of its own), redacted.
@@ -404,8 +435,13 @@ class Redactor:
         return redacted if again == value else json.dumps(again, ensure_ascii=False)
 
     def _text_with_keys(self, text: str, response: bool) -> str:
-        """``text`` redacted where it is written: secret shapes, and the values of secret keys
-        in the JSON text it may be or hold."""
+        """``text`` redacted where it is written: secret shapes, the values of secret keys
+        in the JSON text it may be or hold, and the text of XML elements named as secret
+        keys (``<SessionToken>``)."""
+        # XML elements named as keys first: a shape inside one's text would hide it.
+        markup = self._markup_spans(text, response)
+        if markup:
+            text = _apply_spans(text, [text], markup)[0]
         new = self.text(text)
         spans = self._embedded_spans(new, response)
         return _apply_spans(new, [new], spans)[0] if spans else new
@@ -416,7 +452,7 @@ class Redactor:
             text = body.decode("utf-8")
         except UnicodeDecodeError:
             latin = body.decode("latin-1")
-            redacted_latin = self.text(latin)
+            redacted_latin = self._text_with_keys(latin, response)
             return body if redacted_latin == latin else redacted_latin.encode("latin-1")
         redacted = self.body_text(text, content_type, response=response)
         return body if redacted == text else redacted.encode("utf-8")
@@ -465,19 +501,21 @@ class Redactor:
                         _collect(value, (field,), groups)
         searched = []
         for path, refs in groups.items():
-            if self._is_secret_path(path):  # the values of a secret key, each replaced whole
+            named = _named(path)  # the strings of a list are values of the key above it
+            if self._is_secret_path(named):  # the values of a secret key, each replaced whole
                 # ... but events are a response: a chosen secret's value (``password``) is
                 # one only when it looks like a token (``Rules.is_secret_entry``).
-                chosen = rules.norm_key(path[-1]) in rules.CHOSEN_SECRET_KEYS
+                name = named[-1]
+                chosen = rules.norm_key(name) in rules.CHOSEN_SECRET_KEYS
                 for container, key in refs:
                     if not chosen or rules.looks_like_token(container[key]):
-                        container[key] = self.secret(container[key], key)
+                        container[key] = self.secret(container[key], name)
                 if not chosen:
                     continue
-            elif isinstance(path[-1], str) and self.rules.is_token_key(path[-1]):
+            elif isinstance(named[-1], str) and self.rules.is_token_key(named[-1]):
                 for container, key in refs:
                     if rules.looks_like_token(container[key]):
-                        container[key] = self.secret(container[key], key)
+                        container[key] = self.secret(container[key], named[-1])
             searched.append(refs)
         for refs in searched:
             pieces = [container[key] for container, key in refs]
@@ -487,6 +525,7 @@ class Redactor:
                 continue  # most paths of most streams: one search tells
             # A secret key's whole value first; the shapes inside it go with it.
             embedded = self._embedded_spans(joined, response=True)
+            embedded = _disjoint(embedded, self._markup_spans(joined, response=True))
             shaped = [
                 (start, end, self.placeholder(kind, joined[start:end]))
                 for start, end, kind in self.rules.shapes(joined)
@@ -701,6 +740,15 @@ def _collect(
                 refs.append((value, key))
         elif kind is dict or kind is list:
             _collect(item, (*path, key), groups)
+
+
+def _named(path: tuple[Any, ...]) -> tuple[Any, ...]:
+    """``path`` without the list indexes that end it: the strings of a list (``{"api_key":
+    ["..."]}``) are values of the key above it."""
+    end = len(path)
+    while end > 1 and not isinstance(path[end - 1], str):
+        end -= 1
+    return path[:end]
 
 
 def _disjoint(*groups: list[tuple[int, int, str]]) -> list[tuple[int, int, str]]:

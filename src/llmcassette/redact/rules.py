@@ -29,9 +29,11 @@ from llmcassette.cassette.redacted import PLACEHOLDER_PATTERN
 from llmcassette.config import RedactionConfig
 from llmcassette.errors import ConfigError
 
-#: Name and version of the built-in rule set, written in every cassette header.
-
-RULES_VERSION = 1
+#: Name and version of the built-in rule set, written in every cassette header. A cassette
+#: whose header names another version is redacted again when it is loaded and saved
+#: (``Redactor.already_applied``). 2: tokens running into base64 runs (RS256 JWTs),
+#: camelCase keys, XML elements, more header and parameter names, lists under keys.
+RULES_VERSION = 2
 
 # What a placeholder looks like (its form is part of the cassette format); nothing inside
 # one is ever matched by a rule.
@@ -67,6 +69,11 @@ class ShapeRule:
     validate: Callable[[str], bool] | None = None
     triggers: tuple[str, ...] = ()
     leads: tuple[str, ...] = ()
+    #: Every match holds separators that no base64 run has (a JWT's two dots): it is never
+    #: a piece of encoded data, so ``in_base64_run`` does not apply to it, even where one of
+    #: its parts is as long as a run (an RS256 signature: 342 characters) or a base64
+    #: character follows it (``/verify/<JWT>/confirm``).
+    separated: bool = False
 
 
 _B = r"(?<![A-Za-z0-9_\-])"  # not preceded by a token character
@@ -172,6 +179,7 @@ SHAPE_RULES: tuple[ShapeRule, ...] = (
         # would leave out a JWT whose header starts '{ "' (eyAi...), which the pattern takes.
         triggers=(".ey",),
         leads=("ey",),
+        separated=True,
     ),
     ShapeRule(
         "basic-auth",
@@ -206,6 +214,9 @@ CREDENTIAL_HEADERS = frozenset(
         "ocp-apim-subscription-key",
         "x-amz-security-token",
         "x-auth-token",
+        "apikey",  # Supabase
+        "x-functions-key",  # Azure Functions
+        "x-rapidapi-key",
     }
 )
 # Suffixes and fragments that make any other header a credential header.
@@ -283,8 +294,13 @@ SECRET_PARAMS = frozenset(
         "x-amz-security-token",
         "x-goog-signature",
         "x-goog-credential",
+        "subscription-key",  # Azure API Management
     }
 )
+# Parameters too common to always hold a credential: their value is one when it looks like a
+# token (``looks_like_token``). ``code``: an OAuth authorization code or an Azure Functions
+# key (``?code=...``), not ``?code=US``.
+TOKEN_PARAMS = frozenset({"code"})
 
 # Environment variable names whose values are redacted wherever they appear.
 _URL_ESCAPE = re.compile(r"%[0-9A-Fa-f]{2}")
@@ -495,6 +511,9 @@ BASE64_ALPHABET = string.ascii_letters + string.digits + "+/_-"
 #: A run of base64 characters this long is encoded data (an image, a video, a binary body
 #: held as text), not words: longer than any credential around its neighbours in text.
 BASE64_RUN_MIN = 256
+#: How far before a long base64 run a token that goes on into it may begin (``Rules.
+#: _into_runs``): a JWT's header and payload, each shorter than a run, and their dots.
+RUN_REACH = 2 * BASE64_RUN_MIN + 2
 _BASE64_CHARS = frozenset(BASE64_ALPHABET)
 _BASE64_SPAN = re.compile(f"[{re.escape(BASE64_ALPHABET)}]*")
 
@@ -635,9 +654,50 @@ def is_prose(value: str) -> bool:
     return "=" not in value and len(value.split(None, 2)) == 3
 
 
+_XML_ENTITY = re.compile(r"&(?:(lt|gt|amp|quot|apos)|#([0-9]{1,7})|#x([0-9A-Fa-f]{1,6}));")
+_XML_NAMED = {"lt": "<", "gt": ">", "amp": "&", "quot": '"', "apos": "'"}
+
+
+def _xml_char(match: re.Match[str]) -> str:
+    named, decimal, hexadecimal = match.groups()
+    if named:
+        return _XML_NAMED[named]
+    code = int(decimal) if decimal else int(hexadecimal, 16)
+    return chr(code) if code <= 0x10FFFF else match.group()
+
+
+def xml_unescaped(text: str) -> str:
+    """XML text with its entity and character references decoded (``&lt;`` is ``<``)."""
+    return _XML_ENTITY.sub(_xml_char, text) if "&" in text else text
+
+
+def xml_escaped(text: str) -> str:
+    """``text`` written as XML text: ``&``, ``<`` and ``>`` as references."""
+    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
+
+# Where a camelCase or PascalCase name starts a word: before an upper-case letter that
+# follows a lower-case one or a digit (``access|Token``), or that starts a word after an
+# acronym (``API|Key``).
+_WORD_START = re.compile(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")
+
+
+@functools.lru_cache(maxsize=8192)
 def norm_key(key: str) -> str:
-    """A JSON key as the key rules compare it: lower case, ``-`` as ``_``."""
-    return key.lower().replace("-", "_")
+    """A JSON key as the key rules compare it: camelCase and PascalCase words joined by
+    ``_`` (``SessionToken``, ``accessToken``, ``APIKey``: ``session_token``,
+    ``access_token``, ``api_key``), lower case, ``-`` as ``_``.
+
+    The hottest call of redaction (every key of every body), hence the cache: the keys of
+    recorded traffic are few, and mostly the same."""
+    return _WORD_START.sub("_", key).lower().replace("-", "_")
+
+
+def key_spellings(key: str) -> set[str]:
+    """A key name given in the configuration as the key rules compare it (``norm_key``),
+    and as they did before camelCase was split: ``userId`` stands for ``user_id`` and
+    ``userid`` alike."""
+    return {norm_key(key), key.lower().replace("-", "_")}
 
 
 def split_scheme(value: str) -> tuple[str, str, str] | None:
@@ -679,6 +739,7 @@ _KIND_CHARS = re.compile(r"[^A-Za-z0-9_.\-]+")
 _SCHEME = re.compile(r"([A-Za-z][A-Za-z0-9_\-]*)(\s+)(.+)", re.DOTALL)
 _SCHEME_KINDS = {"bearer": "bearer-token", "basic": "basic-auth"}
 _JSON_ESCAPE = re.compile(r"\\u([0-9a-fA-F]{4})")
+_JSON_STRING = re.compile(r'"((?:[^"\\]|\\.)*)"')
 #: How JSON text held in a string starts (the arguments of a tool call).
 JSON_OPENINGS = ("{", "[")
 
@@ -717,6 +778,11 @@ class Rules:
             for trigger in rule.triggers
         )
         self._group_rule = {group_name(i): rule for i, rule in enumerate(shape_rules)}
+        # Where a match of some rule may begin (``Rules._begin_positions``); None when a
+        # rule has no leads (a custom pattern), and may begin anywhere.
+        self._rule_leads: tuple[str, ...] | None = None
+        if all(rule.leads for rule in shape_rules):
+            self._rule_leads = tuple(sorted({lead for rule in shape_rules for lead in rule.leads}))
 
         literals: dict[str, str] = {}  # value as it may be written -> kind
         for value, name in config.literals:
@@ -734,13 +800,16 @@ class Rules:
         self._keep_headers = frozenset(keep)
         self._drop_headers = (DROPPED_HEADERS | {h.lower() for h in config.drop_headers}) - keep
         self._extra_headers = frozenset(h.lower() for h in config.headers)
-        kept_keys = {norm_key(k) for k in config.keep_json_keys}
+        kept_keys = {n for k in config.keep_json_keys for n in key_spellings(k)}
         self._secret_keys = (
-            SECRET_KEYS | {norm_key(k) for k in config.json_keys if "." not in k}
+            SECRET_KEYS | {n for k in config.json_keys if "." not in k for n in key_spellings(k)}
         ) - kept_keys
         self._token_keys = TOKEN_KEYS - kept_keys
-        self._secret_paths = tuple(norm_key(k) for k in config.json_keys if "." in k)
+        self._secret_paths = tuple(
+            sorted({n for k in config.json_keys if "." in k for n in key_spellings(k)})
+        )
         self._secret_params = SECRET_PARAMS | {p.lower() for p in config.query_params}
+        self._token_params = TOKEN_PARAMS - self._secret_params
 
         # Cheap tests for "could a rule match here": a shape rule's trigger or a literal
         # (``_triggers``, None for a custom pattern without triggers, which can match
@@ -765,7 +834,7 @@ class Rules:
         # ``"&" + text``, so the pattern starts with a character set and ``re`` jumps from one
         # ``?``/``&`` to the next; ``(?:^|[?&])`` would be tried at every position.
         self._params = (
-            re.compile(r"[?&]" + _alternatives(self._secret_params) + "=")
+            re.compile(r"[?&]" + _alternatives(self._secret_params | self._token_params) + "=")
             if self.params_on
             else None
         )
@@ -774,6 +843,20 @@ class Rules:
         self._embedded_key = re.compile(
             r'"(' + _key_alternatives(names) + r')"\s*:\s*"((?:[^"\\]|\\.)*)"', re.IGNORECASE
         )
+        # A secret key with a list of strings for its value: the key, and the strings as
+        # spelled there (``_JSON_STRING`` finds each).
+        self._embedded_list = re.compile(
+            r'"(' + _key_alternatives(names) + r')"\s*:\s*\[\s*("(?:[^"\\]|\\.)*"'
+            r'(?:\s*,\s*"(?:[^"\\]|\\.)*")*)\s*\]',
+            re.IGNORECASE,
+        )
+        # An XML element named as a secret key, holding text only (AWS STS's answer:
+        # ``<SecretAccessKey>...</SecretAccessKey>``, ``<SessionToken>``): the name and the
+        # text. ``_markup_open`` finds its opening tag in a text read in lower case.
+        self._markup = re.compile(
+            "<(" + _key_alternatives(names) + r")>([^<>]+)</\1>", re.IGNORECASE
+        )
+        self._markup_open = re.compile("<" + _key_alternatives(names) + ">")
 
     # ------------------------------------------------------------------ strings
 
@@ -794,10 +877,13 @@ class Rules:
             return True
         keys = self._keys if '"' in text else None  # a key is spelled with quotes
         params = self._params if "=" in text else None
-        if keys is None and params is None:
+        markup = self._markup_open if self.keys_on and "</" in text else None
+        if keys is None and params is None and markup is None:
             return False
         lowered = text.lower()
         if keys is not None and keys.search(lowered) is not None:
+            return True
+        if markup is not None and markup.search(lowered) is not None:
             return True
         return params is not None and params.search("&" + lowered) is not None
 
@@ -819,7 +905,11 @@ class Rules:
         # lookbehind holds (``Signature=``) may begin in the run before the region.
         probe = "\0".join(text[max(0, a - self._reach) : b] for a, b in outside)
         spans = self._shapes_in(text, outside, probe)
+        into = self._into_runs(text, runs)
+        spans += into
         for start, end in runs:
+            if any(a < end and start < b for a, b, _ in into):
+                continue  # a token found going into the run, or through it
             whole = self._shapes.fullmatch(text, start, end)
             if whole is None:
                 continue
@@ -836,6 +926,57 @@ class Rules:
             spans = [s for s in spans if not any(s[0] < b and a < s[1] for a, b, _ in known)]
             spans += known
         return sorted(set(spans))
+
+    def _into_runs(self, text: str, runs: list[tuple[int, int]]) -> list[Span]:
+        """The tokens that begin before a long base64 run (or at its start) and go on into
+        it: what ``_shapes_in`` cannot see whole, as it searches only up to each run.
+
+        A JWT whose signature is a run (RS256: 342 characters) is one: the search of the
+        region before the run finds ``<header>.<payload>.`` cut short at the run, which
+        touches the run and is skipped. Here each rule is tried, with nothing cut off, at
+        the positions where a match may begin (``ShapeRule.leads``) from ``RUN_REACH``
+        characters before each run to its first character. A match that goes into the run
+        counts as the matches between runs do: when it is no piece of a run
+        (``in_base64_run``: it ends at a token boundary, past the run), or when its rule's
+        separators tell it from encoded data (``ShapeRule.separated``: a JWT). A match that
+        ends before the run is the search between runs' business.
+        """
+        spans: list[Span] = []
+        taken = 0  # where the last token found ends: none begins inside it
+        previous_end = 0
+        for start, end in runs:
+            first = max(start - RUN_REACH, previous_end, taken)
+            previous_end = end
+            for at in self._begin_positions(text, first, start):
+                if at < taken:
+                    continue
+                match = self._shapes.match(text, at)
+                if match is None or match.end() <= start:
+                    continue
+                rule = self._group_rule.get(match.lastgroup or "")
+                if rule is None:  # a placeholder, or a literal (looked for in ``shapes``)
+                    continue
+                if rule.validate is not None and not rule.validate(match.group()):
+                    continue
+                if not rule.separated and in_base64_run(text, match.start(), match.end()):
+                    continue
+                spans.append((match.start(), match.end(), rule.name))
+                taken = match.end()
+        return spans
+
+    def _begin_positions(self, text: str, first: int, last: int) -> list[int]:
+        """The positions from ``first`` to ``last`` (included) where a match of a rule may
+        begin: where a lead of a rule begins or ends (every position, when a rule has
+        none)."""
+        if self._rule_leads is None:
+            return list(range(first, last + 1))
+        positions: set[int] = set()
+        for lead in self._rule_leads:
+            at = text.find(lead, max(0, first - len(lead)), last + len(lead))
+            while at >= 0:
+                positions.update(p for p in (at, at + len(lead)) if first <= p <= last)
+                at = text.find(lead, at + 1, last + len(lead))
+        return sorted(positions)
 
     def _shapes_in(self, text: str, regions: list[tuple[int, int]], probe: str) -> list[Span]:
         """``shapes`` of ``text`` found in ``regions`` (start, end); ``probe`` holds the text of
@@ -939,7 +1080,7 @@ class Rules:
         (normalised) keys above it, for the dotted paths of ``json_keys``."""
         if not self.keys_on:
             return False
-        norm = key.lower().replace("-", "_")  # norm_key, the hottest call of redaction
+        norm = norm_key(key)
         if norm in self._secret_keys:
             return True
         if not self._secret_paths:
@@ -976,35 +1117,74 @@ class Rules:
         """Whether some ``json_keys`` are dotted paths (then a key's path matters)."""
         return bool(self._secret_paths)
 
-    def is_secret_param(self, name: str) -> bool:
-        """Whether query or form parameter ``name`` (decoded) holds a credential."""
-        return self.params_on and name.lower() in self._secret_params
+    def is_secret_param(self, name: str, value: str) -> bool:
+        """Whether ``value``, that of query or form parameter ``name`` (both decoded), is a
+        credential: the parameter is a secret one, or one of ``TOKEN_PARAMS`` (``code``)
+        and the value looks like a token."""
+        if not self.params_on:
+            return False
+        lower = name.lower()
+        return lower in self._secret_params or (
+            lower in self._token_params and looks_like_token(value)
+        )
+
+    def markup_secrets(
+        self, text: str, *, response: bool = False
+    ) -> list[tuple[int, int, str, str]]:
+        """Where ``text`` (an XML body, or XML held in a string) has an element named as a
+        secret key with text only, ``<SessionToken>...</SessionToken>``: ``(start, end, name,
+        text)``, in text order. The element's name is compared as a JSON key's is
+        (``SecretAccessKey``: ``secret_access_key``), and its text is a credential when a
+        JSON value of that key would be (``is_secret_entry``).
+
+        ``text`` is the element's text with its entities (``&amp;``, ``&#38;``) decoded: a
+        placeholder written there is ``&lt;REDACTED:kind&gt;``, which leaves the XML valid
+        and reads back as the placeholder. What XML is read is only this: an element with
+        no namespace prefix or attribute, and text without CDATA.
+        """
+        if not self.keys_on or "</" not in text:
+            return []
+        out = []
+        for match in self._markup.finditer(text):
+            name, value = match.group(1), xml_unescaped(match.group(2))
+            if self.is_secret_entry(name, value, response=response):
+                out.append((match.start(2), match.end(2), name, value))
+        return out
 
     def embedded_secrets(
         self, text: str, *, response: bool = False
     ) -> list[tuple[int, int, str, str]]:
-        """Where ``text``, JSON text held in a string, has a secret key's string value:
-        ``(start, end, key, value)``, ``value`` decoded, in text order.
+        """Where ``text``, JSON text held in a string, has a secret key's string value, or a
+        string in its list value: ``(start, end, key, value)``, ``value`` decoded, in text
+        order.
 
         The text is searched, not parsed: a stream's tool-call arguments arrive in pieces
         that are JSON only once joined, and what is not replaced keeps its bytes.
         """
         if not self.keys_on or not text.startswith(JSON_OPENINGS):
             return []
+        spelled_values = [
+            (match.group(1), match.start(2), match.end(2))
+            for match in self._embedded_key.finditer(text)
+        ]
+        for match in self._embedded_list.finditer(text):  # {"api_key": ["...", "..."]}
+            spelled_values += [
+                (match.group(1), item.start(1), item.end(1))
+                for item in _JSON_STRING.finditer(text, match.start(2), match.end(2))
+            ]
         out = []
-        for match in self._embedded_key.finditer(text):
-            name, spelled = match.group(1), match.group(2)
-            if not spelled:
+        for name, start, end in sorted(spelled_values, key=lambda found: found[1]):
+            if start == end:
                 continue
             try:
-                value = json.loads('"' + spelled + '"')
+                value = json.loads('"' + text[start:end] + '"')
             except ValueError:
                 continue
             if not isinstance(value, str) or not self.is_secret_entry(
                 name, value, response=response
             ):
                 continue
-            out.append((match.start(2), match.end(2), name, value))
+            out.append((start, end, name, value))
         return out
 
 
@@ -1147,8 +1327,14 @@ def names_of_keys(keys: Iterable[str], paths: Iterable[str]) -> list[str]:
 
 
 def _key_alternatives(names: Iterable[str]) -> str:
-    """A regex matching each key name, also spelled with ``-`` for ``_``."""
-    variants = {variant for name in names for variant in (name, name.replace("_", "-"))}
+    """A regex matching each key name, also spelled with ``-`` for ``_``, and with its words
+    run together (``accesstoken``: ``accessToken`` in a text read in lower case or
+    case-insensitively, which ``norm_key`` makes ``access_token``)."""
+    variants = {
+        variant
+        for name in names
+        for variant in (name, name.replace("_", "-"), name.replace("_", ""))
+    }
     return _alternatives(variants)
 
 

@@ -84,7 +84,16 @@ def find_in_value(
 _CONTAINERS = (dict, list, bytes, bytearray)  # what ``_walk`` looks into; numbers have nothing
 
 
-def _walk(rules: Rules, value: Any, where: Where, found: Found, response: bool = False) -> None:
+def _walk(
+    rules: Rules,
+    value: Any,
+    where: Where,
+    found: Found,
+    response: bool = False,
+    list_key: str | None = None,
+) -> None:
+    """Add the findings in ``value`` (at ``where``) to ``found``; ``list_key``: the JSON key
+    a list ``value`` is the value of, whose strings are values of that key."""
     if isinstance(value, dict):
         for key, item in value.items():
             at = (*where, key)
@@ -98,12 +107,21 @@ def _walk(rules: Rules, value: Any, where: Where, found: Found, response: bool =
                     _in_string(rules, item, at, found, response)
             elif key == "headers" and isinstance(item, dict):
                 _in_headers(rules, item, at, found)
+            elif isinstance(item, list):  # its strings are values of the key
+                _walk(rules, item, at, found, response, key if isinstance(key, str) else None)
             elif isinstance(item, _CONTAINERS):
                 _walk(rules, item, at, found, response)
     elif isinstance(value, list):
         for index, item in enumerate(value):
             if isinstance(item, str):
-                _in_string(rules, item, (*where, index), found, response)
+                if list_key is not None and rules.is_secret_entry(
+                    list_key, item, response=response
+                ):
+                    _add(found, (*where, index), rules.secret_kind(item, list_key))
+                else:
+                    _in_string(rules, item, (*where, index), found, response)
+            elif isinstance(item, list):
+                _walk(rules, item, (*where, index), found, response, list_key)
             elif isinstance(item, _CONTAINERS):
                 _walk(rules, item, (*where, index), found, response)
     elif isinstance(value, (bytes, bytearray)):
@@ -134,7 +152,11 @@ def _in_string(
         if isinstance(parsed, (dict, list)):
             _walk(rules, parsed, (*where, _PARSED), found, response)
             return
-    for kind in rules.kinds_in(value)[:1]:
+    kinds = rules.kinds_in(value)
+    if not kinds:  # XML: the text of an element named as a secret key
+        secrets = rules.markup_secrets(value, response=response)
+        kinds = [k for _, _, name, text in secrets if (k := rules.secret_kind(text, name))]
+    for kind in kinds[:1]:
         found.append((where, kind))
 
 
@@ -150,7 +172,7 @@ def _url_kinds(rules: Rules, uri: str) -> list[str]:
     kinds = rules.kinds_in(path) + rules.kinds_in(fragment)
     for piece in query.split("&") if question else ():
         name, sep, value = piece.partition("=")
-        if sep and value and rules.is_secret_param(unquote_plus(name)):
+        if sep and value and rules.is_secret_param(unquote_plus(name), unquote_plus(value)):
             kind = rules.secret_kind(unquote_plus(value), unquote_plus(name))
             kinds += [kind] if kind is not None else []
         else:
