@@ -139,6 +139,73 @@ def test_a_secret_cut_across_events_is_redacted(contents: list[str]) -> None:
     assert LITERAL[5:] not in text
 
 
+def _choice(index: int, text: str) -> dict[str, Any]:
+    return {
+        "object": "chat.completion.chunk",
+        "choices": [{"index": index, "delta": {"content": text}}],
+    }
+
+
+def _response_delta(item: str, output: int, text: str) -> dict[str, Any]:
+    kind = "function_call_arguments" if item.startswith("fc") else "output_text"
+    return {
+        "type": f"response.{kind}.delta",
+        "item_id": item,
+        "output_index": output,
+        "delta": text,
+    }
+
+
+def _texts(text: str, path: tuple[str, ...]) -> dict[Any, str]:
+    """The text each part of the answer streamed, from the lines of a written cassette."""
+    parts: dict[Any, str] = {}
+    for line in text.splitlines():
+        data = json.loads(line).get("data")
+        if not isinstance(data, dict):
+            continue
+        value: Any = data
+        for key in path:
+            value = (value[0] if isinstance(value, list) else value)[key]
+        part = data.get("item_id", data.get("choices", [{}])[0].get("index"))
+        parts[part] = parts.get(part, "") + value
+    return parts
+
+
+def test_parts_of_an_answer_streamed_in_turns_are_redacted_each_on_its_own() -> None:
+    # An n=2 chat stream: choice 1 streams a key in two pieces, choice 0 a word in two.
+    # Joined by path alone, choice 0's piece sat inside the key (neither was found), and a
+    # key ending a piece of choice 1 took the start of choice 0's next piece with it.
+    events = [
+        _choice(0, "Hel"),
+        _choice(1, "Your key is " + OPENAI[:20]),
+        _choice(0, "lo world"),
+        _choice(1, OPENAI[20:] + " ok, and " + ANTHROPIC),
+        _choice(0, "!"),
+    ]
+    text = _write("".join(f"data: {json.dumps(e)}\n\n" for e in events))
+    assert OPENAI[:20] not in text
+    assert OPENAI[20:] not in text
+    assert _texts(text, ("choices", "delta", "content")) == {
+        0: "Hello world!",
+        1: "Your key is <REDACTED:openai-api-key> ok, and <REDACTED:anthropic-api-key>",
+    }
+
+
+def test_items_of_a_responses_stream_are_redacted_each_on_its_own() -> None:
+    events = [
+        _response_delta("fc_1", 0, '{"q": "' + OPENAI[:30]),
+        _response_delta("msg_1", 1, "calling"),
+        _response_delta("fc_1", 0, OPENAI[30:] + '"}'),
+        _response_delta("msg_1", 1, " the tool"),
+    ]
+    text = _write("".join(f"data: {json.dumps(e)}\n\n" for e in events))
+    assert OPENAI[30:] not in text
+    assert _texts(text, ("delta",)) == {
+        "fc_1": '{"q": "<REDACTED:openai-api-key>"}',
+        "msg_1": "calling the tool",
+    }
+
+
 @pytest.mark.parametrize(
     "body",
     [

@@ -718,6 +718,13 @@ def _add_ref(groups: dict[tuple[Any, ...], list[Ref]], path: tuple[Any, ...], re
         refs.append(ref)
 
 
+# What tells apart the parts of an answer that one stream interleaves: the choices of an
+# ``n=2`` chat completion (``choices[0].index``), parallel tool calls (``tool_calls[0].index``),
+# Anthropic's content blocks (``index``), the Responses API's items (``output_index``,
+# ``content_index``, ``item_id``).
+_PART_KEYS = ("index", "output_index", "content_index", "item_id")
+
+
 def _collect(
     value: dict[str, Any] | list[Any],
     path: tuple[Any, ...],
@@ -726,9 +733,21 @@ def _collect(
     """Add the string leaves of ``value`` (at ``path``) to ``groups``, by path.
 
     The records are parsed JSON, so their values are exactly ``str``, ``dict``, ``list``
-    and scalars: ``type`` tells them apart for less than ``isinstance`` on every leaf.
+    and scalars: ``type`` tells them apart for less than ``isinstance`` on every leaf. An
+    object that says which part of the answer it carries (``_PART_KEYS``) puts that in the
+    path: the pieces of one part are joined, never a piece of another streamed between.
     """
-    items = value.items() if type(value) is dict else enumerate(value)
+    if type(value) is dict:
+        part = tuple(
+            (name, value[name])
+            for name in _PART_KEYS
+            if name in value and type(value[name]) in (int, str)
+        )
+        if part:
+            path = (*path, part)
+        items: Any = value.items()
+    else:
+        items = enumerate(value)
     for key, item in items:
         kind = type(item)
         if kind is str:
