@@ -255,9 +255,14 @@ TOOL_CALL = {
 def test_secret_keys_in_json_text_held_by_a_string(redactor: Redactor) -> None:
     # Tool-call arguments are JSON text in a string: their secret keys are secret keys too,
     # and the rest of the text keeps its bytes.
-    out = redactor.json({"messages": [TOOL_CALL, TOOL_CALL]})
+    sent = {key: value for key, value in TOOL_CALL.items() if key != "role"}
+    out = redactor.json({"messages": [sent, sent]})
     arguments = [m["tool_calls"][0]["function"]["arguments"] for m in out["messages"]]
     assert arguments == ['{"user": "bob", "password": "<REDACTED:password>"}'] * 2
+    # ... but a turn the model said, sent back in the history, holds the model's words
+    # (a password is one only when it looks like a token), as the answer that said it
+    said = redactor.json({"messages": [TOOL_CALL]})
+    assert said["messages"][0] == TOOL_CALL
     escaped = {"arguments": '{"note":"a \\"quote\\"","secret":"x\\"y"}'}
     assert redactor.json(escaped) == {
         "arguments": '{"note":"a \\"quote\\"","secret":"<REDACTED:secret>"}'

@@ -345,6 +345,7 @@ class Redactor:
         if isinstance(value, str):
             return self._text_with_keys(value, response)
         if isinstance(value, dict):
+            response = response or rules.is_model_turn(value)
             out: dict[str, Any] = {}
             for key, item in value.items():
                 if isinstance(item, str) and self.rules.is_secret_entry(

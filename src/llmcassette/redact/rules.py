@@ -269,6 +269,8 @@ SECRET_KEYS = frozenset(
 )
 # Secret keys whose value a person chooses: in a response they hold the model's words.
 CHOSEN_SECRET_KEYS = frozenset({"password", "passwd", "secret"})
+
+
 # JSON keys too common to always hold a credential (``{"key": "colour"}``): their string
 # value is one when it looks like a token (``looks_like_token``), as a tool call's
 # ``{"key": "<the API key>"}`` does.
@@ -674,6 +676,14 @@ def xml_unescaped(text: str) -> str:
 def xml_escaped(text: str) -> str:
     """``text`` written as XML text: ``&``, ``<`` and ``>`` as references."""
     return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
+
+def is_model_turn(value: Mapping[str, Any]) -> bool:
+    """Whether a JSON object of a request is a turn the model said, sent back in the history
+    (an ``assistant`` message, a Gemini ``model`` turn, a Responses ``function_call``): the
+    model's words, read as a response is (``Rules.is_secret_entry``), so a tool call's
+    ``{"password": "mellon"}`` is the same in the answer and in the next request."""
+    return value.get("role") in ("assistant", "model") or value.get("type") == "function_call"
 
 
 # Where a camelCase or PascalCase name starts a word: before an upper-case letter that

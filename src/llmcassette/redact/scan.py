@@ -29,6 +29,7 @@ from llmcassette.redact.rules import (
     PLACEHOLDER_RE,
     Rules,
     cookie_values,
+    is_model_turn,
     is_prose,
     is_signature_scheme,
     scheme_kind,
@@ -95,6 +96,7 @@ def _walk(
     """Add the findings in ``value`` (at ``where``) to ``found``; ``list_key``: the JSON key
     a list ``value`` is the value of, whose strings are values of that key."""
     if isinstance(value, dict):
+        response = response or is_model_turn(value)
         for key, item in value.items():
             at = (*where, key)
             if isinstance(item, str):
