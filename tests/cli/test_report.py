@@ -14,6 +14,7 @@ from _cli_support import Record, cli
 
 from llmcassette.cli.main import main
 from llmcassette.cli.tree_report import schema
+from llmcassette.redact.rules import RULES_VERSION
 
 ROOT = Path(__file__).resolve().parents[2]
 CASSETTES = ROOT / "cassettes"
@@ -126,7 +127,7 @@ def test_the_committed_cassettes_tokens_equal_their_usage_fields(
     assert anthropic["streamed"] is True
     assert anthropic["models"] == ["claude-haiku-4-5"]
     assert anthropic["test"] == "test_messages_stream"
-    assert anthropic["redaction_version"] == 1
+    assert anthropic["redaction_version"] == RULES_VERSION  # recorded by the current rules
 
 
 @pytest.mark.skipif(not CORPUS.is_dir(), reason="the shared pydantic-ai corpus is not here")

@@ -8,9 +8,9 @@ URL it sends. The plugin redacts the failure's text and its sections as the cass
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
-from tests.plugin.conftest import EchoServer
 
 pytest_plugins = ["pytester"]
 
@@ -33,7 +33,7 @@ def test_call(caplog):
 
 @pytest.mark.parametrize("style", [[], ["--tb=long", "-l"]])
 def test_a_mismatch_prints_and_stores_no_secret(
-    pytester: pytest.Pytester, echo: EchoServer, monkeypatch: pytest.MonkeyPatch, style: list[str]
+    pytester: pytest.Pytester, echo: Any, monkeypatch: pytest.MonkeyPatch, style: list[str]
 ) -> None:
     pytester.makepyfile(test_secret=TEST)
     pytester.runpytest_subprocess("--record-mode=once").assert_outcomes(passed=1)
