@@ -739,13 +739,15 @@ def _collect(
     path: the pieces of one part are joined, never a piece of another streamed between.
     """
     if type(value) is dict:
-        part = tuple(
-            (name, value[name])
-            for name in _PART_KEYS
-            if name in value and type(value[name]) in (int, str)
-        )
-        if part:
-            path = (*path, part)
+        # (tested key by key first: most objects have none; content_index comes with the others)
+        if "index" in value or "output_index" in value or "item_id" in value:
+            part = tuple(
+                (name, value[name])
+                for name in _PART_KEYS
+                if name in value and type(value[name]) in (int, str)
+            )
+            if part:
+                path = (*path, part)
         items: Any = value.items()
     else:
         items = enumerate(value)
