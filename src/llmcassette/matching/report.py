@@ -13,8 +13,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from llmcassette.matching.jsondiff import Difference, differences
-from llmcassette.matching.matchers import comparable_body, comparable_method
+from llmcassette.matching.canonical import body_value
+from llmcassette.matching.jsondiff import Difference, Missing, differences
+from llmcassette.matching.matchers import comparable_body, comparable_method, content_type
 from llmcassette.matching.normalize import MatchConfig, VolatileShape, parse_path
 
 MAX_DIFFERENCES = 6
@@ -171,7 +172,44 @@ def compare(incoming: Any, recorded: Any, config: MatchConfig) -> tuple[Differen
     found: list[Difference] = []
     for part in ("method", "url", "body"):
         found.extend(differences(theirs[part], ours[part], part, placeholders=True))
-    return tuple(found)
+    return tuple(_as_sent(found, incoming, recorded))
+
+
+def _as_sent(found: list[Difference], incoming: Any, recorded: Any) -> list[Difference]:
+    """``found``, a side that matching reads as absent but the body holds (an empty value:
+    ``empty_is_absent``) shown as the body holds it: ``recorded {}``, not ``(absent)``."""
+    if not any(
+        d.path.startswith(("body.", "body[")) and Missing in (type(d.recorded), type(d.incoming))
+        for d in found
+    ):
+        return found
+    sent = {
+        side: body_value(getattr(request, "body_bytes", request.body), content_type(request))
+        for side, request in (("recorded", recorded), ("incoming", incoming))
+    }
+    shown = []
+    for difference in found:
+        for side in ("recorded", "incoming"):
+            if isinstance(getattr(difference, side), Missing) and difference.path != "body":
+                value = _at(sent[side], parse_path(difference.path))
+                if not isinstance(value, Missing):
+                    difference = dataclasses.replace(difference, **{side: value})
+        shown.append(difference)
+    return shown
+
+
+def _at(value: Any, tokens: Sequence[str | int]) -> Any:
+    """The value at ``tokens`` (``parse_path``'s) in a parsed body, or a ``Missing``."""
+    for token in tokens:
+        if isinstance(token, int):
+            if not isinstance(value, list) or not 0 <= token < len(value):
+                return Missing()
+            value = value[token]
+        elif isinstance(value, dict) and token in value:
+            value = value[token]
+        else:
+            return Missing()
+    return value
 
 
 # The presets a hint may suggest, the narrowest first: a tool-call id is left out by its
