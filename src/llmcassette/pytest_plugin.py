@@ -103,18 +103,19 @@ def pytest_runtest_makereport(
             text += f"\n\n(only the last {mismatch.RAISED_LIMIT} are shown)"
         report.sections.append(("llmcassette: requests the cassette could not answer", text))
         mismatch.RAISED.clear()
-    if report.failed and _PERSISTER in item.stash:
-        _redact_failure(item, report)
+    if (report.failed or report.sections) and _PERSISTER in item.stash:
+        _redact_shown(item, report)
     return report
 
 
-def _redact_failure(item: pytest.Item, report: pytest.TestReport) -> None:
-    """Take the secrets out of what pytest shows of a failure, as they are taken out of the
+def _redact_shown(item: pytest.Item, report: pytest.TestReport) -> None:
+    """Take the secrets out of what pytest shows of a test, as they are taken out of the
     cassette: the terminal, ``--junitxml`` and CI logs keep it.
 
     A failure raised inside a client's call has the live request in the arguments of its
-    frames (``--tb=long``, the last frame by default) and in their locals (``-l``), and
-    httpx logs each request's URL, query keys included, in the captured log.
+    frames (``--tb=long``, the last frame by default) and in their locals (``-l``); and
+    httpx logs each request's URL, query keys included, in the captured log, which ``-rA``
+    and ``junit_logging`` show for passing tests too.
     """
     persister = item.stash[_PERSISTER]
     redactor = getattr(persister, "redactor", None)

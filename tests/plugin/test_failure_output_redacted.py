@@ -1,4 +1,4 @@
-"""What pytest prints and stores of a failing test holds no secret the cassette would not.
+"""What pytest prints and stores of a test holds no secret the cassette would not.
 
 A mismatch is raised inside the client's call: the frames' arguments (``--tb=long``, and
 the last frame by default) and locals (``-l``) hold the live request, and httpx logs every
@@ -47,5 +47,22 @@ def test_a_mismatch_prints_and_stores_no_secret(
     assert "body.prompt: recorded 'hi', incoming 'bye'" in output
     assert "<REDACTED:google-api-key>" in output
     for secret in (UNSHAPED_KEY, GOOGLE_KEY):
+        assert secret not in output
+        assert secret not in junit.read_text()
+
+
+def test_a_passing_tests_captured_log_holds_no_secret(
+    pytester: pytest.Pytester, echo: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    pytester.makepyfile(test_secret=TEST)
+    pytester.runpytest_subprocess("--record-mode=once").assert_outcomes(passed=1)
+    junit = Path(pytester.path) / "junit.xml"
+    result = pytester.runpytest_subprocess(
+        "--record-mode=none", "-rA", f"--junitxml={junit}", "-o", "junit_logging=all"
+    )
+    result.assert_outcomes(passed=1)
+    output = result.stdout.str()
+    assert "HTTP Request: POST" in output  # the log is shown ...
+    for secret in (UNSHAPED_KEY, GOOGLE_KEY):  # ... without the key in the URL
         assert secret not in output
         assert secret not in junit.read_text()
