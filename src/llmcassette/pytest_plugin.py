@@ -121,15 +121,11 @@ def _redact_shown(item: pytest.Item, report: pytest.TestReport) -> None:
     redactor = getattr(persister, "redactor", None)
     if redactor is None or not redactor.config.enabled:
         return
-
-    def redacted(text: str) -> str:  # secret shapes, and every value the cassette redacted
-        return str(redactor.known(redactor.text(text)))
-
     shown = str(report.longrepr)
-    hidden = redacted(shown)
+    hidden = redactor.shown(shown)
     if hidden != shown:
         report.longrepr = hidden  # plain text: pytest prints and stores it as it is
-    report.sections = [(title, redacted(content)) for title, content in report.sections]
+    report.sections = [(title, redactor.shown(content)) for title, content in report.sections]
 
 
 def _record_run_events(

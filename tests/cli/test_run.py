@@ -45,3 +45,27 @@ def test_json_is_refused_with_the_reason(tmp_path: Path) -> None:
     assert (document["command"], error["code"]) == ("run", "LC001 usage")
     assert "run takes no --json: the program's own output goes to stdout" in error["message"]
     assert not (tmp_path / "app.jsonl").exists()  # nothing was run
+
+
+KEYED_APP = """
+import sys
+
+import httpx2
+
+body = {"model": "m", "messages": [{"role": "user", "content": sys.argv[2]}]}
+auth = {"authorization": "Bearer sk-test"}
+httpx2.post(sys.argv[1] + "/v1/chat/completions?key=AIzaSyD3x9Kq7Lm2Np5Rt8Vw1Yz4Bc6Df0Gh3Jk", json=body, headers=auth).raise_for_status()
+"""
+
+
+def test_the_programs_traceback_is_redacted(tmp_path: Path, provider: LocalProvider) -> None:
+    # Python prints the failing source line, which here holds the key.
+    (tmp_path / "app.py").write_text(KEYED_APP)
+    cassette = tmp_path / "app.jsonl"
+    app = [sys.executable, "app.py", provider.url]
+    assert cli("run", "--record", cassette, "--", *app, "river", cwd=tmp_path).returncode == 0
+    changed = cli("run", "--replay", cassette, "--", *app, "lake", cwd=tmp_path)
+    assert changed.returncode == 1
+    assert "Traceback (most recent call last)" in changed.stderr
+    assert "<REDACTED:google-api-key>" in changed.stderr
+    assert "AIzaSyD3x9Kq7Lm2Np5Rt8Vw1Yz4Bc6Df0Gh3Jk" not in changed.stderr

@@ -345,6 +345,15 @@ def use_cassette(
     )
 
 
+def shown_redacted(cassette: Any, text: str) -> str:
+    """``text`` (a traceback of the program ``llmcassette run`` runs) as the cassette's
+    redaction leaves it (``Redactor.shown``); as it is when redaction is off."""
+    redactor = getattr(getattr(cassette, "_persister", None), "redactor", None)
+    if redactor is None or not redactor.config.enabled:
+        return text
+    return str(redactor.shown(text))
+
+
 def use_cassette_for_run(
     path: str | os.PathLike[str], record_mode: RecordModeName
 ) -> CassetteContext:

@@ -13,9 +13,12 @@ processes the program starts do not open the same cassette again.
 from __future__ import annotations
 
 import atexit
+import functools
 import json
 import os
 import sys
+import traceback
+from types import TracebackType
 from typing import Any
 
 CASSETTE_ENV = "LLMCASSETTE_CASSETTE"
@@ -43,6 +46,8 @@ def activate() -> None:
     context = use_cassette_for_run(path, cast("RecordModeName", mode))
     cassette = context.__enter__()
     loaded = len(cassette.data)
+    if sys.excepthook is sys.__excepthook__:  # the program's own hook, if any, is its own
+        sys.excepthook = functools.partial(_print_redacted, cassette)
 
     def finish() -> None:
         error: str | None = None
@@ -65,3 +70,15 @@ def activate() -> None:
                 json.dump(summary, written)
 
     atexit.register(finish)
+
+
+def _print_redacted(
+    cassette: Any, kind: type[BaseException], error: BaseException, trace: TracebackType | None
+) -> None:
+    """``sys.excepthook`` while a cassette is open: the program's uncaught error, printed as
+    Python would, redacted as the cassette is (a traceback shows source lines and the live
+    request: a key in the code, a URL with its query key)."""
+    from llmcassette._vcr.install import shown_redacted
+
+    text = "".join(traceback.format_exception(kind, error, trace))
+    sys.stderr.write(shown_redacted(cassette, text))

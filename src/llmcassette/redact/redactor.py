@@ -139,6 +139,11 @@ class Redactor:
                 found.append((written_start, written_end, kind, view.text[start:end]))
         return found
 
+    def shown(self, text: str) -> str:
+        """``text`` as it may be shown (a traceback, a captured log): every secret shape and
+        every credential value this redactor replaced, replaced."""
+        return self.known(self.text(text))
+
     def known(self, text: str) -> str:
         """``text`` with every credential value this redactor replaced anywhere in the
         cassette replaced too, whatever its shape: an unshaped key redacted in a request
