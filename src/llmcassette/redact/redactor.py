@@ -405,6 +405,16 @@ class Redactor:
                 spans.append((start, end, rules.xml_escaped(new)))
         return spans
 
+    def _form_spans(self, text: str) -> list[tuple[int, int, str]]:
+        """Where ``text`` has the value of a multipart form field named as a secret, and its
+        placeholder, as ``(start, end, replacement)`` (``Rules.form_field_secrets``)."""
+        spans = []
+        for start, end, name, value in self.rules.form_field_secrets(text):
+            new = self.secret(value, name)
+            if new != value:
+                spans.append((start, end, new))
+        return spans
+
     # ------------------------------------------------------------------ bodies
 
     def body_text(self, text: str, content_type: str, *, response: bool = False) -> str:
@@ -442,12 +452,13 @@ class Redactor:
 
     def _text_with_keys(self, text: str, response: bool) -> str:
         """``text`` redacted where it is written: secret shapes, the values of secret keys
-        in the JSON text it may be or hold, and the text of XML elements named as secret
-        keys (``<SessionToken>``)."""
-        # XML elements named as keys first: a shape inside one's text would hide it.
-        markup = self._markup_spans(text, response)
-        if markup:
-            text = _apply_spans(text, [text], markup)[0]
+        in the JSON text it may be or hold, the text of XML elements named as secret keys
+        (``<SessionToken>``) and the values of multipart form fields named as secrets."""
+        # XML elements and form fields named as keys first: a shape inside one's text would
+        # hide it.
+        named = _disjoint(self._markup_spans(text, response), self._form_spans(text))
+        if named:
+            text = _apply_spans(text, [text], named)[0]
         new = self.text(text)
         spans = self._embedded_spans(new, response)
         return _apply_spans(new, [new], spans)[0] if spans else new

@@ -750,6 +750,13 @@ _SCHEME = re.compile(r"([A-Za-z][A-Za-z0-9_\-]*)(\s+)(.+)", re.DOTALL)
 _SCHEME_KINDS = {"bearer": "bearer-token", "basic": "basic-auth"}
 _JSON_ESCAPE = re.compile(r"\\u([0-9a-fA-F]{4})")
 _JSON_STRING = re.compile(r'"((?:[^"\\]|\\.)*)"')
+# A field of a multipart/form-data body that is no file: a part whose Content-Disposition
+# names it and nothing else, and its value, up to the line end before the next boundary.
+_FORM_FIELD = re.compile(
+    r'^content-disposition:[ \t]*form-data;[ \t]*name="([^"\r\n]*)"[ \t]*\r?\n'
+    r"(?:[^\r\n]+\r?\n)*?\r?\n(.*?)(?=\r?\n--)",
+    re.IGNORECASE | re.MULTILINE | re.DOTALL,
+)
 #: How JSON text held in a string starts (the arguments of a tool call).
 JSON_OPENINGS = ("{", "[")
 
@@ -884,6 +891,8 @@ class Rules:
         if len(text) >= LOOK_CLOSELY:
             return True
         if self._triggers.search(text) is not None:
+            return True
+        if "orm-data" in text and self.form_field_secrets(text):
             return True
         keys = self._keys if '"' in text else None  # a key is spelled with quotes
         params = self._params if "=" in text else None
@@ -1137,6 +1146,20 @@ class Rules:
         return lower in self._secret_params or (
             lower in self._token_params and looks_like_token(value)
         )
+
+    def form_field_secrets(self, text: str) -> list[tuple[int, int, str, str]]:
+        """Where ``text`` (a multipart/form-data body) has a field that is no file and whose
+        value is a credential by its name (``is_secret_param``: ``api_key``, ``password``):
+        ``(start, end, name, value)``, in text order. The same names as in a URL-encoded
+        form: ``data={"api_key": ...}`` sent with ``files=`` is multipart."""
+        if not self.params_on or "orm-data" not in text:
+            return []
+        out = []
+        for match in _FORM_FIELD.finditer(text):
+            name, value = match.group(1), match.group(2)
+            if self.is_secret_param(name, value):
+                out.append((match.start(2), match.end(2), name, value))
+        return out
 
     def markup_secrets(
         self, text: str, *, response: bool = False

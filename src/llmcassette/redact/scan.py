@@ -155,8 +155,9 @@ def _in_string(
             _walk(rules, parsed, (*where, _PARSED), found, response)
             return
     kinds = rules.kinds_in(value)
-    if not kinds:  # XML: the text of an element named as a secret key
+    if not kinds:  # XML: the text of an element named as a secret key; a form field
         secrets = rules.markup_secrets(value, response=response)
+        secrets += rules.form_field_secrets(value)
         kinds = [k for _, _, name, text in secrets if (k := rules.secret_kind(text, name))]
     for kind in kinds[:1]:
         found.append((where, kind))
