@@ -212,6 +212,16 @@ def test_xml_elements_named_as_credential_keys_are_redacted(response: bool) -> N
     assert redactor.known(f"echo {SECRET}") == "echo <REDACTED:secretaccesskey>"
 
 
+def test_a_shape_in_an_xml_body_leaves_it_xml() -> None:
+    # STS's <AccessKeyId> is an AWS key id by shape: its placeholder is XML text too, or
+    # boto3 could not parse the replayed AssumeRole answer.
+    body = STS_XML.replace("<AccessKeyId>x<", "<AccessKeyId>ASIAZ3MHQEXAMPLE7QXY<")
+    redacted = Redactor(environ={}).body_text(body, "text/xml", response=True)
+    namespace = "{https://sts.amazonaws.com/doc/2011-06-15/}"
+    key_id = ET.fromstring(redacted).findtext(f".//{namespace}AccessKeyId")
+    assert key_id == "<REDACTED:aws-access-key-id>"
+
+
 def test_xml_in_a_string_and_in_bytes_that_are_not_utf8_is_redacted() -> None:
     redactor = Redactor(environ={})
     held = redactor.json({"raw": STS_XML}, response=True)

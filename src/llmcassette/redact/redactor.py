@@ -431,7 +431,12 @@ class Redactor:
                 value, layout = exact
                 return jsontext.render(self.json(value, response=response), layout)
             return self._unrebuilt_json(text, response)
-        return self._text_with_keys(text, response)  # XML: its elements named as keys too
+        redacted = self._text_with_keys(text, response)  # XML: its elements named as keys too
+        if redacted != text and "xml" in content_type:
+            # A placeholder is written as XML text (&lt;REDACTED:...&gt;), so the body still
+            # parses: boto3 reads STS's <AccessKeyId> of an AssumeRole answer.
+            redacted = rules.PLACEHOLDER_RE.sub(lambda found: rules.xml_escaped(found[0]), redacted)
+        return redacted
 
     def _unrebuilt_json(self, text: str, response: bool) -> str:
         """JSON text that no known layout rebuilds (``1.5E-6``, spacing of its own), redacted.
