@@ -159,6 +159,7 @@ def configure(
     # What tells the drift of a vcrpy cassette under a match_on without llm_body (lookup).
     persister.body_matcher = matchers.LlmBody(match_config)
     my_vcr.register_persister(persister)
+    _keep_persister(my_vcr, persister)
     my_vcr.register_matcher("llm_body", persister.body_matcher)
     if not isinstance(my_vcr.matchers.get("body"), matchers.FillingPlaceholders):
         my_vcr.register_matcher("body", matchers.FillingPlaceholders(my_vcr.matchers["body"]))
@@ -174,6 +175,28 @@ def configure(
         stream.patches(replay_pace, incomplete_streams, plan, context)
     )
     return my_vcr
+
+
+def _keep_persister(my_vcr: Any, persister: Any) -> None:
+    """Make a persister the suite registers after ``configure`` the one ``persister``
+    hands vcrpy's serializers to, as one registered before it is (its ``fallback``).
+
+    A suite's own ``pytest_recording_configure`` runs after llmcassette's, and may register
+    a persister of its own (simonw's llm plugins do): replacing llmcassette's, it read each
+    vcrpy cassette with the ``jsonl`` serializer (every test an error) and would write
+    recordings that nothing redacted or scanned.
+    """
+    from llmcassette._vcr.persister import Persister
+
+    register = my_vcr.register_persister
+
+    def register_persister(new: Any) -> None:
+        if isinstance(new, Persister):
+            register(new)
+        else:
+            persister.fallback = new
+
+    my_vcr.register_persister = register_persister
 
 
 def _record_mode_name(record_mode: object) -> str:
