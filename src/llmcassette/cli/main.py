@@ -13,7 +13,15 @@ from typing import TYPE_CHECKING, NoReturn, TextIO
 from llmcassette._version import __version__
 from llmcassette.cli import output
 from llmcassette.cli.output import Output, UsageError
-from llmcassette.cli.paths import JSONL, VCRPY, EmptyFileError, cassettes, read_text, report
+from llmcassette.cli.paths import (
+    JSONL,
+    SIDECAR,
+    VCRPY,
+    EmptyFileError,
+    cassettes,
+    read_text,
+    report,
+)
 from llmcassette.errors import CassetteFormatError, LlmCassetteError, SecretLeakError, record
 
 if TYPE_CHECKING:
@@ -53,6 +61,7 @@ def _add_color(parser: argparse.ArgumentParser) -> None:
 
 
 def _scan(args: argparse.Namespace) -> int:
+    from llmcassette.cli.check import fix_secret
     from llmcassette.cli.opened import scan_opened
     from llmcassette.config import project_redaction
     from llmcassette.redact import Redactor
@@ -60,7 +69,7 @@ def _scan(args: argparse.Namespace) -> int:
     out = Output("scan", args.json)
     redactor = Redactor(project_redaction())
     files = 0
-    for opened in cassettes(args.paths, "scan", (JSONL, VCRPY)):
+    for opened in cassettes(args.paths, "scan", (JSONL, VCRPY, SIDECAR)):
         if isinstance(opened, CassetteFormatError):
             out.failed(opened)
             continue
@@ -72,7 +81,7 @@ def _scan(args: argparse.Namespace) -> int:
                 file=finding.path,
                 line=finding.line,
                 path=finding.json_path,
-                how_to_fix="run `llmcassette redact PATH` (the value is never printed)",
+                how_to_fix=fix_secret(opened.kind),
                 rule=finding.rule,
             )
             out.finding(found, finding.render())  # file:line: json path: rule

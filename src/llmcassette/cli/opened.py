@@ -3,6 +3,7 @@ file is read once and parsed once, and was classified before anything looks insi
 
 from __future__ import annotations
 
+import json
 import os
 import re
 from collections import Counter
@@ -11,10 +12,16 @@ from pathlib import Path
 from typing import Any
 
 from llmcassette.cassette import jsonl as cassette_file
-from llmcassette.cli.paths import JSONL, VCRPY, Opened
+from llmcassette.cli.paths import JSONL, SIDECAR, VCRPY, Opened
 from llmcassette.errors import UNSCANNABLE_BODY, SecretLeakError
 from llmcassette.redact.redactor import Redactor, _content_type
-from llmcassette.redact.scan import Finding, check_text, find_in_jsonl, find_in_vcrpy
+from llmcassette.redact.scan import (
+    Finding,
+    check_text,
+    find_in_jsonl,
+    find_in_value,
+    find_in_vcrpy,
+)
 
 
 def project_redactor() -> Redactor:
@@ -92,9 +99,25 @@ def scan_opened(redactor: Redactor, opened: Opened) -> list[Finding]:
     name = os.fspath(opened.path)
     if opened.kind == JSONL:
         return find_in_jsonl(redactor.rules, opened.text, name)
+    if opened.kind == SIDECAR:
+        return _in_sidecar(redactor, opened.text, name)
     if opened.kind != VCRPY or opened.vcrpy is None:
         return []
     return find_in_vcrpy(redactor.rules, opened.vcrpy, opened.text, name)
+
+
+def _in_sidecar(redactor: Redactor, text: str, name: str) -> list[Finding]:
+    """Findings in an overrides sidecar: its scripted responses (status, headers, body,
+    events) are read as a recorded response is, headers by name. A sidecar that is not
+    JSON is read as text (``check`` reports why it does not validate)."""
+    try:
+        data: Any = json.loads(text)
+    except ValueError:
+        data = text
+    return [
+        Finding(name, None, json_path, rule)
+        for json_path, rule in find_in_value(redactor.rules, data, response=True)
+    ]
 
 
 def redact_opened(redactor: Redactor, opened: Opened) -> tuple[str | None, dict[str, int]]:
