@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime
+import json
 from pathlib import Path
 
 import pytest
@@ -307,3 +308,29 @@ def test_orphans_with_cassettes_kept_away_from_their_module(tmp_path: Path, reco
     (problem,) = findings(result.stdout)
     assert problem["kind"] == "orphan"
     assert problem["message"] == f"{module} has no test function test_a"
+
+
+def test_check_and_scan_read_overrides_sidecars_for_secrets(tmp_path: Path) -> None:
+    """A scripted 401 whose headers and body hold a real key is a secret in the sidecar,
+    found by ``check`` and by ``scan``, named or in a folder; the value is never printed."""
+    key = "sk-ant-api03-" + "Ab3Cd" * 18 + "AA"  # in pieces, for secret scanners
+    cassette = tmp_path / "c.jsonl"
+    cassette.write_text(
+        '{"format":"llmcassette","format_version":2}\n'
+        '{"type":"request","method":"GET","uri":"https://example.com/"}\n'
+        '{"type":"response","status":200,"body":{"json":{"ok":true}}}\n'
+        '{"type":"end","events":0}\n'
+    )
+    sidecar = tmp_path / "c.overrides.json"
+    entry = {"at": 0, "status": 401, "headers": {"x-api-key": key}, "body": {"message": key}}
+    sidecar.write_text(json.dumps({"entries": [entry]}))
+    for command in (("check", tmp_path), ("scan", tmp_path), ("scan", sidecar)):
+        result = cli(*command, "--json")
+        assert result.returncode == 1, result.stdout + result.stderr
+        assert key not in result.stdout + result.stderr
+        found = json.loads(result.stdout)["findings"]
+        assert {f["path"] for f in found} == {
+            "entries[0].headers.x-api-key",
+            "entries[0].body.message",
+        }
+        assert all("overrides file by hand" in f["how_to_fix"] for f in found)

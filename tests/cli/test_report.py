@@ -192,3 +192,22 @@ def test_an_unreadable_cassette_is_an_error_and_the_rest_is_reported(
     assert document["exit_code"] == 2
     assert [Path(e["file"]).name for e in document["cassettes"]] == ["good.jsonl"]
     assert document["errors"][0]["file"] == str(tmp_path / "broken.jsonl")
+
+
+def test_report_counts_a_secret_as_check_does(tmp_path: Path) -> None:
+    """``report`` counts every problem ``check`` reports, secrets included (exit 1)."""
+    key = "sk-proj-" + "Ab3" * 16  # in pieces, so secret scanners leave this file alone
+    path = tmp_path / "leak.jsonl"
+    path.write_text(
+        '{"format":"llmcassette","format_version":2}\n'
+        '{"type":"request","method":"GET","uri":"https://example.com/",'
+        f'"headers":{{"x-note":"{key}"}}}}\n'
+        '{"type":"response","status":200,"body":{"json":{"ok":true}}}\n'
+        '{"type":"end","events":0}\n'
+    )
+    result = cli("report", "--json", tmp_path)
+    assert result.returncode == 1, result.stderr
+    document = json.loads(result.stdout)
+    assert [f["code"] for f in document["findings"]] == ["LC602 secret"]
+    assert document["cassettes"][0]["problems"] == 1
+    assert key not in result.stdout

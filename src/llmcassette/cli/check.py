@@ -370,11 +370,23 @@ def check_opened(opened: Opened, options: Options, redactor: Any = None) -> list
                     finding.line,
                     SECRET,
                     f"{finding.json_path}: a value matches redaction rule {finding.rule!r}",
-                    "run `llmcassette redact PATH` (the value is never printed)",
+                    fix_secret(opened.kind),
                     json_path=finding.json_path,
                 )
             )
     return problems
+
+
+def fix_secret(kind: str) -> str:
+    """The advice for a secret found in a file of ``kind`` (``cli.paths``)."""
+    from llmcassette.cli.paths import SIDECAR
+
+    if kind == SIDECAR:  # written by hand: redact does not rewrite it
+        return (
+            "replace the value in the overrides file by hand, e.g. with <REDACTED:key> "
+            "(the value is never printed)"
+        )
+    return "run `llmcassette redact PATH` (the value is never printed)"
 
 
 def _mark_fixable(path: Path, problems: list[Problem]) -> list[Problem]:

@@ -303,11 +303,23 @@ def _vcrpy_text(body: bytes | None, path: Path, where: str) -> str | None:
         ) from None
 
 
-def to_vcrpy_json(opened: Opened) -> str:
+def to_vcrpy_json(opened: Opened, target: Path | None = None) -> tuple[str, dict[str, int]]:
     """The vcrpy JSON-serializer text of an llmcassette cassette ``cli.paths`` opened (for
-    users who leave): every header value, status, reason and body as the cassette has it."""
+    users who leave): every header value, status, reason and body as the cassette has it,
+    and how many values redaction replaced, per rule. A cassette that older rules redacted
+    is redacted again by the current ones first, and the text is read by the fail-closed
+    scan (``SecretLeakError``: nothing is written), as a recording would write it."""
+    from llmcassette.cli.opened import project_redactor, redacted_again, replaced
+    from llmcassette.redact.scan import check_vcrpy_text
+
     cassette = opened.cassette
     assert cassette is not None
+    redactor = project_redactor()
+    again = redacted_again(cassette, redactor)
+    redacted: dict[str, int] = {}
+    if again is not None:
+        redacted = replaced(opened.text, again)
+        cassette = cassette_file.read(again.encode("utf-8"), opened.path)
     interactions = []
     for number, item in enumerate(cassette.interactions, start=1):
         where = f"interaction #{number} ({item.method} {item.uri})"
@@ -336,7 +348,10 @@ def to_vcrpy_json(opened: Opened) -> str:
             }
         )
     # What vcrpy's JSON serializer writes (vcr.serializers.jsonserializer).
-    return json.dumps({"interactions": interactions, "version": 1}, indent=4) + "\n"
+    text = json.dumps({"interactions": interactions, "version": 1}, indent=4) + "\n"
+    if redactor.config.enabled and redactor.config.fail_closed:
+        check_vcrpy_text(redactor.rules, text, target or opened.path.with_suffix(".json"))
+    return text, redacted
 
 
 @dataclass(frozen=True)
@@ -381,7 +396,7 @@ def convert_found(
     redacted: dict[str, int] = {}
     try:
         if to_json:
-            text = to_vcrpy_json(opened)
+            text, redacted = to_vcrpy_json(opened, target)
         else:
             text, redacted = jsonl_of(opened)
         target.parent.mkdir(parents=True, exist_ok=True)

@@ -9,6 +9,7 @@ cassette heal cannot repair is left as it is, with a coded error (exit 2).
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import sys
@@ -16,9 +17,9 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from llmcassette.cassette import heal
+from llmcassette.cassette import heal, lines
 from llmcassette.cli.output import Output
-from llmcassette.errors import CassetteFormatError, LlmCassetteError, record
+from llmcassette.errors import CassetteFormatError, LlmCassetteError, SecretLeakError, record
 
 #: The ending of a heal log's name beside its cassette: ``test_x.jsonl`` → ``test_x.heal.log``.
 LOG_SUFFIX = ".heal.log"
@@ -78,12 +79,32 @@ def append_log(target: Path, entry: dict[str, Any]) -> None:
     atomic_write(target, before + (json.dumps(entry, ensure_ascii=False) + "\n").encode())
 
 
+def keep_marks(healed: str, again: str) -> str:
+    """``again`` (the healed text written again by the current rules) with the
+    ``"synthesized"`` mark of each event line heal synthesized, which a cassette read and
+    written again does not keep; the header lists their lines."""
+    old, new = healed.split("\n"), again.split("\n")
+    listed = json.loads(new[0]).get("healed", {}).get("synthesized") or []
+    if len(old) != len(new):  # blank lines heal kept: the numbers are the healed file's
+        return again
+    for item in listed:
+        number = item.get("line") if isinstance(item, dict) else None
+        if not isinstance(number, int) or not 1 < number <= len(new):
+            continue
+        record = json.loads(new[number - 1])
+        if record.get("type") == "event":
+            record["synthesized"] = heal.SYNTHESIZED
+            new[number - 1] = lines.dump(record)
+    return "\n".join(new)
+
+
 def _name(item: Path | CassetteFormatError) -> str:
     return os.fspath(item) if isinstance(item, Path) else os.fspath(item.path)
 
 
 def run(paths: list[str], *, dry_run: bool, log: str | None, as_json: bool, quiet: bool) -> int:
     """Heal every cassette of ``paths``; the exit code (0 done, 2 a file was refused)."""
+    from llmcassette.cli.opened import refused, safe_text
     from llmcassette.cli.progress import track
     from llmcassette.config import project_heal_rules
 
@@ -118,6 +139,12 @@ def run(paths: list[str], *, dry_run: bool, log: str | None, as_json: bool, quie
         if not result.changes:
             out.result({"file": str(path), "repairs": [], "written": False}, None)
             continue
+        try:  # written as a recording writes: the current rules, then the fail-closed scan
+            before = result.data.decode("utf-8")
+            healed_text = safe_text(before, path, rewritten=functools.partial(keep_marks, before))
+        except SecretLeakError as error:
+            out.failed(error, refused(error, "heal", path))
+            continue
         healed += 1
         target = log_path(path, log_file)
         repairs = [repair.as_json() for repair in result.repairs]
@@ -128,7 +155,7 @@ def run(paths: list[str], *, dry_run: bool, log: str | None, as_json: bool, quie
             try:
                 from llmcassette._vcr.tempfiles import atomic_write
 
-                atomic_write(path, result.data)
+                atomic_write(path, healed_text.encode("utf-8"))
                 append_log(target, log_entry(path, result))
             except OSError as error:
                 out.cannot_write(path, error)

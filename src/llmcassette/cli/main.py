@@ -13,8 +13,16 @@ from typing import TYPE_CHECKING, NoReturn, TextIO
 from llmcassette._version import __version__
 from llmcassette.cli import output
 from llmcassette.cli.output import Output, UsageError
-from llmcassette.cli.paths import JSONL, VCRPY, EmptyFileError, cassettes, read_text, report
-from llmcassette.errors import CassetteFormatError, LlmCassetteError, record
+from llmcassette.cli.paths import (
+    JSONL,
+    SIDECAR,
+    VCRPY,
+    EmptyFileError,
+    cassettes,
+    read_text,
+    report,
+)
+from llmcassette.errors import CassetteFormatError, LlmCassetteError, SecretLeakError, record
 
 if TYPE_CHECKING:
     from llmcassette.cassette.jsonl import Cassette
@@ -53,6 +61,7 @@ def _add_color(parser: argparse.ArgumentParser) -> None:
 
 
 def _scan(args: argparse.Namespace) -> int:
+    from llmcassette.cli.check import fix_secret
     from llmcassette.cli.opened import scan_opened
     from llmcassette.config import project_redaction
     from llmcassette.redact import Redactor
@@ -60,7 +69,7 @@ def _scan(args: argparse.Namespace) -> int:
     out = Output("scan", args.json)
     redactor = Redactor(project_redaction())
     files = 0
-    for opened in cassettes(args.paths, "scan", (JSONL, VCRPY)):
+    for opened in cassettes(args.paths, "scan", (JSONL, VCRPY, SIDECAR)):
         if isinstance(opened, CassetteFormatError):
             out.failed(opened)
             continue
@@ -72,7 +81,7 @@ def _scan(args: argparse.Namespace) -> int:
                 file=finding.path,
                 line=finding.line,
                 path=finding.json_path,
-                how_to_fix="run `llmcassette redact PATH` (the value is never printed)",
+                how_to_fix=fix_secret(opened.kind),
                 rule=finding.rule,
             )
             out.finding(found, finding.render())  # file:line: json path: rule
@@ -211,7 +220,25 @@ def _open_jsonl(raw: str, command: str, out: Output, *, empty_ok: bool = False) 
     if isinstance(opened, LlmCassetteError):
         out.failed(opened)
         return None
-    return opened.cassette
+    return _shown(opened.cassette) if opened.cassette is not None else None
+
+
+def _shown(cassette: Cassette) -> Cassette:
+    """A cassette as ``show`` and ``diff`` print it: redacted again by the current rules,
+    whatever its header says (rules version 1 left RS256 JWTs and ``accessToken`` keys; a
+    hand-edited file may hold anything)."""
+    from llmcassette.cli.opened import current_rules
+
+    return current_rules(cassette, force=True) or cassette
+
+
+def _printed() -> Callable[[str], str]:
+    """What ``show`` and ``diff`` pass their text through before printing it: the current
+    rules' secret shapes replaced, whatever the cassette's header says."""
+    from llmcassette.cli.opened import project_redactor
+
+    redactor = project_redactor()
+    return redactor.text if redactor.config.enabled else str
 
 
 def _show(args: argparse.Namespace) -> int:
@@ -228,6 +255,7 @@ def _show(args: argparse.Namespace) -> int:
             return 2
         return 0
     out = Output("show", args.json)
+    out.shown = _printed()
     cassette = _open_jsonl(args.cassette, "show", out)
     if cassette is None:
         return out.done()
@@ -236,7 +264,7 @@ def _show(args: argparse.Namespace) -> int:
         sessions = sessions_json(shown)
         grouped = {} if sessions is None else {"sessions": sessions}  # none: as it always was
         return out.done(interactions=[dataclasses.asdict(item) for item in shown], **grouped)
-    print(render_cassette(shown, _painter(args)))
+    print(out.shown(render_cassette(shown, _painter(args))))
     return 0
 
 
@@ -254,13 +282,14 @@ def _textconv(path: Path) -> int:
     from llmcassette.cassette import jsonl as cassette_file
 
     try:
-        text = textconv(cassette_file.read(data, path))
+        text = textconv(_shown(cassette_file.read(data, path)))
     except LlmCassetteError as error:
         # Not a readable llmcassette file (another JSONL file, a damaged revision): git
         # still gets the text, under a line that says why it is not rendered.
         problem = getattr(error, "problem", str(error))
         text = f"(not rendered by llmcassette: {problem})\n" + data.decode("utf-8", "replace")
-    sys.stdout.write(text)
+    # What git diff shows ends up in terminals and CI logs: redacted, as show's output is.
+    sys.stdout.write(_printed()(text))
     return 0
 
 
@@ -268,6 +297,7 @@ def _diff(args: argparse.Namespace) -> int:
     from llmcassette.cli.diff import diff_cassettes, render, to_json
 
     out = Output("diff", args.json)
+    out.shown = _printed()
     opened = []
     for raw in (args.a, args.b):
         cassette = _open_jsonl(raw, "diff", out, empty_ok=True)
@@ -283,13 +313,14 @@ def _diff(args: argparse.Namespace) -> int:
         out.finding(record(output.CASSETTES_DIFFER, problem, file=args.b, how_to_fix=how), None)
     if args.json:
         return out.done(**to_json(result))
-    print(render(result, _painter(args)))
+    print(out.shown(render(result, _painter(args))))
     return out.done()
 
 
 def _migrate(args: argparse.Namespace) -> int:
     from llmcassette.cassette.migrations import FORMAT_VERSION
     from llmcassette.cli.migrate import migrate_file
+    from llmcassette.cli.opened import refused
 
     out = Output("migrate", args.json)
     pending = files = 0
@@ -303,6 +334,9 @@ def _migrate(args: argparse.Namespace) -> int:
             outcome = migrate_file(path, write=not args.check, opened=opened)
         except OSError as error:
             out.cannot_write(path, error)
+            continue
+        except SecretLeakError as error:
+            out.failed(error, refused(error, "migrate", path))
             continue
         except LlmCassetteError as error:
             out.failed(error, f"{error}\n  the file was not changed")

@@ -44,9 +44,10 @@ def _version_on_disk(data: bytes) -> int:
 def migrate_file(path: Path, *, write: bool = True, opened: Opened | None = None) -> Outcome:
     """Upgrade one JSONL cassette in place; ``write=False`` only says whether it would change.
 
-    Raises ``OSError`` when the file cannot be read and ``CassetteFormatError`` (or its
-    ``CassetteVersionError``) when it is damaged or newer than this llmcassette: in both
-    cases nothing is written. ``opened`` is the file as ``cli.paths`` read it already.
+    Raises ``OSError`` when the file cannot be read, ``CassetteFormatError`` (or its
+    ``CassetteVersionError``) when it is damaged or newer than this llmcassette, and
+    ``SecretLeakError`` when what it would write holds a value a redaction rule matches: in
+    each case nothing is written. ``opened`` is the file as ``cli.paths`` read it already.
     """
     if opened is not None and opened.cassette is not None:
         data, cassette = opened.data, opened.cassette
@@ -61,6 +62,11 @@ def migrate_file(path: Path, *, write: bool = True, opened: Opened | None = None
     cassette_file.read(text.encode("utf-8"), path)  # what is written must read back
     if write:
         from llmcassette._vcr.tempfiles import atomic_write
+        from llmcassette.cli.opened import safe_text
+
+        # As a recording writes it: redacted again when older rules redacted it, then the
+        # fail-closed scan (``SecretLeakError``: nothing is written).
+        text = safe_text(text, path, cassette=cassette)
 
         atomic_write(path, text.encode("utf-8"))
     return Outcome(name, version, text)

@@ -3,16 +3,95 @@ file is read once and parsed once, and was classified before anything looks insi
 
 from __future__ import annotations
 
+import json
 import os
 import re
 from collections import Counter
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from llmcassette.cassette import jsonl as cassette_file
-from llmcassette.cli.paths import JSONL, VCRPY, Opened
+from llmcassette.cli.paths import JSONL, SIDECAR, VCRPY, Opened
+from llmcassette.errors import UNSCANNABLE_BODY, SecretLeakError
 from llmcassette.redact.redactor import Redactor, _content_type
-from llmcassette.redact.scan import Finding, find_in_jsonl, find_in_vcrpy
+from llmcassette.redact.scan import (
+    Finding,
+    check_text,
+    find_in_jsonl,
+    find_in_value,
+    find_in_vcrpy,
+)
+
+
+def project_redactor() -> Redactor:
+    """A redactor of the current rules with the project's settings, as ``scan`` uses."""
+    from llmcassette.config import project_redaction
+
+    return Redactor(project_redaction())
+
+
+def current_rules(
+    cassette: cassette_file.Cassette, redactor: Redactor | None = None, *, force: bool = False
+) -> cassette_file.Cassette | None:
+    """``cassette`` redacted again by the current rules when its header says other rules
+    redacted it (an older rules version, other settings, or none named), as loading and
+    saving it through the library would; None when that replaces nothing, or redaction is
+    off. What a command writes or shows of an old cassette goes through this first: rules
+    version 1 left RS256 JWTs and camelCase keys (``accessToken``) in clear. ``force``:
+    whatever the header says (a cassette in which the scan found a secret)."""
+    text = redacted_again(cassette, redactor or project_redactor(), force=force)
+    return None if text is None else cassette_file.read(text.encode("utf-8"), "<redacted>")
+
+
+def redacted_again(
+    cassette: cassette_file.Cassette, redactor: Redactor, *, force: bool = False
+) -> str | None:
+    """The text of ``current_rules``' cassette; None when it replaces nothing."""
+    if not redactor.config.enabled:
+        return None
+    if not force and redactor.already_applied(cassette.header):
+        return None
+    header = {**cassette.header, "redaction": redactor.header_field()}
+    again = cassette_file.Cassette(header, cassette.interactions)
+    text = cassette_file.write(again, redaction=redactor)
+    if not force and text == cassette_file.write(again):
+        return None  # nothing these rules redact: the lines stay as they are
+    return text
+
+
+def refused(error: SecretLeakError, command: str, path: str | os.PathLike[str]) -> str:
+    """What a command prints when the fail-closed scan refused what it was about to write
+    (``error.hint`` becomes the same advice, for ``--json``); never the value."""
+    if error.rule != UNSCANNABLE_BODY:
+        error.hint = f"run `llmcassette redact {path}`, then {command} it again"
+    problem = str(error).split("\n  how to fix:", 1)[0]
+    return f"{problem}\n  how to fix: {error.hint}\n  not changed"
+
+
+def safe_text(
+    text: str,
+    path: str | os.PathLike[str],
+    redactor: Redactor | None = None,
+    cassette: cassette_file.Cassette | None = None,
+    rewritten: Callable[[str], str] | None = None,
+) -> str:
+    """The JSONL text a command is about to write at ``path``, as a recording writes it:
+    redacted again by the current rules when the header says other rules redacted it
+    (``cassette``: the text already read; ``rewritten`` adjusts the text so written again),
+    then read by the fail-closed scan, which raises ``SecretLeakError`` when a rule still
+    matches; the caller then writes nothing."""
+    redactor = redactor or project_redactor()
+    if not redactor.config.enabled:
+        return text
+    if cassette is None:
+        cassette = cassette_file.read(text.encode("utf-8"), path)
+    again = redacted_again(cassette, redactor)
+    if again is not None:
+        text = again if rewritten is None else rewritten(again)
+    if redactor.config.fail_closed:
+        check_text(redactor.rules, text, path)
+    return text
 
 
 def scan_opened(redactor: Redactor, opened: Opened) -> list[Finding]:
@@ -20,9 +99,25 @@ def scan_opened(redactor: Redactor, opened: Opened) -> list[Finding]:
     name = os.fspath(opened.path)
     if opened.kind == JSONL:
         return find_in_jsonl(redactor.rules, opened.text, name)
+    if opened.kind == SIDECAR:
+        return _in_sidecar(redactor, opened.text, name)
     if opened.kind != VCRPY or opened.vcrpy is None:
         return []
     return find_in_vcrpy(redactor.rules, opened.vcrpy, opened.text, name)
+
+
+def _in_sidecar(redactor: Redactor, text: str, name: str) -> list[Finding]:
+    """Findings in an overrides sidecar: its scripted responses (status, headers, body,
+    events) are read as a recorded response is, headers by name. A sidecar that is not
+    JSON is read as text (``check`` reports why it does not validate)."""
+    try:
+        data: Any = json.loads(text)
+    except ValueError:
+        data = text
+    return [
+        Finding(name, None, json_path, rule)
+        for json_path, rule in find_in_value(redactor.rules, data, response=True)
+    ]
 
 
 def redact_opened(redactor: Redactor, opened: Opened) -> tuple[str | None, dict[str, int]]:

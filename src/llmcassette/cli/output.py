@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import json
 import sys
+from collections.abc import Callable
 from typing import Any
 
 from llmcassette.errors import LlmCassetteError, record
@@ -74,10 +75,13 @@ class Output:
         self.findings: list[dict[str, Any]] = []
         self.errors: list[dict[str, Any]] = []
         self.results: list[dict[str, Any]] = []
+        #: What every text printed goes through first: a redactor's ``text`` for the
+        #: commands that print a cassette's values (``show``, ``diff``).
+        self.shown: Callable[[str], str] = str
 
     def _print(self, text: str | None, stderr: bool) -> None:
         if text is not None and not self.as_json:
-            print(text, file=sys.stderr if stderr else sys.stdout)
+            print(self.shown(text), file=sys.stderr if stderr else sys.stdout)
 
     def finding(self, found: dict[str, Any], text: str | None, *, stderr: bool = False) -> None:
         """Something wrong with a cassette (exit 1); ``text`` is its line without ``--json``."""
@@ -133,7 +137,7 @@ class Output:
                 "results": self.results,
                 **fields,
             }
-            print(json.dumps(document, indent=2, default=repr))
+            print(self.shown(json.dumps(document, indent=2, default=repr)))
         return self.exit_code
 
 

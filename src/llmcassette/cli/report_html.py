@@ -23,9 +23,10 @@ from typing import Any
 
 from llmcassette._vcr.tempfiles import atomic_write
 from llmcassette.cli.check import CODES
-from llmcassette.cli.output import Output
+from llmcassette.cli.output import CANNOT_WRITE, Output
 from llmcassette.cli.show import Shown, summarize
 from llmcassette.cli.tree_report import _age, _size, build
+from llmcassette.errors import record
 from llmcassette.redact.rules import PLACEHOLDER_RE
 
 # (heading, entry field, numeric?) of the summary table: the fields of the JSON report.
@@ -265,10 +266,35 @@ def render(document: dict[str, Any], details: dict[str, tuple[Any, list[Any]]]) 
 def run(paths: Sequence[str], out_path: str) -> int:
     """Write the page of ``paths`` to ``out_path``; the exit code (0, 1 when a cassette has
     a problem, 2 when a file cannot be read: the page is written without it)."""
+    from llmcassette.cli.check import SECRET
+    from llmcassette.cli.opened import current_rules, project_redactor
+    from llmcassette.redact.scan import find_in_value
+
     out = Output("report", False)
     details: dict[str, tuple[Any, list[Any]]] = {}
     document = build(paths, out, details)
-    page = render(document, details).encode("utf-8")
+    # The page is kept as a CI artifact: it shows each cassette as the current rules
+    # redact it (again, when older rules did or the scan found a secret in it)...
+    for file, (cassette, found) in details.items():
+        if cassette is not None:
+            leak = any(getattr(problem, "kind", None) == SECRET for problem in found)
+            redactor = project_redactor()
+            details[file] = (current_rules(cassette, redactor, force=leak) or cassette, found)
+    text = render(document, details)
+    # ... and is written only when no rule matches anything on it (fail closed).
+    rules = project_redactor().rules
+    if rules.config.enabled and rules.config.fail_closed:
+        leaks = sorted({rule for _, rule in find_in_value(rules, text)})
+        if leaks:
+            problem = (
+                f"refusing to write {os.fspath(out_path)}: the page would show a value that "
+                f"redaction rule {leaks[0]!r} matches; nothing was written"
+            )
+            fix = "run `llmcassette redact` on the cassettes, then report again"
+            error = record(CANNOT_WRITE, problem, file=os.fspath(out_path), how_to_fix=fix)
+            out.error(error, f"{problem}\n  how to fix: {fix}")
+            return out.done()
+    page = text.encode("utf-8")
     atomic_write(Path(out_path), page)
     count = document["totals"]["cassettes"]
     sys.stdout.write(f"wrote {os.fspath(out_path)}: {count} cassette(s), {len(page)} bytes\n")

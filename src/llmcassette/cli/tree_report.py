@@ -126,7 +126,8 @@ def build(
     from llmcassette.cli.progress import path_of, track
 
     problems: dict[Path, list[Any]] = {}
-    checked = check_paths(paths, Options(orphans=True, secrets=False), "report")
+    # Every problem check reports, secrets included (a key in a cassette is the worst).
+    checked = check_paths(paths, Options(orphans=True, secrets=True), "report")
     for path, found in track(
         checked,
         "report",
