@@ -338,3 +338,21 @@ def test_a_cassette_redacted_by_the_previous_rules_is_redacted_again() -> None:
         {"redaction": {"rules": "llmcassette-default", "version": 1}}
     )
     assert redactor.already_applied({"redaction": redactor.header_field()})
+
+
+# --------------------------------------------------------------------- numbers in headers
+
+
+def test_a_number_in_a_header_named_a_credential_by_a_part_of_its_name_is_kept() -> None:
+    # Hugging Face TGI answers with x-time-per-token: 21 (helper round 6): a timing, not a
+    # token, though its name ends in -token. A header named a credential whole keeps the rule.
+    redactor = Redactor(environ={})
+    assert redactor.header_value("x-time-per-token", "21") == "21"
+    assert redactor.header_value("x-auth-retries", "3.5") == "3.5"
+    assert (
+        redactor.header_value("x-session-token", "tok_9fK2mQ7xLp4Rv8Zs") != "tok_9fK2mQ7xLp4Rv8Zs"
+    )
+    assert redactor.header_value("x-api-key", "1234567890123456").startswith("<REDACTED:")
+    headers = {"headers": {"x-time-per-token": "21", "x-api-key": "1234567890123456"}}
+    found = list(scan.find_in_value(RULES, headers))
+    assert [path for path, _ in found] == ["headers.x-api-key"]

@@ -262,8 +262,8 @@ class Redactor:
     def header_value(self, name: str, value: str, action: str | None = None) -> str:
         """One header value, redacted according to the header's name."""
         action = action or self.header_action(name)
-        if action == "credential" and rules.is_prose(value):
-            action = "scan"  # a message in a credential-named header (rules.is_prose)
+        if action == "credential" and self.rules.is_no_credential(name, value):
+            action = "scan"  # a message or a number in a credential-named header
         if action == "keep":
             return value
         if action == "cookie":

@@ -647,6 +647,9 @@ def looks_like_token(value: str) -> bool:
     )
 
 
+_NUMBER = re.compile(r"[-+]?[0-9]+(?:\.[0-9]+)?(?:[eE][-+]?[0-9]+)?")
+
+
 def is_prose(value: str) -> bool:
     """Whether a value of a credential-named header is words, not a credential: three or
     more words and no ``=`` (``x-clerk-auth-message: Invalid JWT form. A JWT consists of
@@ -1093,6 +1096,17 @@ class Rules:
             if fragment in lower:
                 return "credential"
         return "scan"
+
+    def is_no_credential(self, name: str, value: str) -> bool:
+        """Whether ``value`` of header ``name``, which ``header_action`` names a credential,
+        is none: words (``is_prose``), or a number in a header that only a part of its name
+        makes one (Hugging Face TGI's ``x-time-per-token: 21``). Either is still searched
+        for credential shapes and known values."""
+        if is_prose(value):
+            return True
+        lower = name.lower()
+        named = lower in self._extra_headers or lower in CREDENTIAL_HEADERS
+        return not named and _NUMBER.fullmatch(value.strip()) is not None
 
     def is_secret_key(self, key: str, path: tuple[str, ...] = ()) -> bool:
         """Whether the string value of JSON key ``key`` is a credential; ``path``: the

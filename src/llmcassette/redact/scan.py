@@ -30,7 +30,6 @@ from llmcassette.redact.rules import (
     Rules,
     cookie_values,
     is_model_turn,
-    is_prose,
     is_signature_scheme,
     scheme_kind,
     split_scheme,
@@ -230,8 +229,8 @@ def _in_headers(
 
 def _header_kind(rules: Rules, name: str, value: str, action: str) -> str | None:
     """The rule a header value breaks, if any (see ``Redactor.header_value``)."""
-    if action == "credential" and is_prose(value):
-        action = "scan"  # a message in a credential-named header, searched by shape
+    if action == "credential" and rules.is_no_credential(name, value):
+        action = "scan"  # a message or a number in a credential-named header, searched by shape
     if action == "cookie":
         for _, _, cookie in cookie_values(name.lower(), value):
             kind = rules.secret_kind(cookie, "cookie")
