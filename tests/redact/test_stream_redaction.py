@@ -291,3 +291,12 @@ def test_what_only_the_scan_finds_in_an_array_element_is_refused() -> None:
     assert finding.line == 5  # the second element's event line
     with pytest.raises(SecretLeakError):
         check_text(redactor.rules, text, "c.jsonl")
+
+
+def test_an_index_that_holds_an_object_is_no_part_of_an_answer() -> None:
+    # "index" names a search index in some APIs: an object, which cannot tell parts apart
+    # (nor be a key of the joined pieces)
+    events = [{"index": {"name": "docs"}, "delta": "Your key is " + OPENAI[:20]}]
+    events.append({"index": {"name": "docs"}, "delta": OPENAI[20:]})
+    text = _write("".join(f"data: {json.dumps(e)}\n\n" for e in events))
+    assert OPENAI[20:] not in text

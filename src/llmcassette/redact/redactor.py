@@ -762,13 +762,10 @@ def _collect(
     if type(value) is dict:
         # (tested key by key first: most objects have none; content_index comes with the others)
         if "index" in value or "output_index" in value or "item_id" in value:
-            part = tuple(
-                (name, value[name])
-                for name in _PART_KEYS
-                if name in value and type(value[name]) in (int, str)
-            )
-            if part:
-                path = (*path, part)
+            # (only names and numbers: the path is a key of a dict, and an "index" may hold
+            # an object of its own)
+            part = [(n, value[n]) for n in _PART_KEYS if type(value.get(n)) in (int, str)]
+            path = (*path, tuple(part))
         items: Any = value.items()
     else:
         items = enumerate(value)
