@@ -305,6 +305,20 @@ def test_a_folder_without_cassettes_says_so(
     assert f"llmcassette {command}: no cassettes found in {folder}" in capsys.readouterr().err
 
 
+def test_a_data_file_that_pyyaml_cannot_read_is_skipped_in_a_folder(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # mkdocs.yml beside the tests (helper round 6): its !!python/name tags are no safe YAML
+    _good_jsonl(tmp_path / "c.jsonl")
+    (tmp_path / "mkdocs.yml").write_text("markdown_extensions:\n  - !!python/name:x.y\n")
+    (tmp_path / "broken.yaml").write_text(MALFORMED_YAML)  # a cassette, by what it holds
+    assert main(["check", str(tmp_path)]) == 1
+    shown = capsys.readouterr()
+    assert "mkdocs.yml" not in shown.out + shown.err
+    assert "broken.yaml" in shown.out + shown.err
+    assert "1 problem(s) in 2 file(s)" in shown.err
+
+
 @pytest.mark.parametrize("command", ["check", "scan"])
 def test_a_gate_given_no_cassette_at_all_fails_with_a_usage_error(
     command: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]

@@ -180,6 +180,8 @@ def open_file(path: Path, *, in_folder: bool = False) -> Opened | None:
     try:
         loaded = vcrpy_files.parse(text, json_file=json_file)
     except Exception as error:  # YAMLError, JSONDecodeError, RecursionError, ...
+        if in_folder and "interactions" not in text and "responses" not in text:
+            return None  # a data file of another kind (mkdocs.yml's !!python tags), skipped
         raise _parse_error(name, error, json_file) from None
     if vcrpy_files.layout(loaded) is not None:
         interactions = vcrpy_files.interactions_of(loaded)
