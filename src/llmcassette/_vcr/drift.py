@@ -107,6 +107,10 @@ def _body_drift(incoming: Any, recorded: Any, config: MatchConfig) -> tuple[Any,
     suite's own that accept a URL that differs (a region in a host, a project in a path)."""
     if incoming.body == recorded.body:
         return ()
+    if recorded.body is None:
+        # vcrpy recorded no body: its aiohttp stub (before vcrpy 7.0.0, kevin1024/vcrpy#624)
+        # stored every json= POST as body null; what was sent cannot be compared.
+        return ()
     return tuple(d for d in compare(incoming, recorded, config) if d.path.startswith("body"))
 
 
