@@ -18,7 +18,6 @@ import httpx2
 import pytest
 
 import llmcassette
-
 from llmcassette.cli.main import main as cli_main
 
 # The `echo` fixture (conftest.py) is an EchoServer.
