@@ -44,3 +44,20 @@ def test_each_side_is_shown_as_the_request_holds_it(
     assert difference.incoming == shown[1]
     if shown[0] == {}:
         assert difference.describe() == f"{path}: recorded {{}}, incoming {shown[1]!r}"
+
+
+def test_a_placeholder_in_the_recorded_url_is_a_difference_as_the_lookup_sees_it() -> None:
+    # The lookup matches the URL as it is (both sides redacted); the report filled the
+    # placeholder as it does in a body, found no difference, and called the request
+    # "recorded 1 such call, all played already" beside "0 played" (red team, round 2).
+    recorded = Request("GET", "https://api.example/v1/verify/<REDACTED:jwt>/x", None, {})
+    incoming = Request("GET", "https://api.example/v1/verify/other/x", None, {})
+    (difference,) = compare(incoming, recorded, MatchConfig())
+    assert difference.path == "url.path"
+    # in a body, a recorded placeholder still accepts the live value
+    body = compare(
+        request({"password": "hunter2"}),
+        request({"password": "<REDACTED:password>"}),
+        MatchConfig(),
+    )
+    assert body == ()

@@ -163,7 +163,8 @@ def _request_parts(request: Any, config: MatchConfig) -> dict[str, Any]:
 
 def compare(incoming: Any, recorded: Any, config: MatchConfig) -> tuple[Difference, ...]:
     """Every difference between two (already redacted) vcrpy requests, with its path; a
-    recorded placeholder filled by the incoming request is none (``differences``)."""
+    recorded placeholder in the body filled by the incoming request is none
+    (``differences``)."""
     same = comparable_method(incoming) == comparable_method(recorded)
     same = same and incoming.uri == recorded.uri
     if same and incoming.body == recorded.body:
@@ -171,7 +172,9 @@ def compare(incoming: Any, recorded: Any, config: MatchConfig) -> tuple[Differen
     ours, theirs = _request_parts(incoming, config), _request_parts(recorded, config)
     found: list[Difference] = []
     for part in ("method", "url", "body"):
-        found.extend(differences(theirs[part], ours[part], part, placeholders=True))
+        # A recorded placeholder accepts any value in the body (``FillingPlaceholders``);
+        # the URL is matched as it is (both sides redacted), as the lookup matches it.
+        found.extend(differences(theirs[part], ours[part], part, placeholders=part == "body"))
     return tuple(_as_sent(found, incoming, recorded))
 
 
