@@ -32,7 +32,7 @@ def test_a_mismatch_under_run_advises_runs_options(tmp_path: Path, provider: Loc
     assert changed.returncode == 1
     assert "recorded 'Name a river', incoming 'Name a lake'" in changed.stderr
     assert "record again (llmcassette run --record CASSETTE -- COMMAND" in changed.stderr
-    assert "in the program instead of llmcassette run, which takes no match" in changed.stderr
+    assert "in the program instead of llmcassette run, which takes no such option" in changed.stderr
     assert "use_cassette(..., record_mode='all')" not in changed.stderr
     assert "leave it out: use_cassette(" not in changed.stderr
 
@@ -69,3 +69,23 @@ def test_the_programs_traceback_is_redacted(tmp_path: Path, provider: LocalProvi
     assert "Traceback (most recent call last)" in changed.stderr
     assert "<REDACTED:google-api-key>" in changed.stderr
     assert "AIzaSyD3x9Kq7Lm2Np5Rt8Vw1Yz4Bc6Df0Gh3Jk" not in changed.stderr
+
+
+def test_an_exhausted_interaction_under_run_advises_runs_options(
+    tmp_path: Path, provider: LocalProvider
+) -> None:
+    (tmp_path / "app.py").write_text(APP + "\n" + APP.split("\n", 4)[-1])  # the call, twice
+    cassette = tmp_path / "app.jsonl"
+    app = [sys.executable, "app.py", provider.url]
+    # recorded with one call, replayed with two: the second finds its only match played
+    (tmp_path / "once.py").write_text(APP)
+    once = [sys.executable, "once.py", provider.url]
+    assert cli("run", "--record", cassette, "--", *once, "river", cwd=tmp_path).returncode == 0
+    twice = cli("run", "--replay", cassette, "--", *app, "river", cwd=tmp_path)
+    assert twice.returncode == 1
+    assert "all played already" in twice.stderr
+    assert "record again (llmcassette run --record CASSETTE -- COMMAND" in twice.stderr
+    assert (
+        "allow repeats: llmcassette.use_cassette(..., allow_playback_repeats=True) in the"
+        in twice.stderr
+    )

@@ -66,7 +66,7 @@ _HINTS: dict[str, _Hints] = {
         "llmcassette run --record CASSETTE -- COMMAND to record it afresh, "
         "or --cassette CASSETTE --mode new_episodes to add this request",
         "llmcassette.use_cassette(..., {}) in the program instead of llmcassette run, "
-        "which takes no match option",
+        "which takes no such option",
     ),
 }
 
@@ -83,7 +83,8 @@ def how_to_fix(reason: str, context: Context) -> str | None:
     if reason == "exhausted":
         return (
             f"the matching interactions were all played already: record the cassette again "
-            f"({hints.rerecord}), or allow replaying them (allow_playback_repeats)"
+            f"({hints.rerecord}), or allow replaying them: "
+            + hints.options.format("allow_playback_repeats=True")
         )
     if reason == "other_session":
         return (
@@ -354,8 +355,8 @@ def render(
         )
         lines.append(f"  cassette: {cassette}")
         lines.append(
-            "  to fix: record again if the code now makes more calls, or allow repeats with "
-            "allow_playback_repeats=True"
+            f"  to fix: record again ({hints.rerecord}) if the code now makes more calls, or "
+            "allow repeats: " + hints.options.format("allow_playback_repeats=True")
         )
         return "\n".join(lines)
     closest = recorded[0] if recorded else None
