@@ -10,6 +10,7 @@ from __future__ import annotations
 import importlib
 import pkgutil
 import re
+import sys
 from pathlib import Path
 
 import llmcassette
@@ -28,7 +29,10 @@ def error_classes(base: type = LlmCassetteError) -> list[type]:
     found, pending = [], [base]
     while pending:
         cls = pending.pop()
-        if cls.__module__.startswith("llmcassette"):
+        # Only the class its module holds now: an in-process pytester run drops the modules
+        # it imported, and one imported again makes a second class of the same name.
+        current = getattr(sys.modules.get(cls.__module__), cls.__name__, None) is cls
+        if cls.__module__.startswith("llmcassette") and current:
             found.append(cls)
         pending.extend(cls.__subclasses__())
     return found
