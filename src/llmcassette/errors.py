@@ -522,7 +522,8 @@ class LegacyCassetteDriftWarning(LlmCassetteWarning):
     code = "LC304 legacy-drift"
     hint = (
         "record the test again (pytest --record-mode=rewrite <test>), or leave it: the "
-        "cassette still replays"
+        "cassette still replays (where warnings are errors, let this one through with "
+        "-W default::llmcassette.LegacyCassetteDriftWarning)"
     )
 
     def __init__(self, file: str, path: str, recorded: str, incoming: str) -> None:
