@@ -15,6 +15,7 @@ import pytest
 pytest_plugins = ["pytester"]
 
 CONFTEST = """
+import pytest
 from vcr.persisters.filesystem import FilesystemPersister
 
 
@@ -28,6 +29,11 @@ class OwnPersister(FilesystemPersister):
 
 def pytest_recording_configure(config, vcr):
     vcr.register_persister(OwnPersister)
+
+
+@pytest.fixture(scope="session")
+def vcr_config():
+    return {"persister": OwnPersister}  # llm-openrouter names it here too
 """
 
 TEST = """

@@ -182,13 +182,14 @@ def _keep_persister(my_vcr: Any, persister: Any) -> None:
     hands vcrpy's serializers to, as one registered before it is (its ``fallback``).
 
     A suite's own ``pytest_recording_configure`` runs after llmcassette's, and may register
-    a persister of its own (simonw's llm plugins do): replacing llmcassette's, it read each
-    vcrpy cassette with the ``jsonl`` serializer (every test an error) and would write
-    recordings that nothing redacted or scanned.
+    a persister of its own (simonw's llm plugins do), or name it in ``vcr_config``:
+    replacing llmcassette's, it read each vcrpy cassette with the ``jsonl`` serializer
+    (every test an error) and would write recordings that nothing redacted or scanned.
     """
     from llmcassette._vcr.persister import Persister
 
     register = my_vcr.register_persister
+    merged = my_vcr.get_merged_config
 
     def register_persister(new: Any) -> None:
         if isinstance(new, Persister):
@@ -196,7 +197,17 @@ def _keep_persister(my_vcr: Any, persister: Any) -> None:
         else:
             persister.fallback = new
 
+    def get_merged_config(**kwargs: Any) -> Any:
+        # The same persister named in vcr_config (``"persister": ...``), which pytest-
+        # recording passes to use_cassette, where vcrpy takes it over the VCR's.
+        own = kwargs.get("persister")
+        if own is not None and not isinstance(own, Persister):
+            persister.fallback = own
+            kwargs = {**kwargs, "persister": persister}
+        return merged(**kwargs)
+
     my_vcr.register_persister = register_persister
+    my_vcr.get_merged_config = get_merged_config
 
 
 def _record_mode_name(record_mode: object) -> str:
