@@ -32,6 +32,7 @@ installed run and the strict failures. Needs ``uv`` and PyPI; stdlib only, Pytho
 from __future__ import annotations
 
 import argparse
+import fnmatch
 import json
 import os
 import re
@@ -84,6 +85,19 @@ class Project:
     # For an sdist without tests: "GIT_DIR:subfolder" of a repository snapshot (as the
     # search tool's fetch leaves one) whose HEAD holds the package; its tree replaces the sdist.
     tree: str = ""
+    # Files under ``cassettes`` with a legacy suffix that are not cassettes (fnmatch on the
+    # path relative to the tree): neither converted nor moved.
+    not_cassettes: tuple[str, ...] = ()
+    # Put the tree run on PYTHONPATH: an editable install of a repository root puts the
+    # sdist tree's top-level packages (tests/) on sys.path, ahead of the converted copy's
+    # when a plugin imports them first (pytest-django's settings module).
+    pythonpath_tree: bool = False
+    # pytest arguments for the runs in the llmcassette venv only (installed, converted,
+    # control, strict): what the baseline venv could not import.
+    llmc_args: tuple[str, ...] = ()
+    # Requirements installed together with llmcassette (what keeps its upgrades, pytest
+    # above all, within what the project's other test tools take).
+    llmc_with: tuple[str, ...] = ()
 
 
 # What every OpenInference instrumentation depends on (its pyproject at 1fe497f1d).
@@ -669,6 +683,226 @@ PROJECTS = {
                 "cogapp",
             ),
         ),
+        Project(
+            "oi-langchain",
+            "openinference-instrumentation-langchain",  # its sdist ships no tests
+            ("tests",),
+            "tests",
+            env={"OPENAI_API_KEY": "sk-test", "GOOGLE_API_KEY": "test"},
+            tree="/work/.mirror/Arize-ai+openinference/repo:"
+            "python/instrumentation/openinference-instrumentation-langchain",
+            patches=(
+                Patch(
+                    "tests/test_instrumentor.py",
+                    r'vcr\.use_cassette\(path=(f"tests/cassettes/test_instrumentor/'
+                    r'\{cassette_name\})\.yaml"\)',
+                    r'__import__("llmcassette").use_cassette(\1.jsonl")',
+                    "the Gemini tests open their cassette with vcrpy's own vcr.use_cassette("
+                    "path='x.yaml'), which llmcassette does not reach: llmcassette's, on x.jsonl",
+                ),
+            ),
+            compile_from=(  # its dependencies and test-requirements.txt (1fe497f1d)
+                *_OPENINFERENCE,
+                "langchain-core==1.4.6",
+                "langchain==1.3.9",
+                "langchain-classic==1.0.7",
+                "langchain-openai==1.1.14",
+                "langchain-community==0.4.0",
+                "langchain-google-vertexai==3.0.3",
+                "opentelemetry-sdk",
+                "respx",
+                "pytest-recording",
+                "pytest-rerunfailures",
+                "langsmith",
+                "portpicker",
+                "starlette",
+                "uvicorn",
+                "vcrpy",
+                "pytest",
+                "pytest-asyncio",
+            ),
+        ),
+        Project(
+            "oi-agent-framework",
+            "openinference-instrumentation-agent-framework",  # its sdist ships no tests
+            ("tests",),
+            "tests",
+            env={"OPENAI_API_KEY": "sk-test"},
+            tree="/work/.mirror/Arize-ai+openinference/repo:"
+            "python/instrumentation/openinference-instrumentation-agent-framework",
+            compile_from=(  # its dependencies and test-requirements.txt (1fe497f1d)
+                "opentelemetry-api>=1.39.0",
+                "opentelemetry-sdk>=1.39.0",
+                "opentelemetry-semantic-conventions>=0.52b0",
+                "openinference-semantic-conventions>=0.1.31",
+                "typing-extensions",
+                "agent-framework-core==1.0.0",
+                "agent-framework-openai==1.0.0",
+                "opentelemetry-semantic-conventions-ai==0.4.13",
+                "pytest",
+                "pytest-asyncio",
+                "pytest-recording",
+            ),
+        ),
+        Project(
+            "oi-beeai",
+            "openinference-instrumentation-beeai",  # its sdist ships no tests
+            ("tests",),
+            "tests",
+            tree="/work/.mirror/Arize-ai+openinference/repo:"
+            "python/instrumentation/openinference-instrumentation-beeai",
+            compile_from=(  # its dependencies and test extra (1fe497f1d)
+                *_OPENINFERENCE,
+                "beeai-framework[duckduckgo]==0.1.51",
+                "opentelemetry-sdk",
+                "opentelemetry-exporter-otlp",
+                "pytest-recording",
+                "vcrpy",
+                "brotli",
+                "pytest-asyncio",
+                "pytest",
+                "aiohttp>=3.14.1",
+                "litellm[proxy]>=1.84.0,!=1.107.*",
+                "python-dotenv>=1.2.2",
+            ),
+        ),
+        Project(
+            "traceloop-agno",
+            "opentelemetry-instrumentation-agno==0.62.4",
+            ("tests",),
+            "tests",
+            env={"OPENAI_API_KEY": "sk-test"},
+            pytest_args=("-W", "ignore::DeprecationWarning"),
+            extra=("opentelemetry-instrumentation-openai==0.62.4",),
+        ),
+        Project(
+            "traceloop-haystack",
+            "opentelemetry-instrumentation-haystack==0.62.4",
+            ("tests",),
+            "tests",
+            env={"OPENAI_API_KEY": "sk-test"},
+            pytest_args=("-W", "ignore::DeprecationWarning"),
+        ),
+        Project(
+            "oi-openllmetry",
+            "openinference-instrumentation-openllmetry",  # its sdist ships no tests
+            ("tests",),
+            "tests",
+            env={"OPENAI_API_KEY": "sk-test"},
+            tree="/work/.mirror/Arize-ai+openinference/repo:"
+            "python/instrumentation/openinference-instrumentation-openllmetry",
+            compile_from=(  # its dependencies and test-requirements.txt (1fe497f1d)
+                "opentelemetry-sdk>=1.20.0",
+                "openinference-instrumentation>=0.1.51",
+                "openinference-semantic-conventions>=0.1.31",
+                "opentelemetry-semantic-conventions-ai>=0.4.13,<0.5.0",
+                "opentelemetry-instrumentation-openai==0.50.1",
+                "openai==1.109.1",
+                "opentelemetry-exporter-otlp-proto-http",
+                "pytest-recording",
+                "pytest",
+                "vcrpy",
+            ),
+        ),
+        Project(
+            "logfire",
+            "logfire",  # its sdist ships no tests: the repository at e484a6b5
+            (
+                "tests/otel_integrations/test_openai.py",
+                "tests/otel_integrations/test_anthropic.py",
+                "tests/otel_integrations/test_google_genai.py",
+                "tests/otel_integrations/test_litellm.py",
+                "tests/otel_integrations/test_dspy.py",
+                "tests/otel_integrations/test_langchain.py",
+                "tests/otel_integrations/test_openai_agents.py",
+                "tests/otel_integrations/test_openai_agents_mcp.py",
+                "tests/otel_integrations/test_pydantic_ai_mcp.py",
+            ),
+            "tests/otel_integrations/cassettes",
+            # Its filterwarnings = ["error"] would make each LC304 drift warning an error.
+            llmc_args=("-W", "default::llmcassette.LegacyCassetteDriftWarning"),
+            tree="/work/.mirror/pydantic+logfire/repo:",
+            # claude-agent-sdk transcripts the suite replays itself, not vcrpy cassettes
+            not_cassettes=("tests/otel_integrations/cassettes/test_claude_agent_sdk/*",),
+            pythonpath_tree=True,
+            group="dev",
+            # the workspace's logfire-api (an editable path in the lock)
+            extra=("/tmp/llmcassette-real-projects/logfire/src/logfire-api",),
+        ),
+        Project(
+            "ecologits",
+            "ecologits",  # its sdist ships no tests: the repository at 2d0a1c7 (0.9.1)
+            ("tests",),
+            "tests/cassettes",
+            # conftest.py loads tiktoken's cl100k_base at import, before --block-network:
+            # the file as litellm's wheel ships it (tiktoken's cache key), not downloaded.
+            env={"TIKTOKEN_CACHE_DIR": "/tmp/rp-round6/tiktoken-cache"},
+            tree="/work/.mirror/genai-impact+ecologits/repo:",
+            # llmcassette needs pytest>=8, and uv takes 9, which its pytest-asyncio 0.23.8
+            # (pytest<9) cannot collect under: 8.x, which both take.
+            llmc_with=("pytest<9",),
+            compile_from=(  # its extras and dev group at the versions of its poetry.lock
+                "wrapt>=1.14.1,<2.0.0",
+                "pydantic==2.12.3",
+                "packaging>=24.2,<25.0",
+                "openai==1.109.1",
+                "mistralai==1.9.11",
+                "anthropic==0.45.2",
+                "cohere==5.20.0",
+                "huggingface-hub==0.28.1",
+                "tiktoken==0.9.0",
+                "aiohttp==3.13.2",
+                "minijinja==2.12.0",
+                "google-genai==1.48.0",
+                "litellm==1.79.1",
+                "rapidfuzz==3.14.3",
+                "opentelemetry-api==1.38.0",
+                "opentelemetry-sdk==1.38.0",
+                "opentelemetry-exporter-otlp==1.38.0",
+                "httpx==0.28.1",
+                "pytest==7.4.4",
+                "pytest-recording==0.13.4",
+                "vcrpy==7.0.0",
+                "pytest-dotenv==0.5.2",
+                "pytest-asyncio==0.23.8",
+                "numpy",
+                "toml==0.10.2",
+                "setuptools",
+            ),
+        ),
+        Project(
+            "simonw-llm-openrouter",
+            "llm-openrouter",  # its sdist ships no cassettes
+            ("tests",),
+            "tests/cassettes",
+            tree="/work/.mirror/simonw+llm-openrouter/repo:",
+            compile_from=(  # its dependencies and dev group (107aa35, release 0.7)
+                "llm>=0.32",
+                "httpx",
+                "openai>=2.32.0",
+                "pytest",
+                "pytest-recording",
+                "inline-snapshot",
+            ),
+        ),
+        Project(
+            "datasette-extract",
+            "datasette-extract",  # its sdist ships no cassettes
+            ("tests",),
+            "tests/cassettes",
+            tree="/work/.mirror/datasette+datasette-extract/repo:",
+            compile_from=(  # its dependencies and dev group (4456f54, release 0.3a0)
+                "datasette==1.0a26",  # later alphas set no ds_csrftoken cookie, which the test reads
+                "sqlite-utils",
+                "ijson",
+                "python-ulid",
+                "datasette-llm>=0.1a5",
+                "pytest",
+                "pytest-asyncio",
+                "pytest-recording",
+                "llm-echo",
+            ),
+        ),
     )
 }
 
@@ -734,7 +968,8 @@ def prepare(project: Project, work: Path, llmcassette: Path) -> dict[str, Path]:
         run(["uv", "pip", "install", "-q", "--no-deps", "--no-sources", "-e", str(source)],
             env=env, cwd=root)  # fmt: skip
         if kind == "llmc":
-            run(["uv", "pip", "install", "-q", str(llmcassette)], env=env, cwd=root)
+            run(["uv", "pip", "install", "-q", str(llmcassette), *project.llmc_with],
+                env=env, cwd=root)  # fmt: skip
     return {"src": source, **venvs}
 
 
@@ -749,6 +984,11 @@ def convert_copy(project: Project, source: Path, root: Path, venv: Path) -> tupl
         p for p in (copy / project.cassettes).rglob("*") if p.name.endswith(LEGACY_SUFFIXES)
     )
     files = [p for p in files if {"cassettes", "_vcr"} & set(p.relative_to(copy).parts)]
+    files = [
+        p
+        for p in files
+        if not any(fnmatch.fnmatch(str(p.relative_to(copy)), g) for g in project.not_cassettes)
+    ]
     run([str(venv / "bin" / "llmcassette"), "convert", *map(str, files)], cwd=copy)
     for file in files:
         target = moved / file.relative_to(copy)
@@ -769,10 +1009,14 @@ def convert_copy(project: Project, source: Path, root: Path, venv: Path) -> tupl
 def pytest_run(venv: Path, tree: Path, project: Project, extra: tuple[str, ...], out: Path) -> dict:
     """One run: outcome per test, wall and CPU seconds, the output."""
     junit = out.with_suffix(".xml")
+    if venv.name != "venv-base":
+        extra = (*project.llmc_args, *extra)
     command = [str(venv / "bin" / "pytest"), *VCR_ARGS, *project.pytest_args, *extra,
                f"--junitxml={junit}", *project.tests]  # fmt: skip
     env = {**os.environ, **project.env}
     env.pop("VIRTUAL_ENV", None)
+    if project.pythonpath_tree:
+        env["PYTHONPATH"] = str(tree)
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
     done = subprocess.run(command, cwd=tree, env=env, capture_output=True, text=True)
