@@ -89,3 +89,24 @@ def test_an_exhausted_interaction_under_run_advises_runs_options(
         "allow repeats: llmcassette.use_cassette(..., allow_playback_repeats=True) in the"
         in twice.stderr
     )
+
+
+def test_an_error_response_under_run_advises_where_record_errors_goes(
+    tmp_path: Path, provider: LocalProvider
+) -> None:
+    (tmp_path / "app.py").write_text(APP)
+    provider.queue_error(429)
+    recorded = cli(
+        "run",
+        "--record",
+        tmp_path / "app.jsonl",
+        "--",
+        sys.executable,
+        "app.py",
+        provider.url,
+        "river",
+        cwd=tmp_path,
+    )
+    assert "error responses received while recording were not saved" in recorded.stderr
+    assert "llmcassette.use_cassette(..., record_errors=True) in the program" in recorded.stderr
+    assert "vcr_config" not in recorded.stderr

@@ -89,12 +89,17 @@ def _warn(cassette: Any, dropped: list[tuple[str, str, int]]) -> None:
         f"  {method} {uri} -> {status}" + (f" ({n} times)" if n > 1 else "")
         for (method, uri, status), n in counts.items()
     )
+    keep = "record_errors=True (vcr_config, the vcr marker, or llmcassette.use_cassette)"
+    if getattr(getattr(cassette, "_persister", None), "context", None) == "run":
+        keep = (
+            "llmcassette.use_cassette(..., record_errors=True) in the program instead of "
+            "llmcassette run, which takes no such option"
+        )
     warnings.warn(
         ErrorResponseNotRecordedWarning(
             f"{display_path(cassette) or 'the cassette'}: error responses received while "
             f"recording were not saved (the code under test saw them):\n{lines}\n"
-            "  to keep them: record_errors=True (vcr_config, the vcr marker, or "
-            "llmcassette.use_cassette)"
+            f"  to keep them: {keep}"
         ),
         stacklevel=4,
     )
