@@ -323,13 +323,14 @@ def _in_previous_order(
             latest = max(latest, place)
             sort_keys.append((place, 0, index))
     proposed = sorted(range(len(new)), key=sort_keys.__getitem__)
+    requests = [item.matched_request() for item in new]
     made: dict[str, list[int]] = {}
-    for index, item in enumerate(new):
-        made.setdefault(item.matched_request(), []).append(index)
+    for index, request in enumerate(requests):
+        made.setdefault(request, []).append(index)
     order = [0] * len(new)
     for position, index in enumerate(proposed):
         # the next of the requests like this one, in the order they were made
-        order[position] = made[new[index].matched_request()].pop(0)
+        order[position] = made[requests[index]].pop(0)
     if _rename_clients(new, found, old):
         for index, item in enumerate(new):
             new_plain[index][0] = lines.dump(item.request)

@@ -418,14 +418,12 @@ def check_paths(
 ) -> Iterator[tuple[Path, list[Problem]]]:
     """Each cassette under ``paths`` with its problems (folders are searched, ``cli.paths``);
     a file or folder that cannot be read is one with an ``unreadable`` problem."""
+    from llmcassette.cli.opened import project_redactor
     from llmcassette.cli.paths import cassettes
 
     redactor = None
     if options.secrets:
-        from llmcassette.config import project_redaction
-        from llmcassette.redact import Redactor
-
-        redactor = Redactor(project_redaction())
+        redactor = project_redactor()
     paths = list(paths)
     for opened in cassettes(paths, command):  # command: who says a folder had none
         if isinstance(opened, CassetteFormatError):

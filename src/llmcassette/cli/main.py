@@ -62,12 +62,10 @@ def _add_color(parser: argparse.ArgumentParser) -> None:
 
 def _scan(args: argparse.Namespace) -> int:
     from llmcassette.cli.check import fix_secret
-    from llmcassette.cli.opened import scan_opened
-    from llmcassette.config import project_redaction
-    from llmcassette.redact import Redactor
+    from llmcassette.cli.opened import project_redactor, scan_opened
 
     out = Output("scan", args.json)
-    redactor = Redactor(project_redaction())
+    redactor = project_redactor()
     files = 0
     for opened in cassettes(args.paths, "scan", (JSONL, VCRPY, SIDECAR)):
         if isinstance(opened, CassetteFormatError):
