@@ -70,7 +70,7 @@ async def async_text_of(answer: Any) -> str:
 
 
 async def async_agent(
-    client: openai.AsyncOpenAI, name: str, rng: random.Random | None
+    client: openai.AsyncOpenAI, name: str, rng: random.Random | None, stream: bool
 ) -> list[str]:
     messages = first_messages()
     answers = []
@@ -82,7 +82,7 @@ async def async_agent(
         answer = await client.chat.completions.create(
             model="local-model",
             messages=messages,  # type: ignore[arg-type]
-            stream=False,  # asyncio: the tasks' first requests overlap anyway
+            stream=stream,
         )
         answers.append(await async_text_of(answer))
         messages.append({"role": "assistant", "content": answers[-1]})
@@ -116,15 +116,19 @@ def names(count: int) -> list[str]:
 
 
 async def run_async_agents(
-    client: openai.AsyncOpenAI, count: int, sessions: bool, rng: random.Random | None
+    client: openai.AsyncOpenAI,
+    count: int,
+    sessions: bool,
+    rng: random.Random | None,
+    stream: bool = False,
 ) -> Answers:
     tasks = {}
     for name in names(count):
         if sessions:
             with llmcassette.session(name):  # the task copies the context as it is created
-                tasks[name] = asyncio.create_task(async_agent(client, name, rng))
+                tasks[name] = asyncio.create_task(async_agent(client, name, rng, stream))
         else:
-            tasks[name] = asyncio.create_task(async_agent(client, name, rng))
+            tasks[name] = asyncio.create_task(async_agent(client, name, rng, stream))
     await asyncio.gather(*tasks.values())
     return {name: task.result() for name, task in tasks.items()}
 
@@ -224,15 +228,26 @@ def identical_request_warnings(caught: list[warnings.WarningMessage]) -> list[st
     ]
 
 
+@pytest.fixture
+def slower_first_event(provider: LocalProvider) -> Iterator[None]:
+    """Every answer takes long enough that identical requests overlap even on a loaded
+    machine: the openai client's first call in each task waits on a worker thread (it reads
+    the platform once), and a late thread once let one task's whole request end before
+    another's was sent."""
+    provider.behaviour = StreamBehaviour(first_event_delay=0.3, events=1)
+    yield
+    provider.behaviour = StreamBehaviour()
+
+
 @pytest.mark.parametrize("count", [2, 8])
 def test_asyncio_agents_without_sessions_warn_while_recording(
-    tmp_path: Path, provider: LocalProvider, count: int
+    tmp_path: Path, provider: LocalProvider, slower_first_event: None, count: int
 ) -> None:
     client = openai.AsyncOpenAI(base_url=provider.openai_base_url, api_key="sk", max_retries=0)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         with llmcassette.use_cassette(tmp_path / "agents.jsonl", **OPTIONS):
-            asyncio.run(run_async_agents(client, count, False, None))
+            asyncio.run(run_async_agents(client, count, False, None, stream=True))
     [message] = identical_request_warnings(caught)  # once per request, not once per agent
     assert message.startswith("POST /v1/chat/completions (prompt 'Summarise the quarterly")
     assert "outside any session" in message
