@@ -11,6 +11,8 @@ from __future__ import annotations
 import base64
 import json
 import os
+import subprocess
+import sys
 import tracemalloc
 from pathlib import Path
 from typing import Any
@@ -69,3 +71,24 @@ def test_a_large_text_body_is_held_about_twice_at_most(
     assert '"body":{"text":' in path.read_text()
     peak = load_peak(path)
     assert peak < 2.4 * BODY_BYTES, f"peak {peak / BODY_BYTES:.2f}x the body"
+
+
+def test_a_process_that_only_replays_never_imports_the_file_lock(
+    tmp_path: Path, local_server: LocalServer
+) -> None:
+    # Only a save locks: filelock's modules added 0.6 MB to every replaying process, which
+    # the real-corpus benchmark counts in the peak of its largest cassette.
+    local_server.reply("/v1/chat", b'{"answer": 42}')
+    path = tmp_path / "chat.jsonl"
+    with llmcassette.use_cassette(path), httpx.Client() as client:
+        client.post(f"{local_server.url}/v1/chat", json={"q": "?"})
+    replay = f"""
+import sys, httpx, llmcassette
+with llmcassette.use_cassette({str(path)!r}, record_mode="none"), httpx.Client() as client:
+    assert client.post({local_server.url + "/v1/chat"!r}, json={{"q": "?"}}).json() == {{"answer": 42}}
+print(sorted(name for name in sys.modules if name.split(".")[0] == "filelock"))
+"""
+    done = subprocess.run(
+        [sys.executable, "-c", replay], capture_output=True, text=True, timeout=60, check=True
+    )
+    assert done.stdout.strip() == "[]"

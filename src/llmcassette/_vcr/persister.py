@@ -25,7 +25,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from filelock import FileLock, Timeout
 from vcr.persisters.filesystem import CassetteNotFoundError, FilesystemPersister
 from vcr.serialize import deserialize as vcr_deserialize
 from vcr.serialize import serialize as vcr_serialize
@@ -40,6 +39,8 @@ from llmcassette.cassette.jsonl import Cassette
 from llmcassette.errors import CassetteFormatError, CassetteLockError
 
 if TYPE_CHECKING:
+    from filelock import FileLock
+
     from llmcassette.config import Expiry
     from llmcassette.matching.matchers import LlmBody
     from llmcassette.matching.report import Context
@@ -78,6 +79,10 @@ def locked(path: Path, timeout: float = LOCK_TIMEOUT) -> Iterator[int | None]:
 
     ``CassetteLockError`` (naming the holder's pid) when it is not free within ``timeout``.
     """
+    # Imported by the first save: a run that only replays never locks, and filelock's
+    # modules would add about 0.6 MB to every replaying process.
+    from filelock import FileLock, Timeout
+
     path.parent.mkdir(parents=True, exist_ok=True)
     lock_file = lock_path(path)
     lock = FileLock(os.fspath(lock_file), timeout=timeout)
