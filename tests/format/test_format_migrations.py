@@ -83,6 +83,11 @@ def test_v0_cassette_loads_as_current_version() -> None:
     assert second.request_body == b"{}"
     # line numbers still point into the file as it is on disk
     assert [first.line, second.line] == [2, 5]
+    # the version it was written in is kept beside the migrated header
+    assert cassette.written_version == 0
+    assert cassette_file.read(cassette_file.write(cassette).encode(), PATH).written_version == (
+        FORMAT_VERSION
+    )
 
 
 @pytest.mark.usefixtures("with_v0_step")

@@ -34,7 +34,7 @@ from llmcassette._vcr import bridge as vcr_bridge
 from llmcassette._vcr import serializer as jsonl
 from llmcassette._vcr import tempfiles
 from llmcassette.cassette import jsonl as cassette_file
-from llmcassette.cassette import migrations, vcrpy_files
+from llmcassette.cassette import vcrpy_files
 from llmcassette.cassette.jsonl import Cassette
 from llmcassette.errors import CassetteFormatError, CassetteLockError
 
@@ -302,11 +302,10 @@ class Persister:
             self._loaded[os.fspath(path)] = _digest(data)
         if not data or data.isspace():
             return None  # an empty file is recorded again, as vcrpy does
-        written_version = _written_version(data)
         raw_lines = cassette_file.split_lines(data, path)
         del data  # held once: as its lines, then as what they hold
         cassette = cassette_file.read_lines(raw_lines, path)
-        if main and not self._note_use(path, cassette.header, written_version):
+        if main and not self._note_use(path, cassette.header, cassette.written_version):
             return None  # expired, and recorded again from scratch
         return self._to_vcr(path, cassette)
 
@@ -622,16 +621,6 @@ def _holds_jsonl(path: Path) -> bool:
     except (OSError, ValueError):
         return False
     return isinstance(record, dict) and record.get("format") == cassette_file.FORMAT_MARKER
-
-
-def _written_version(data: bytes) -> int:
-    """The ``format_version`` on the header line as written (migrations change the parsed one)."""
-    try:
-        end = data.find(b"\n")
-        version = json.loads(data if end < 0 else data[:end]).get("format_version")
-    except (ValueError, AttributeError):
-        return migrations.FORMAT_VERSION
-    return version if isinstance(version, int) else migrations.FORMAT_VERSION
 
 
 def _load_legacy(path: Path, serializer: Any) -> tuple[list[Any], list[Any], dict[str, Any]] | None:

@@ -82,6 +82,8 @@ class Cassette:
 
     header: dict[str, Any]
     interactions: list[Interaction]
+    # The format_version the file was written in (``header`` holds the migrated one).
+    written_version: int = FORMAT_VERSION
 
 
 def now_iso() -> str:
@@ -547,7 +549,12 @@ def parse_split_lines(
     """``parse_lines`` for the lines ``split_lines`` gave, emptying ``raw_lines`` as it
     goes: a line's bytes are dropped once decoded and its text once parsed, so a cassette
     is held about twice at the most (its largest line as text, and as what it holds)."""
-    path = os.fspath(path)
+    header, lines, _ = _parse_split_lines(raw_lines, os.fspath(path))
+    return header, lines
+
+
+def _parse_split_lines(raw_lines: list[bytes], path: str) -> tuple[dict[str, Any], list[Line], int]:
+    """``parse_split_lines``, and the format_version the file was written in."""
     parsed: list[Line] = []
     # By index, not ``enumerate``: its result tuple, kept for reuse, would hold the line's
     # bytes until the next line, through the parse of this one.
@@ -616,7 +623,7 @@ def parse_split_lines(
                 f"{type(error).__name__}: {error}",
             ) from error
         header = {**header, "format_version": FORMAT_VERSION}
-    return header, lines
+    return header, lines, version
 
 
 def _field(path: str, line: Line, name: str, kind: type | tuple[type, ...]) -> Any:
@@ -820,5 +827,5 @@ def read(data: bytes, path: str | os.PathLike[str]) -> Cassette:
 
 def read_lines(raw_lines: list[bytes], path: str | os.PathLike[str]) -> Cassette:
     """``read`` for the lines ``split_lines`` gave (emptied as they are parsed)."""
-    header, lines = parse_split_lines(raw_lines, path)
-    return Cassette(header, interactions_from_lines(path, lines))
+    header, lines, version = _parse_split_lines(raw_lines, os.fspath(path))
+    return Cassette(header, interactions_from_lines(path, lines), version)
