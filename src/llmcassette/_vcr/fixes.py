@@ -43,20 +43,24 @@ def install() -> None:
         return
     from vcr.cassette import CassetteContextDecorator
 
+    # Imported here, once: every cassette's exit and patching need them.
+    from llmcassette._vcr.deferred import raise_kept
+    from llmcassette._vcr.fault_plan import plan_of
+    from llmcassette._vcr.persister import Persister, saving
+    from llmcassette._vcr.save_policy import (
+        drop_error_responses,
+        keep_only_this_run,
+        new_interactions,
+        warn_failed,
+    )
+    from llmcassette._vcr.stubs import bound_patches
+
     original_exit = CassetteContextDecorator.__exit__
 
     def __exit__(self: Any, *exc_info: Any) -> Any:
         cassette = getattr(self, "_CassetteContextDecorator__cassette", None)
         try:
             if cassette is not None:
-                from llmcassette._vcr.persister import saving
-                from llmcassette._vcr.save_policy import (
-                    drop_error_responses,
-                    keep_only_this_run,
-                    new_interactions,
-                    warn_failed,
-                )
-
                 drop_error_responses(cassette)  # responses >= 400 are not saved unless asked
                 warn_failed(cassette)  # requests that failed before any response
                 keep_only_this_run(cassette)  # record_mode="all" saves this run's calls only
@@ -71,18 +75,12 @@ def install() -> None:
                 next(finish, None)
                 self._CassetteContextDecorator__finish = None
         if cassette is not None and not any(exc_info):
-            from llmcassette._vcr.deferred import raise_kept
-
             raise_kept(cassette)  # a warning that was an error inside a request
         return result
 
     original_patch_generator = CassetteContextDecorator._patch_generator
 
     def _patch_generator(self: Any, cassette: Any) -> Any:
-        from llmcassette._vcr.fault_plan import plan_of
-        from llmcassette._vcr.persister import Persister
-        from llmcassette._vcr.stubs import bound_patches
-
         cassette.custom_patches = bound_patches(cassette.custom_patches, cassette)
         if isinstance(getattr(cassette, "_persister", None), Persister):
             plan_of(cassette)  # before any patch: a bad sidecar leaves nothing to undo

@@ -38,6 +38,8 @@ def drop_error_responses(cassette: Any) -> list[tuple[str, str, int]]:
     ``record_errors`` set. When nothing new is left the cassette is no longer dirty, so an
     existing file stays as it is (a re-recording that only got errors keeps the old one).
     """
+    if len(cassette.data) <= getattr(cassette, "_loaded_count", 0):
+        return []  # nothing new (every replay): nothing to look at
     from llmcassette._vcr.persister import Persister
 
     persister = getattr(cassette, "_persister", None)
@@ -68,9 +70,11 @@ def keep_only_this_run(cassette: Any) -> None:
     the next replay as unused. A run that recorded nothing new (a failed test, only error
     responses) leaves the file as it is.
     """
+    if not cassette.dirty:
+        return
     from vcr.record_mode import RecordMode
 
-    if cassette.record_mode != RecordMode.ALL or not cassette.dirty:
+    if cassette.record_mode != RecordMode.ALL:
         return
     loaded = cassette._loaded_count
     if not loaded:
@@ -135,14 +139,14 @@ def note_failed(cassette: Any, request: Any, error: BaseException, seconds: floa
 def warn_failed(cassette: Any) -> None:
     """Warn, once, of the failed requests that no interaction recorded since answers (an
     SDK's retry that got its answer is one)."""
+    failed = cassette.__dict__.pop(_FAILED, [])
+    if not failed:
+        return
     from llmcassette._vcr import lookup
     from llmcassette._vcr.persister import display_path
     from llmcassette.matching.index import request_key
     from llmcassette.matching.normalize import MatchConfig
 
-    failed = cassette.__dict__.pop(_FAILED, [])
-    if not failed:
-        return
     matcher = lookup.body_matcher(cassette)
     config = matcher.config if matcher is not None else MatchConfig()
     answered = {request_key(request, config) for request, _ in cassette.data}
