@@ -255,6 +255,23 @@ def test_allow_unused_lets_a_replay_play_fewer(tmp_path: Path, provider: LocalPr
         plays_two()
 
 
+def test_one_use_cassette_entered_twice_checks_each_block(
+    tmp_path: Path, provider: LocalProvider
+) -> None:
+    # A block merges the options once, for its enter and its exit; the next one again.
+    record_three(tmp_path / "three", provider, (None, None, None))
+    reused = llmcassette.use_cassette(tmp_path / "three", record_mode="none")
+    with pytest.raises(llmcassette.UnusedInteractionsError, match="2 of the 3"), reused:
+        ask_about(provider.url, "question 1")
+    with reused:
+        for number in (1, 2, 3):
+            ask_about(provider.url, f"question {number}")
+    lenient = llmcassette.use_cassette(tmp_path / "three", record_mode="none", allow_unused=True)
+    for _ in range(2):
+        with lenient:
+            ask_about(provider.url, "question 2")
+
+
 def test_playing_everything_and_recording_do_not_fail(
     tmp_path: Path, provider: LocalProvider
 ) -> None:

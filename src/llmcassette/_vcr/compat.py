@@ -54,7 +54,13 @@ CASSETTE_ATTRIBUTES = (
 CASSETTE_METHODS = ("can_play_response_for", "play_response", "append", "write_protected")
 # CassetteContextDecorator keeps the open cassette and its patch generator in these
 # (name-mangled) attributes; llmcassette.fixes closes the generator when a save raises.
-CONTEXT_ATTRIBUTES = ("_CassetteContextDecorator__cassette", "_CassetteContextDecorator__finish")
+# It merges its options by calling ``_args_getter``, which llmcassette.unused replaces
+# for the length of a block.
+CONTEXT_ATTRIBUTES = (
+    "_CassetteContextDecorator__cassette",
+    "_CassetteContextDecorator__finish",
+    "_args_getter",
+)
 VCR_ATTRIBUTES = ("_custom_patches", "before_record_request", "persister")
 # The transport methods llmcassette replaces: (class, method, is_async). vcrpy saves each
 # one before patching, as ``vcr.patch._Httpx<Short>Transport_<method>`` (``_Httpx2...``

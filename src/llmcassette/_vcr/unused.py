@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 from collections import Counter
+from collections.abc import Callable
 from typing import Any
 
 from vcr.cassette import Cassette, CassetteContextDecorator
@@ -23,16 +24,32 @@ class _CheckedCassetteContext(CassetteContextDecorator):  # type: ignore[misc]
 
     # Read by this class, not passed on to Cassette.load (which would reject it).
     _non_cassette_arguments = (*CassetteContextDecorator._non_cassette_arguments, "allow_unused")
+    _args_getter: Callable[[], dict[str, Any]]  # vcrpy's merged options (set by vcrpy)
+    _llmcassette_getter: Callable[[], dict[str, Any]]
 
     def __enter__(self) -> Any:
-        self._llmcassette_cassette = super().__enter__()
+        # vcrpy merges the VCR's config at the enter and again at the exit; the block uses
+        # the one it entered with (merging builds vcrpy's hooks again, for nothing).
+        getter = self._args_getter
+        args = getter()
+        self._args_getter = lambda: args
+        self._llmcassette_getter = getter
+        try:
+            self._llmcassette_cassette = super().__enter__()
+        except BaseException:
+            self._args_getter = getter
+            raise
         return self._llmcassette_cassette
 
     def __exit__(self, *exc_info: Any) -> None:
         cassette = self._llmcassette_cassette
         self._llmcassette_cassette = None
-        super().__exit__(*exc_info)
-        if any(exc_info) or self._args_getter().get("allow_unused", False):
+        allow_unused = self._args_getter().get("allow_unused", False)
+        try:
+            super().__exit__(*exc_info)
+        finally:
+            self._args_getter = self._llmcassette_getter  # a later enter merges afresh
+        if any(exc_info) or allow_unused:
             return  # the block's own error says more than what it left unplayed
         if cassette is None or cassette.__dict__.get(REFUSED):
             return  # so did the mismatch, even when the block caught it (pytest.raises)
