@@ -371,6 +371,27 @@ def test_environment_values_are_redacted_even_without_a_shape() -> None:
     assert out == "k=<REDACTED:env-MISTRAL_API_KEY> and <REDACTED:env-MISTRAL_API_KEY> abc"
 
 
+def test_each_redactor_sees_the_environment_as_it_is_then(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Read once per change of os.environ, not once per process: a test's setenv of an API
+    # key between two cassettes makes it a secret of the second.
+    name, extra = "LLMC_RULES_TEST_API_KEY", "LLMC_RULES_TEST_PLAIN"
+    monkeypatch.delenv(name, raising=False)
+    assert Redactor().text("zQ8rPlainKeyValue0123") == "zQ8rPlainKeyValue0123"
+    monkeypatch.setenv(name, "zQ8rPlainKeyValue0123")
+    assert Redactor().text("zQ8rPlainKeyValue0123") == f"<REDACTED:env-{name}>"
+    monkeypatch.setenv(name, "aNotherPlainValue4567")
+    assert Redactor().text("zQ8rPlainKeyValue0123 aNotherPlainValue4567") == (
+        f"zQ8rPlainKeyValue0123 <REDACTED:env-{name}>"
+    )
+    monkeypatch.delenv(name)
+    assert Redactor().text("aNotherPlainValue4567") == "aNotherPlainValue4567"
+    # A name that does not look like a credential counts where the config lists it.
+    monkeypatch.setenv(extra, "yetAnotherPlainValue89")
+    listed = Redactor(RedactionConfig(env_vars=(extra,)))
+    assert listed.text("yetAnotherPlainValue89") == f"<REDACTED:env-{extra}>"
+    assert Redactor().text("yetAnotherPlainValue89") == "yetAnotherPlainValue89"
+
+
 def test_configuration() -> None:
     config = RedactionConfig(
         headers=("x-tenant",),
