@@ -12,6 +12,7 @@ import dataclasses
 import datetime
 import os
 import re
+import stat
 import sys
 import warnings
 from collections.abc import Mapping
@@ -54,13 +55,23 @@ __all__ = [
 
 def find_pyproject(start: str | os.PathLike[str] | None = None) -> Path | None:
     """The nearest ``pyproject.toml`` in ``start`` (default: the cwd) or a parent."""
+    found = _find_pyproject(start)
+    return None if found is None else Path(found[0])
+
+
+def _find_pyproject(start: str | os.PathLike[str] | None) -> tuple[str, float] | None:
+    """The nearest ``pyproject.toml`` and its mtime, each folder asked once."""
     # os.path, not pathlib: every cassette a suite opens looks its settings up here. The
     # cwd is already a real path (getcwd resolves links).
     folder = os.getcwd() if start is None else os.path.realpath(start)
     while True:
         candidate = os.path.join(folder, "pyproject.toml")
-        if os.path.isfile(candidate):
-            return Path(candidate)
+        try:
+            found = os.stat(candidate)
+        except (OSError, ValueError):
+            found = None
+        if found is not None and stat.S_ISREG(found.st_mode):
+            return candidate, found.st_mtime
         parent = os.path.dirname(folder)
         if parent == folder:
             return None
@@ -80,10 +91,10 @@ def _load_toml(path: Path) -> dict[str, Any]:
     return data
 
 
-# {path: (mtime, the [tool.llmcassette] table)}: one entry per pyproject.toml read, the
-# oldest dropped past _TABLES_LIMIT (a long-lived process may look at many projects).
+# {path: (mtime, path, the [tool.llmcassette] table)}: one entry per pyproject.toml read,
+# the oldest dropped past _TABLES_LIMIT (a long-lived process may look at many projects).
 _TABLES_LIMIT = 16
-_tables: dict[str, tuple[float, dict[str, Any]]] = {}
+_tables: dict[str, tuple[float, Path, dict[str, Any]]] = {}
 
 
 #: The nearest pyproject.toml and its ``[tool.llmcassette]`` table, as ``project_settings``
@@ -94,20 +105,21 @@ ProjectSettings = tuple[Path | None, dict[str, Any]]
 
 def project_settings(start: str | os.PathLike[str] | None = None) -> ProjectSettings:
     """The nearest pyproject.toml and its ``[tool.llmcassette]`` table (empty when absent)."""
-    path = find_pyproject(start)
-    if path is None:
+    found = _find_pyproject(start)
+    if found is None:
         return None, {}
-    key, mtime = os.fspath(path), path.stat().st_mtime
+    key, mtime = found
     cached = _tables.get(key)
     if cached is not None and cached[0] == mtime:
-        return path, cached[1]
+        return cached[1], cached[2]
+    path = Path(key)
     table = (_load_toml(path).get("tool") or {}).get("llmcassette") or {}
     if not isinstance(table, Mapping):
         raise ConfigError(f"{path}: [tool.llmcassette] must be a table")
     if key not in _tables and len(_tables) >= _TABLES_LIMIT:
         del _tables[next(iter(_tables))]
-    _tables[key] = (mtime, dict(table))
-    return path, _tables[key][1]
+    _tables[key] = (mtime, path, dict(table))
+    return path, _tables[key][2]
 
 
 # Redaction --------------------------------------------------------------------------------
@@ -196,9 +208,13 @@ def _pairs(key: str, value: object) -> tuple[tuple[str, str], ...]:
     return tuple(out)
 
 
+# Its fields by name, listed once: every cassette reads the project's redaction table.
+_REDACTION_FIELDS = frozenset(f.name for f in dataclasses.fields(RedactionConfig))
+
+
 def from_mapping(data: Mapping[str, object], *, strict: bool = True) -> RedactionConfig:
     """Build a config from a TOML table or a dict; unknown keys are an error."""
-    fields = {f.name: f for f in dataclasses.fields(RedactionConfig)}
+    fields = _REDACTION_FIELDS
     values: dict[str, Any] = {}
     for key, value in data.items():
         name = key.replace("-", "_")
