@@ -233,6 +233,10 @@ def check_unused(cassette: Any) -> UnusedInteractionsError | None:
                 _where(cassette), entries, len(plan.entries), unused_faults, scripted=True
             )
         return None
+    counts = cassette.play_counts if replaying else {}
+    unplayed = replaying and not all(counts[position] for position in range(loaded or 0))
+    if not unplayed and not unused_faults:
+        return None  # every recorded interaction played, or none had to: no file asked
     unused = []
     # Only the test's own cassette must be played whole: of another one a marker names
     # (a cassette shared between tests), a test may play a part.
@@ -243,7 +247,7 @@ def check_unused(cassette: Any) -> UnusedInteractionsError | None:
         from llmcassette.matching.report import describe_request
 
         for position, (request, _) in enumerate(cassette.data[:own]):
-            if cassette.play_counts[position] == 0:
+            if counts[position] == 0:
                 unused.append((position + 1, request.method, request.uri))
                 described.append(describe_request(request))
     if not unused and not unused_faults:
