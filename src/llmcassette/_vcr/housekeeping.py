@@ -19,6 +19,7 @@ could not send, as they do without a cassette.
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 from dataclasses import dataclass
@@ -100,9 +101,13 @@ def moved_by_environment() -> Moved:
     return tuple(found)
 
 
+@functools.lru_cache(maxsize=512)
 def is_housekeeping(method: str, uri: str, moved: Moved = ()) -> bool:
     """Whether a request is one an SDK makes for itself, not for the code under test;
-    ``moved`` is where the environment moved some (``moved_by_environment``)."""
+    ``moved`` is where the environment moved some (``moved_by_environment``).
+
+    Asked of every request sent and every interaction loaded, mostly of the same few URLs:
+    the answers are kept (the rules are fixed; ``moved`` is part of the question)."""
     url = urlsplit(uri)
     method = method.upper()
     host, path = url.hostname or "", url.path
