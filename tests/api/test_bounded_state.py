@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -63,6 +64,23 @@ def test_the_pyproject_cache_drops_the_oldest(tmp_path: Path) -> None:
         assert settings == {"max_age": f"{number + 1}d"}
     assert len(config._tables) == config._TABLES_LIMIT
     config._tables.clear()
+
+
+def test_the_cached_pyproject_is_read_again_once_edited(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    pyproject = tmp_path / "pyproject.toml"
+    pyproject.write_text("[tool.llmcassette]\ndrift = 'strict'\n", encoding="utf-8")
+    (tmp_path / "tests").mkdir()
+    monkeypatch.chdir(tmp_path / "tests")
+    assert config.project_settings() == (pyproject, {"drift": "strict"})
+    assert config.project_settings()[0] is config.project_settings()[0]  # from the cache
+    written = pyproject.stat().st_mtime_ns
+    pyproject.write_text("[tool.llmcassette]\ndrift = 'off'\n", encoding="utf-8")
+    os.utime(pyproject, ns=(written + 10**9, written + 10**9))  # whatever the clock's grain
+    assert config.project_settings() == (pyproject, {"drift": "off"})
+    (tmp_path / "tests" / "pyproject.toml").mkdir()  # a folder of that name is no project
+    assert config.project_settings() == (pyproject, {"drift": "off"})
 
 
 FAULT_WHILE_RECORDING = """
