@@ -14,6 +14,7 @@ those of a legacy cassette into drift too.
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 from vcr.matchers import requests_match
@@ -21,6 +22,7 @@ from vcr.matchers import requests_match
 from llmcassette._vcr import deferred
 from llmcassette._vcr.persister import LEGACY_ATTRIBUTE, Persister, is_legacy
 from llmcassette.errors import LegacyCassetteDriftWarning, UnusedInteractionsError
+from llmcassette.matching.matchers import comparable_method, method
 from llmcassette.matching.normalize import MatchConfig
 from llmcassette.matching.report import compare
 from llmcassette.transport.recorded import session_of
@@ -36,6 +38,24 @@ _FIRST_UNPLAYED = "_llmcassette_first_unplayed"  # (the play counts it holds for
 def drift_mode(cassette: Any) -> str:
     """The cassette's ``drift`` setting (``"warn"`` unless the persister says otherwise)."""
     return str(getattr(getattr(cassette, "_persister", None), "drift", "warn"))
+
+
+@functools.cache
+def vcrpy_url_matchers() -> tuple[Any, ...]:
+    """vcrpy's default ``match_on``, with llmcassette's ``method`` (case ignored), which
+    ``configure`` registers in place of vcrpy's."""
+    from vcr import matchers as vcr_matchers
+
+    names = ("scheme", "host", "port", "path", "query")
+    return (method, *(getattr(vcr_matchers, name) for name in names))
+
+
+def _requests_match(incoming: Any, recorded: Any, matchers: tuple[Any, ...]) -> bool:
+    """vcrpy's ``requests_match``. Two equal URIs pass every URL matcher of vcrpy's
+    defaults, which parse them again for each: of those only the method is left."""
+    if matchers is vcrpy_url_matchers() and incoming.uri == recorded.uri:
+        return comparable_method(incoming) == comparable_method(recorded)
+    return bool(requests_match(incoming, recorded, matchers))
 
 
 def legacy_replay(
@@ -65,7 +85,7 @@ def legacy_replay(
         count = cassette.play_counts[position]
         if file is None or not (count == 0 or repeats) or session_of(response) != label:
             continue
-        if not requests_match(filtered, recorded_request, url_matchers):
+        if not _requests_match(filtered, recorded_request, url_matchers):
             continue
         differences = _body_drift(filtered, recorded_request, config) if mode == "warn" else ()
         if only_equal and differences:

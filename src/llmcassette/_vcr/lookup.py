@@ -26,7 +26,7 @@ from vcr.record_mode import RecordMode
 
 from llmcassette._vcr import clients, redaction_hook
 from llmcassette._vcr.clients import LiveClient
-from llmcassette._vcr.drift import drift_mode, legacy_replay, strict_refuses
+from llmcassette._vcr.drift import drift_mode, legacy_replay, strict_refuses, vcrpy_url_matchers
 from llmcassette._vcr.persister import is_legacy
 from llmcassette.cassette import jsontext
 from llmcassette.matching.index import RequestIndex, request_key
@@ -84,15 +84,6 @@ def vcrpy_play(cassette: Any, request: Any) -> Any:
     return VCRPY_LOOKUPS.get("play", Cassette.play_response)(cassette, request)
 
 
-def _url_matchers() -> tuple[Any, ...]:
-    """vcrpy's default ``match_on``, with llmcassette's ``method`` (case ignored), which
-    ``configure`` registers in place of vcrpy's."""
-    from vcr import matchers as vcr_matchers
-
-    names = ("scheme", "host", "port", "path", "query")
-    return (method, *(getattr(vcr_matchers, name) for name in names))
-
-
 def _is_method_matcher(matcher: Any) -> bool:
     from vcr import matchers as vcr_matchers
 
@@ -118,7 +109,7 @@ def _body_matcher(cassette: Any) -> LlmBody | None:
     if (
         len(match_on) == 7
         and _is_method_matcher(match_on[0])
-        and match_on[1:6] == _url_matchers()[1:]
+        and match_on[1:6] == vcrpy_url_matchers()[1:]
         and isinstance(match_on[6], LlmBody)
     ):
         return match_on[6]
@@ -248,7 +239,7 @@ def _beside_own_matchers(cassette: Any) -> tuple[LlmBody, tuple[Any, ...]] | Non
     match_on = tuple(cassette._match_on)
     bodies = [matcher for matcher in match_on if isinstance(matcher, LlmBody)]
     if not bodies:
-        if not set(_url_matchers()[1:]) <= set(match_on):
+        if not set(vcrpy_url_matchers()[1:]) <= set(match_on):
             return None  # a narrower list than vcrpy's: the suite chose to match less
         configured = getattr(getattr(cassette, "_persister", None), "body_matcher", None)
         return None if configured is None else (configured, match_on)
@@ -299,7 +290,7 @@ def _replay(
                         clients.played(client, client_of(response))
                         return response
         # vcrpy recorded legacy cassettes without the body: played as vcrpy would.
-        matchers = _url_matchers() if others is None else others
+        matchers = vcrpy_url_matchers() if others is None else others
         return legacy_replay(cassette, filtered, matchers, config, label, only_equal=unredacted)
 
 
