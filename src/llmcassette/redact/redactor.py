@@ -15,21 +15,18 @@ import binascii
 import contextlib
 import hashlib
 import json
-import re
 from collections.abc import Mapping
 from typing import Any
-from urllib.parse import quote, quote_plus, unquote_plus
+from urllib.parse import unquote_plus
 
 from llmcassette.cassette import events as stream_events
 from llmcassette.cassette import jsontext
 from llmcassette.cassette.compression import decode_content
 from llmcassette.config import RedactionConfig
 from llmcassette.redact import rules
+from llmcassette.redact.known import KnownValues
 
 _FORM_TYPE = "application/x-www-form-urlencoded"
-# A credential value shorter than this is not searched for elsewhere: too likely to be
-# found by chance in other text ("1234", "enabled").
-KNOWN_MIN_LENGTH = 8
 
 Headers = Mapping[str, Any]
 # Where a string sits in the records of a stream: its container and its key (or index).
@@ -59,10 +56,8 @@ class Redactor:
         self.config = self.rules.config
         self._placeholders: dict[str, str] = {}
         # Every credential value replaced so far, as it may be written (also URL-encoded or
-        # JSON-escaped) -> its placeholder; searched for in every other part (``known``).
-        self._known_forms: dict[str, str] = {}
-        self._known_search: re.Pattern[str] | None = None
-        self._known_of = 0  # how many placeholders ``_known_search`` was built from
+        # JSON-escaped); searched for in every other part (``known``).
+        self._known = KnownValues()
         self.counts: dict[str, int] = {}
         #: Number of values replaced and headers dropped (for ``llmcassette redact``).
         self.changes = 0
@@ -94,6 +89,7 @@ class Redactor:
         self.counts[kind] = number
         found = f"<REDACTED:{kind}>" if number == 1 else f"<REDACTED:{kind}:{number}>"
         self._placeholders[secret] = found
+        self._known.add(secret, found)
         return found
 
     # ------------------------------------------------------------------ strings
@@ -154,37 +150,17 @@ class Redactor:
     def _known_spans(self, text: str) -> list[tuple[int, int, str]]:
         """Where ``text`` holds a known credential value, and its placeholder, in text
         order; placeholders already in ``text`` are kept whole."""
-        search = self._known_values()
-        # A few substring tests (usually one form per value) are far cheaper than the regex.
-        if search is None or not any(form in text for form in self._known_forms):
+        if not self._known or not self._known.mentioned_in(text):
             return []
-        matches = list(search.finditer(text))
         kept = (
             [m.span() for m in rules.PLACEHOLDER_RE.finditer(text)] if "<REDACTED:" in text else []
         )
         spans = []
-        for match in matches:
-            if not any(match.start() < end and start < match.end() for start, end in kept):
+        for start, end, placeholder in self._known.spans(text):
+            if not any(start < kept_end and kept_start < end for kept_start, kept_end in kept):
                 self.changes += 1
-                spans.append((match.start(), match.end(), self._known_forms[match.group()]))
+                spans.append((start, end, placeholder))
         return spans
-
-    def _known_values(self) -> re.Pattern[str] | None:
-        """A search for every known credential value; rebuilt when one was added."""
-        if self._known_of != len(self._placeholders):
-            self._known_of = len(self._placeholders)
-            forms: dict[str, str] = {}
-            for secret, placeholder in self._placeholders.items():
-                if len(secret) >= KNOWN_MIN_LENGTH:
-                    escaped = json.dumps(secret)[1:-1]
-                    for form in (secret, quote(secret, safe=""), quote_plus(secret), escaped):
-                        forms.setdefault(form, placeholder)
-            self._known_forms = forms
-            longest_first = sorted(forms, key=len, reverse=True)
-            self._known_search = (
-                re.compile("|".join(map(re.escape, longest_first))) if forms else None
-            )
-        return self._known_search
 
     def known_in(self, value: Any) -> Any:
         """A copy of a JSON-like value (headers, a parsed body) with known values replaced
@@ -204,21 +180,20 @@ class Redactor:
             return self.known(body.decode("latin-1")).encode("latin-1")
 
     def _mentions_known(self, *texts: str | bytes) -> bool:
-        """Whether a known value (in any of its forms) occurs in one of ``texts``: a few
-        substring tests, to spare walking the parts of most requests and responses."""
-        if self._known_values() is None:
+        """Whether a known value (in any of its forms) occurs in one of ``texts``: spares
+        walking the parts of most requests and responses."""
+        if not self._known:
             return False
-        forms = self._known_forms
         for text in texts:
             if isinstance(text, bytes):
                 text = text.decode("latin-1")  # the forms are ASCII in practice; any byte maps
-            if any(form in text for form in forms):
+            if self._known.mentioned_in(text):
                 return True
         return False
 
     def _known_in_record(self, record: dict[str, Any]) -> None:
         """Replace known values in a request or response record, in place."""
-        if self._known_values() is None:
+        if not self._known:
             return  # no value replaced yet: spares reading the record (megabytes) to tell
         body = record.get("body") or {}
         raw = b""
