@@ -150,13 +150,14 @@ class Redactor:
     def _known_spans(self, text: str) -> list[tuple[int, int, str]]:
         """Where ``text`` holds a known credential value, and its placeholder, in text
         order; placeholders already in ``text`` are kept whole."""
-        if not self._known or not self._known.mentioned_in(text):
+        found = self._known.spans(text) if self._known else []
+        if not found:
             return []
         kept = (
             [m.span() for m in rules.PLACEHOLDER_RE.finditer(text)] if "<REDACTED:" in text else []
         )
         spans = []
-        for start, end, placeholder in self._known.spans(text):
+        for start, end, placeholder in found:
             if not any(start < kept_end and kept_start < end for kept_start, kept_end in kept):
                 self.changes += 1
                 spans.append((start, end, placeholder))
