@@ -4,6 +4,8 @@ first, finds them, whether few are known (looked for one by one) or many (an ind
 from __future__ import annotations
 
 import re
+import sys
+import threading
 
 import pytest
 from hypothesis import given, settings
@@ -85,3 +87,38 @@ def test_the_longest_value_at_a_position_wins_and_spans_never_overlap(many: bool
         (1, 11, "<REDACTED:long>"),
         (18, 26, "<REDACTED:short>"),
     ]
+
+
+def test_values_added_while_other_threads_search_break_no_search() -> None:
+    # Concurrent agents record through one redactor: each response may add a value (a new
+    # cookie) while another thread searches its own request.
+    values = KnownValues()
+    text = "prefix " + " ".join(f"cookie-value-{number:05d}" for number in range(0, 400, 7))
+    errors: list[BaseException] = []
+
+    adding = threading.Event()
+    adding.set()
+
+    def search() -> None:
+        try:
+            while adding.is_set():
+                values.spans(text)
+                values.mentioned_in(text)
+        except BaseException as error:
+            errors.append(error)
+
+    searchers = [threading.Thread(target=search) for _ in range(3)]
+    interval = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)  # threads take turns as often as they can
+    try:
+        for thread in searchers:
+            thread.start()
+        for number in range(400):
+            values.add(f"cookie-value-{number:05d}", f"<REDACTED:cookie:{number + 1}>")
+        adding.clear()
+        for thread in searchers:
+            thread.join()
+    finally:
+        sys.setswitchinterval(interval)
+    assert errors == []
+    assert len(values.spans(text)) == len(range(0, 400, 7))

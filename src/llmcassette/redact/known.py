@@ -15,6 +15,7 @@ overlapping (what a regular expression of the values, longest first, finds).
 from __future__ import annotations
 
 import json
+import threading
 from collections.abc import Iterator
 from urllib.parse import quote, quote_plus
 
@@ -35,42 +36,53 @@ def written_forms(secret: str) -> tuple[str, ...]:
 class KnownValues:
     """Credential values and their placeholders, by every form each may be written in."""
 
-    __slots__ = ("_by_prefix", "_placeholders")
+    # Concurrent callers record through one redactor: a value is added under a lock, and
+    # what a search iterates (``_forms``, the lists of ``_by_prefix``) is replaced, never
+    # changed in place, so a search in another thread needs no lock.
+    __slots__ = ("_adding", "_by_prefix", "_forms", "_placeholders")
 
     def __init__(self) -> None:
+        self._adding = threading.Lock()
         self._placeholders: dict[str, str] = {}  # a written form -> its placeholder
+        self._forms: tuple[str, ...] = ()  # the keys of ``_placeholders``
         # The first MIN_LENGTH characters of each form -> the forms, longest first.
-        self._by_prefix: dict[str, list[str]] = {}
+        self._by_prefix: dict[str, tuple[str, ...]] = {}
 
     def __bool__(self) -> bool:
-        return bool(self._placeholders)
+        return bool(self._forms)
 
     def add(self, secret: str, placeholder: str) -> None:
         """Look for ``secret`` from now on (unless it is shorter than ``MIN_LENGTH``); a form
         already known keeps the placeholder it had."""
         if len(secret) < MIN_LENGTH:
             return
-        for form in written_forms(secret):
-            if form in self._placeholders:
-                continue
-            self._placeholders[form] = placeholder
-            same_start = self._by_prefix.setdefault(form[:MIN_LENGTH], [])
-            same_start.append(form)
-            same_start.sort(key=len, reverse=True)
+        with self._adding:
+            new = [
+                form
+                for form in dict.fromkeys(written_forms(secret))
+                if form not in self._placeholders
+            ]
+            for form in new:
+                self._placeholders[form] = placeholder
+                start = form[:MIN_LENGTH]
+                same_start = (*self._by_prefix.get(start, ()), form)
+                self._by_prefix[start] = tuple(sorted(same_start, key=len, reverse=True))
+            if new:
+                self._forms = (*self._forms, *new)
 
     def mentioned_in(self, text: str) -> bool:
         """Whether ``text`` holds a known value in one of its forms."""
-        if len(self._placeholders) <= _FEW:
-            return any(form in text for form in self._placeholders)
+        forms = self._forms
+        if len(forms) <= _FEW:
+            return any(form in text for form in forms)
         return next(self._found(text), None) is not None
 
     def spans(self, text: str) -> list[Span]:
         """Where ``text`` holds known values, in text order, and their placeholders."""
-        if len(self._placeholders) <= _FEW:
+        forms = self._forms
+        if len(forms) <= _FEW:
             starts = sorted(
-                (start, -len(form), form)
-                for form in self._placeholders
-                for start in _occurrences(text, form)
+                (start, -len(form), form) for form in forms for start in _occurrences(text, form)
             )
             spans: list[Span] = []
             end = 0
