@@ -37,19 +37,20 @@ class KnownValues:
     """Credential values and their placeholders, by every form each may be written in."""
 
     # Concurrent callers record through one redactor: a value is added under a lock, and
-    # what a search iterates (``_forms``, the lists of ``_by_prefix``) is replaced, never
+    # what a search iterates (``_few``, the tuples of ``_by_prefix``) is replaced, never
     # changed in place, so a search in another thread needs no lock.
-    __slots__ = ("_adding", "_by_prefix", "_forms", "_placeholders")
+    __slots__ = ("_adding", "_by_prefix", "_count", "_few", "_placeholders")
 
     def __init__(self) -> None:
         self._adding = threading.Lock()
         self._placeholders: dict[str, str] = {}  # a written form -> its placeholder
-        self._forms: tuple[str, ...] = ()  # the keys of ``_placeholders``
+        self._count = 0  # of forms
+        self._few: tuple[str, ...] = ()  # every form, while there are no more than _FEW
         # The first MIN_LENGTH characters of each form -> the forms, longest first.
         self._by_prefix: dict[str, tuple[str, ...]] = {}
 
     def __bool__(self) -> bool:
-        return bool(self._forms)
+        return self._count > 0
 
     def add(self, secret: str, placeholder: str) -> None:
         """Look for ``secret`` from now on (unless it is shorter than ``MIN_LENGTH``); a form
@@ -67,22 +68,23 @@ class KnownValues:
                 start = form[:MIN_LENGTH]
                 same_start = (*self._by_prefix.get(start, ()), form)
                 self._by_prefix[start] = tuple(sorted(same_start, key=len, reverse=True))
-            if new:
-                self._forms = (*self._forms, *new)
+            if self._count + len(new) <= _FEW:
+                self._few = (*self._few, *new)
+            self._count += len(new)  # after ``_few``: a search that reads it finds them all
 
     def mentioned_in(self, text: str) -> bool:
         """Whether ``text`` holds a known value in one of its forms."""
-        forms = self._forms
-        if len(forms) <= _FEW:
-            return any(form in text for form in forms)
+        if self._count <= _FEW:
+            return any(form in text for form in self._few)
         return next(self._found(text), None) is not None
 
     def spans(self, text: str) -> list[Span]:
         """Where ``text`` holds known values, in text order, and their placeholders."""
-        forms = self._forms
-        if len(forms) <= _FEW:
+        if self._count <= _FEW:
             starts = sorted(
-                (start, -len(form), form) for form in forms for start in _occurrences(text, form)
+                (start, -len(form), form)
+                for form in self._few
+                for start in _occurrences(text, form)
             )
             spans: list[Span] = []
             end = 0
