@@ -4,11 +4,13 @@ with the reason (the program's own output goes to stdout)."""
 from __future__ import annotations
 
 import json
+import subprocess
 import sys
 from pathlib import Path
 
 from _cli_support import cli
 
+from llmcassette.cli import run
 from llmcassette.testing import LocalProvider
 
 APP = """
@@ -110,3 +112,31 @@ def test_an_error_response_under_run_advises_where_record_errors_goes(
     assert "error responses received while recording were not saved" in recorded.stderr
     assert "llmcassette.use_cassette(..., record_errors=True) in the program" in recorded.stderr
     assert "vcr_config" not in recorded.stderr
+
+
+def test_a_cassette_that_cannot_be_opened_stops_the_program_before_any_request(
+    tmp_path: Path, provider: LocalProvider
+) -> None:
+    # Going on without the cassette sent the requests of a --replay run to the network.
+    (tmp_path / "app.py").write_text(APP)
+    cassette = tmp_path / "app.jsonl"
+    cassette.write_text('{"format":"llmcassette","format_version":2}\n{"type":"request",')
+    before = cassette.read_bytes()
+    app = [sys.executable, "app.py", provider.url]
+    result = cli("run", "--replay", cassette, "--", *app, "Name a river", cwd=tmp_path)
+    assert result.returncode == 2
+    assert result.stdout == ""  # the program printed nothing: it never made its request
+    assert "app.jsonl:2: line is not valid JSON" in result.stderr
+    assert "cannot be opened (see above); the program was stopped" in result.stderr
+    assert "Error in sitecustomize" not in result.stderr
+    assert cassette.read_bytes() == before
+
+
+def test_a_mode_that_is_not_one_is_refused_without_a_fatal_error(tmp_path: Path) -> None:
+    env = run.environment(str(tmp_path / "app.jsonl"), "bogus")
+    result = subprocess.run(
+        [sys.executable, "-c", "print('ran')"], env=env, capture_output=True, text=True
+    )
+    assert (result.returncode, result.stdout) == (2, "")
+    assert "LLMCASSETTE_MODE='bogus' is not a record mode" in result.stderr
+    assert "Fatal Python error" not in result.stderr

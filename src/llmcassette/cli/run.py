@@ -11,6 +11,8 @@ for the processes ``run`` starts, never for every Python of the environment.
 At the end it says in one paragraph what happened: interactions recorded or replayed,
 requests no recorded interaction matched. The exit code is the program's, or 1 when it
 exited 0 but a request was missed or the cassette failed at exit (interactions not played).
+A cassette that cannot be opened stops the program before its first line (exit 2): run
+without it, a ``--replay`` would send the program's requests to the network.
 """
 
 from __future__ import annotations
@@ -63,6 +65,13 @@ def run(command: Sequence[str], *, cassette: str, mode: str) -> int:
             file=sys.stderr,
         )
         return code or 1
+    if summary.get("opened") is False:
+        print(
+            f"llmcassette run: {summary['cassette']} cannot be opened (see above); the program "
+            "was stopped before its first line, so nothing was recorded, replayed or sent",
+            file=sys.stderr,
+        )
+        return 2
     print(paragraph(summary, code), file=sys.stderr)
     if code == 0 and (summary["misses"] or summary["error"]):
         return 1

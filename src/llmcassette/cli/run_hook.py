@@ -19,7 +19,7 @@ import os
 import sys
 import traceback
 from types import TracebackType
-from typing import Any
+from typing import Any, NoReturn
 
 CASSETTE_ENV = "LLMCASSETTE_CASSETTE"
 MODE_ENV = "LLMCASSETTE_MODE"
@@ -35,7 +35,7 @@ def activate() -> None:
     if not path:
         return
     if mode not in MODES:
-        sys.exit(f"llmcassette: {MODE_ENV}={mode!r} is not a record mode; use one of {MODES}")
+        _stop(f"llmcassette: {MODE_ENV}={mode!r} is not a record mode; use one of {MODES}")
     from typing import cast
 
     import llmcassette
@@ -43,8 +43,16 @@ def activate() -> None:
     from llmcassette._vcr.install import RecordModeName, use_cassette_for_run
 
     # use_cassette, with a mismatch's hints naming run's options (--record, --mode).
-    context = use_cassette_for_run(path, cast("RecordModeName", mode))
-    cassette = context.__enter__()
+    try:
+        context = use_cassette_for_run(path, cast("RecordModeName", mode))
+        cassette = context.__enter__()
+    except llmcassette.LlmCassetteError as failure:
+        # Going on without the cassette would send the program's requests to the network,
+        # even under --replay: the program is stopped before its first line instead.
+        if summary_file:
+            with open(summary_file, "w", encoding="utf-8") as written:
+                json.dump({"cassette": path, "mode": mode, "opened": False}, written)
+        _stop(str(failure))
     loaded = len(cassette.data)
     if sys.excepthook is sys.__excepthook__:  # the program's own hook, if any, is its own
         sys.excepthook = functools.partial(_print_redacted, cassette)
@@ -70,6 +78,15 @@ def activate() -> None:
                 json.dump(summary, written)
 
     atexit.register(finish)
+
+
+def _stop(message: str) -> NoReturn:
+    """End the process from the start-up hook, before the program's first line.
+    ``sys.exit`` there is a fatal error of Python's start-up (``init_import_site``), with a
+    traceback that hides the message."""
+    print(message, file=sys.stderr)
+    sys.stderr.flush()
+    os._exit(2)
 
 
 def _print_redacted(
