@@ -622,3 +622,25 @@ def test_a_folder_without_cassettes_says_so(
 ) -> None:
     assert main(["heal", str(tmp_path)]) == 0
     assert f"llmcassette heal: no cassettes found in {tmp_path}" in capsys.readouterr().err
+
+
+def test_a_log_that_cannot_be_written_leaves_the_cassette_as_it_was(tmp_path: Path) -> None:
+    # The cassette was healed, then the log failed: "not changed", yet it had changed, and
+    # its repairs were in no log.
+    original = ROOT / "cassettes" / "test_openai_sdk" / "test_chat_stream.jsonl"
+    copy = tmp_path / original.name
+    copy.write_text(broken(original.read_text(), remove_terminator=True))
+    before = copy.read_bytes()
+    folder = tmp_path / "logs"
+    folder.mkdir()
+    code, document = heal("--log", str(folder), str(copy))
+    assert code == 2
+    (error,) = document["errors"]
+    assert error["code"] == "LC002 cannot-write"
+    assert error["file"] == str(copy)
+    assert f"cannot write the heal log {folder}" in error["message"]
+    assert error["message"].endswith("; not changed")
+    assert document["results"] == []
+    assert copy.read_bytes() == before
+    assert list(folder.iterdir()) == []
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["logs", original.name]

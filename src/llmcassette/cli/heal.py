@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from llmcassette.cassette import heal, lines
-from llmcassette.cli.output import Output
+from llmcassette.cli.output import CANNOT_WRITE, Output
 from llmcassette.errors import CassetteFormatError, LlmCassetteError, SecretLeakError, record
 
 #: The ending of a heal log's name beside its cassette: ``test_x.jsonl`` → ``test_x.heal.log``.
@@ -98,6 +98,32 @@ def keep_marks(healed: str, again: str) -> str:
     return "\n".join(new)
 
 
+def _write(
+    out: Output, path: Path, target: Path, healed_text: str, original: bytes, result: heal.Plan
+) -> bool:
+    """Write the healed cassette, then its log entry; whether both were written. A cassette
+    whose log entry cannot be written is put back as it was: no repair goes unlogged."""
+    from llmcassette._vcr.tempfiles import atomic_write
+
+    try:
+        atomic_write(path, healed_text.encode("utf-8"))
+    except OSError as error:
+        out.cannot_write(path, error)
+        return False
+    try:
+        append_log(target, log_entry(path, result))
+    except OSError as error:
+        atomic_write(path, original)
+        problem = f"cannot write the heal log {target}: {error.strerror or error}; not changed"
+        fix = "give --log a file whose folder can be written, or check the permissions"
+        out.error(
+            record(CANNOT_WRITE, problem, file=str(path), how_to_fix=fix),
+            f"{path}: {problem}\n  how to fix: {fix}",
+        )
+        return False
+    return True
+
+
 def _name(item: Path | CassetteFormatError) -> str:
     return os.fspath(item) if isinstance(item, Path) else os.fspath(item.path)
 
@@ -145,21 +171,14 @@ def run(paths: list[str], *, dry_run: bool, log: str | None, as_json: bool, quie
         except SecretLeakError as error:
             out.failed(error, refused(error, "heal", path))
             continue
-        healed += 1
         target = log_path(path, log_file)
         repairs = [repair.as_json() for repair in result.repairs]
+        if not dry_run and not _write(out, path, target, healed_text, data, result):
+            continue
+        healed += 1
         for repair in result.repairs:
             verb = "would repair" if dry_run else "repaired"
             out.say(f"{path}:{repair.line}: {verb} ({repair.kind}): {repair.message}", stderr=False)
-        if not dry_run:
-            try:
-                from llmcassette._vcr.tempfiles import atomic_write
-
-                atomic_write(path, healed_text.encode("utf-8"))
-                append_log(target, log_entry(path, result))
-            except OSError as error:
-                out.cannot_write(path, error)
-                continue
         out.result(
             {
                 "file": str(path),
