@@ -233,3 +233,20 @@ def test_html_excludes_json_and_says_what_it_wrote(tmp_path: Path, record: Recor
     both = cli("report", "--html", out, "--json", cassette.parent)
     assert both.returncode == 2
     assert "not allowed with argument" in both.stdout + both.stderr
+
+
+def test_a_page_that_cannot_be_written_is_an_error_not_a_traceback(
+    tmp_path: Path, record: Record
+) -> None:
+    # --html naming a folder raised IsADirectoryError with exit 1, the code of "problems
+    # found", which the `|| test $? -eq 1` of a publishing CI step lets pass.
+    cassette = record(tmp_path / "cassettes" / "test_x" / "test_y.jsonl", ("Hi",))
+    folder = tmp_path / "out"
+    folder.mkdir()
+    done = cli("report", "--html", folder, cassette.parent)
+    assert done.returncode == 2, done.stderr
+    assert "Traceback" not in done.stderr
+    assert f"{folder}: cannot write: Is a directory; not changed" in done.stderr
+    assert done.stdout == ""
+    assert list(folder.iterdir()) == []
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["cassettes", "out"]

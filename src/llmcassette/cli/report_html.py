@@ -295,7 +295,11 @@ def run(paths: Sequence[str], out_path: str) -> int:
             out.error(error, f"{problem}\n  how to fix: {fix}")
             return out.done()
     page = text.encode("utf-8")
-    atomic_write(Path(out_path), page)
+    try:
+        atomic_write(Path(out_path), page)
+    except OSError as error:
+        out.cannot_write(os.fspath(out_path), error)
+        return out.done()
     count = document["totals"]["cassettes"]
     sys.stdout.write(f"wrote {os.fspath(out_path)}: {count} cassette(s), {len(page)} bytes\n")
     return out.done()
