@@ -334,3 +334,33 @@ def test_check_and_scan_read_overrides_sidecars_for_secrets(tmp_path: Path) -> N
             "entries[0].body.message",
         }
         assert all("overrides file by hand" in f["how_to_fix"] for f in found)
+
+
+VCRPY_CUT_AFTER_ITS_REQUEST = """\
+interactions:
+- request:
+    body: '{"model": "gpt-4o-mini", "messages": [{"role": "user", "content": "hi"}]}'
+    headers: {}
+    method: POST
+    uri: https://api.openai.com/v1/chat/completions
+version: 1
+"""
+
+
+def test_a_vcrpy_cassette_replay_cannot_read_is_a_format_problem(tmp_path: Path) -> None:
+    # check passed it ("no problems"), while replay raised CassetteFormatError (KeyError:
+    # 'response') and convert refused it.
+    cassette = tmp_path / "cassettes" / "test_chat" / "test_hi.yaml"
+    cassette.parent.mkdir(parents=True)
+    cassette.write_text(VCRPY_CUT_AFTER_ITS_REQUEST)
+    for given in (cassette, tmp_path / "cassettes"):
+        done = cli("check", "--json", given)
+        assert done.returncode == 1, done.stdout
+        (finding,) = json.loads(done.stdout)["findings"]
+        assert (finding["code"], finding["kind"]) == ("LC101 cassette-format", "format")
+        assert finding["file"] == str(cassette)
+        assert finding["path"] == "interactions[0]"
+        assert finding["message"].startswith("interaction #1 has no response mapping")
+    text = cli("check", cassette)
+    assert "test_hi.yaml: interaction #1 has no response mapping" in text.stdout + text.stderr
+    assert cassette.read_text() == VCRPY_CUT_AFTER_ITS_REQUEST

@@ -350,12 +350,14 @@ def stale_temps(given: Path) -> Iterator[Path]:
 def check_opened(opened: Opened, options: Options, redactor: Any = None) -> list[Problem]:
     """Every problem of one cassette file ``cli.paths`` opened."""
     from llmcassette.cli.opened import scan_opened
-    from llmcassette.cli.paths import JSONL, SIDECAR
+    from llmcassette.cli.paths import JSONL, SIDECAR, VCRPY
 
     path = opened.path
     problems: list[Problem] = []
     if opened.kind == JSONL and opened.cassette is not None:
         problems.extend(_structure(os.fspath(path), opened.cassette, options))
+    elif opened.kind == VCRPY and opened.vcrpy is not None:
+        problems.extend(_vcrpy_structure(os.fspath(path), opened.vcrpy))
     elif opened.kind == SIDECAR:
         problems.extend(_overrides(path))
     if options.orphans:
@@ -375,6 +377,29 @@ def check_opened(opened: Opened, options: Options, redactor: Any = None) -> list
                 )
             )
     return problems
+
+
+def _vcrpy_structure(name: str, loaded: dict[str, Any]) -> Iterator[Problem]:
+    """An interaction of a vcrpy cassette that replay cannot load: not a mapping, or without
+    its request or response (a file cut off after a request, a merge gone wrong)."""
+    for number, entry in enumerate(loaded.get("interactions") or [], start=1):
+        if not isinstance(entry, dict):
+            problem = f"interaction #{number} is a {type(entry).__name__}, not a mapping"
+        elif not isinstance(entry.get("request"), dict):
+            problem = f"interaction #{number} has no request mapping"
+        elif not isinstance(entry.get("response"), dict):
+            problem = f"interaction #{number} has no response mapping"
+        else:
+            continue
+        yield Problem(
+            name,
+            None,
+            FORMAT,
+            f"{problem}: replay cannot read this vcrpy cassette",
+            "restore the file from version control, or delete it to record the test again",
+            code=CassetteFormatError.code,
+            json_path=f"interactions[{number - 1}]",
+        )
 
 
 def fix_secret(kind: str) -> str:
