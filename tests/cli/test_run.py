@@ -132,6 +132,16 @@ def test_a_cassette_that_cannot_be_opened_stops_the_program_before_any_request(
     assert cassette.read_bytes() == before
 
 
+def test_a_cassette_path_that_cannot_be_a_file_stops_the_program_too(tmp_path: Path) -> None:
+    # Not an llmcassette error (NotADirectoryError): the program must not run without it.
+    (tmp_path / "app.py").write_text("print('ran')")
+    cassette = tmp_path / "app.py" / "app.jsonl"
+    result = cli("run", "--replay", cassette, "--", sys.executable, "app.py", cwd=tmp_path)
+    assert (result.returncode, result.stdout) == (2, "")
+    assert f"{cassette}: cannot open the cassette: " in result.stderr
+    assert "Error in sitecustomize" not in result.stderr
+
+
 def test_a_mode_that_is_not_one_is_refused_without_a_fatal_error(tmp_path: Path) -> None:
     env = run.environment(str(tmp_path / "app.jsonl"), "bogus")
     result = subprocess.run(

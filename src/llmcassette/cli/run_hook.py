@@ -46,13 +46,15 @@ def activate() -> None:
     try:
         context = use_cassette_for_run(path, cast("RecordModeName", mode))
         cassette = context.__enter__()
-    except llmcassette.LlmCassetteError as failure:
+    except Exception as failure:  # a damaged file, a path that is no file, ...
         # Going on without the cassette would send the program's requests to the network,
         # even under --replay: the program is stopped before its first line instead.
         if summary_file:
             with open(summary_file, "w", encoding="utf-8") as written:
                 json.dump({"cassette": path, "mode": mode, "opened": False}, written)
-        _stop(str(failure))
+        if isinstance(failure, llmcassette.LlmCassetteError):
+            _stop(str(failure))  # it names the file and line, and says how to fix it
+        _stop(f"llmcassette: {path}: cannot open the cassette: {failure}")
     loaded = len(cassette.data)
     if sys.excepthook is sys.__excepthook__:  # the program's own hook, if any, is its own
         sys.excepthook = functools.partial(_print_redacted, cassette)
