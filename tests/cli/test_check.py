@@ -364,3 +364,31 @@ def test_a_vcrpy_cassette_replay_cannot_read_is_a_format_problem(tmp_path: Path)
     text = cli("check", cassette)
     assert "test_hi.yaml: interaction #1 has no response mapping" in text.stdout + text.stderr
     assert cassette.read_text() == VCRPY_CUT_AFTER_ITS_REQUEST
+
+
+def test_a_stream_the_test_stopped_reading_is_not_reported_as_cut_short(
+    tmp_path: Path, provider: LocalProvider, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Recording it again writes the same file: check could never be satisfied.
+    import openai
+
+    import llmcassette
+
+    client = openai.OpenAI(base_url=provider.openai_base_url, api_key="sk-t", max_retries=0)
+    path = tmp_path / "stopped.jsonl"
+    with llmcassette.use_cassette(path):
+        stream = client.chat.completions.create(
+            model="gpt-4o-mini", messages=[{"role": "user", "content": "Hi"}], stream=True
+        )
+        next(iter(stream))
+        stream.close()
+    end = read_records(path)[-1]
+    assert (end["type"], end["cut_short"], "incomplete" in end) == ("end", True, False)
+    assert main(["check", str(path)]) == 0
+
+    # A stream that broke off while the code was reading it is still reported.
+    records = read_records(path)
+    records[-1]["error"] = "RemoteProtocolError"
+    write_records(path, records)
+    assert main(["check", "--json", str(path)]) == 1
+    assert [p["kind"] for p in findings(capsys.readouterr().out)] == ["truncated-stream"]

@@ -24,6 +24,18 @@ from llmcassette.cassette import events, eventstream, jsonarray
 RESPONSES_ENDINGS = frozenset({"response.completed", "response.failed", "response.incomplete"})
 
 
+def stopped_reading(end: Any) -> bool:
+    """Whether an interaction's end-line fields (``end_extra``) say the code stopped reading
+    its stream while it was recorded: cut short, with no error and nothing missing from
+    what it read. Such a stream is whole for that code, not cut off."""
+    return (
+        isinstance(end, dict)
+        and bool(end.get("cut_short"))
+        and not end.get("error")
+        and "incomplete" not in end
+    )
+
+
 def missing_terminator(kind: str | None, body: bytes, uri: str | None = None) -> str | None:
     """Why a recorded stream looks cut off, or None when it ended properly (or is unknown);
     ``uri``, the request's, tells providers that end alike apart."""

@@ -196,8 +196,7 @@ def recorded_failure(
 def stopped_reading(response: Mapping[str, Any]) -> bool:
     """Whether the code stopped reading this response while it was recorded (cut short
     with no error and no missing ending)."""
-    end = (response.get(META_KEY) or {}).get("end_extra") or {}
-    return bool(end.get("cut_short")) and not end.get("error") and "incomplete" not in end
+    return integrity.stopped_reading((response.get(META_KEY) or {}).get("end_extra"))
 
 
 def check_integrity(
