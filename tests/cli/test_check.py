@@ -292,6 +292,32 @@ def test_an_overrides_index_the_cassette_lacks_fails_check_as_it_fails_replay(
     assert found["how_to_fix"] == replayed.value.hint
 
 
+def test_a_cassette_named_alone_is_checked_with_its_overrides_sidecar(
+    tmp_path: Path, record: Record, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A pre-commit hook names the cassette: the sidecar replay loads with it is checked too,
+    once, however the two are given."""
+    folder = tmp_path / "ov"
+    cassette = record(folder / "good.jsonl")
+    assert main(["check", str(cassette)]) == 0  # no sidecar: the cassette alone
+    assert "no problems in 1 file(s)" in capsys.readouterr().err
+
+    sidecar = folder / "good.overrides.json"
+    sidecar.write_text('{"mode": "patch", "entries": [{"at": 0, "status": "soon"}]}')
+    for given in (
+        [cassette],
+        [cassette, sidecar],
+        [sidecar, cassette],
+        [folder, cassette],
+        [cassette, cassette],
+    ):
+        assert main(["check", "--json", *map(str, given)]) == 1, given
+        (found,) = findings(capsys.readouterr().out)
+        assert (found["kind"], found["file"]) == ("overrides", str(sidecar))
+    assert main(["check", str(cassette)]) == 1
+    assert "1 problem(s) in 2 file(s)" in capsys.readouterr().err
+
+
 def test_orphans_with_cassettes_kept_away_from_their_module(tmp_path: Path, record: Record) -> None:
     # A vcr_cassette_dir fixture keeps <root>/cassettes/<module>/ for <root>/tests/x/<module>.py.
     record(tmp_path / "cassettes" / "test_far" / "test_a.jsonl")

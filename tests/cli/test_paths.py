@@ -325,18 +325,42 @@ def test_a_gate_given_no_cassette_at_all_fails_with_a_usage_error(
 ) -> None:
     assert main([command, str(tmp_path)]) == 2
     done = "checked" if command == "check" else "scanned"
+    # Each thing said once: the folder's note, then why the gate fails and what to do.
     assert capsys.readouterr().err.splitlines() == [
         f"llmcassette {command}: no cassettes found in {tmp_path}",
-        f"llmcassette {command}: no cassettes found in {tmp_path}; nothing was {done}",
+        f"llmcassette {command}: nothing was {done}",
+        "  how to fix: give the folder or files that hold the cassettes (e.g. tests/cassettes)",
     ]
     assert main([command, "--json", str(tmp_path)]) == 2
     (error,) = json.loads(capsys.readouterr().out)["errors"]
     assert (error["code"], error["file"]) == ("LC001 usage", str(tmp_path))
+    assert error["message"] == f"no cassettes found in {tmp_path}; nothing was {done}"
     # A folder without cassettes beside one with them is only a note.
     (tmp_path / "more").mkdir()
     _good_jsonl(tmp_path / "more" / "c.jsonl")
     (tmp_path / "empty").mkdir()
     assert main([command, str(tmp_path / "more"), str(tmp_path / "empty")]) == 0
+
+
+def test_scan_never_calls_a_result_clean_after_a_path_it_could_not_read(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    missing = tmp_path / "missing.jsonl"
+    assert main(["scan", str(missing)]) == 2
+    assert capsys.readouterr().err.splitlines() == [
+        f"{missing}: cannot read: No such file or directory",
+        "llmcassette scan: nothing was scanned; 1 path(s) could not be scanned (see above)",
+    ]
+    good = _good_jsonl(tmp_path / "good.jsonl")
+    assert main(["scan", str(missing), str(good)]) == 2
+    assert capsys.readouterr().err.splitlines()[-1] == (
+        "llmcassette scan: no secrets found in 1 file(s); 1 path(s) could not be scanned "
+        "(see above)"
+    )
+    assert main(["scan", "--json", str(missing)]) == 2
+    document = json.loads(capsys.readouterr().out)
+    assert [error["file"] for error in document["errors"]] == [str(missing)]
+    assert (document["findings"], document["results"]) == ([], [])
 
 
 def test_chmod_000_really_unreadable(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

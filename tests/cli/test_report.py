@@ -10,6 +10,7 @@ from typing import Any
 
 import jsonschema
 import pytest
+import yaml
 from _cli_support import Record, cli
 
 from llmcassette.cli.main import main
@@ -211,3 +212,81 @@ def test_report_counts_a_secret_as_check_does(tmp_path: Path) -> None:
     assert [f["code"] for f in document["findings"]] == ["LC602 secret"]
     assert document["cassettes"][0]["problems"] == 1
     assert key not in result.stdout
+
+
+def _vcrpy_interaction(body: str, headers: dict[str, list[str]]) -> dict[str, Any]:
+    return {
+        "request": {
+            "method": "POST",
+            "uri": "https://api.openai.com/v1/chat/completions",
+            "body": '{"model": "gpt-4o-mini", "stream": true}',
+            "headers": {"authorization": ["Bearer " + "sk-proj-" + "Ab3" * 16]},
+        },
+        "response": {
+            "status": {"code": 200, "message": "OK"},
+            "headers": headers,
+            "body": {"string": body},
+        },
+    }
+
+
+def test_vcrpy_cassettes_are_reported_with_their_problems_and_named_to_convert(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A folder of vcrpy cassettes is no empty report: each is an entry, read as convert
+    would write it, with the secrets check finds in it, and is listed to be converted."""
+    key = "sk-proj-" + "Ab3" * 16  # in pieces, so secret scanners leave this file alone
+    chunks = [
+        {"model": "gpt-4o-mini", "choices": [{"delta": {"content": "Hi"}}]},
+        {
+            "model": "gpt-4o-mini",
+            "choices": [],
+            "usage": {"prompt_tokens": 7, "completion_tokens": 2},
+        },
+    ]
+    stream = "".join(f"data: {json.dumps(chunk)}\n\n" for chunk in chunks) + "data: [DONE]\n\n"
+    headers = {
+        "content-type": ["text/event-stream"],
+        "date": ["Mon, 05 Jan 2026 10:00:00 GMT"],
+    }
+    good = tmp_path / "test_a.yaml"
+    good.write_text(yaml.safe_dump({"interactions": [_vcrpy_interaction(stream, headers)]}))
+    cut = tmp_path / "test_b.yaml"  # cut off after its request: convert refuses it
+    cut.write_text(
+        yaml.safe_dump({"interactions": [{"request": _vcrpy_interaction("", {})["request"]}]})
+    )
+
+    document = _report([tmp_path], capsys)
+    assert document["exit_code"] == 1
+    entries = {Path(e["file"]).name: e for e in document["cassettes"]}
+    assert set(entries) == {"test_a.yaml", "test_b.yaml"}
+    a, b = entries["test_a.yaml"], entries["test_b.yaml"]
+    assert (a["format"], a["format_version"], a["redaction_version"]) == ("vcrpy", None, None)
+    assert (a["interactions"], a["models"], a["streamed"]) == (1, ["gpt-4o-mini"], True)
+    assert (a["tokens_in"], a["tokens_out"]) == (7, 2)
+    assert a["created_at"] == "2026-01-05T10:00:00Z"  # when it was recorded, not converted
+    assert a["problems"] == 1  # the key in its request
+    assert (b["format"], b["interactions"], b["problems"]) == ("vcrpy", 1, 2)
+    kinds = sorted((Path(f["file"]).name, f["kind"]) for f in document["findings"])
+    assert kinds == [
+        ("test_a.yaml", "secret"),
+        ("test_b.yaml", "format"),
+        ("test_b.yaml", "secret"),
+    ]
+    assert document["totals"]["problems"] == 3
+    assert document["vcrpy"] == [str(good), str(cut)]
+
+    assert main(["report", str(tmp_path)]) == 1
+    text = capsys.readouterr().out
+    assert "2 cassette(s), 2 interaction(s), 7 tokens in, 2 tokens out" in text
+    note = "vcrpy cassettes, read as convert would write them (llmcassette convert PATH):"
+    assert text.splitlines()[-3:] == [note, f"  {good}", f"  {cut}"]
+    assert main(["report", "--markdown", str(tmp_path)]) == 1
+    assert f"{note[:-1]}: `{good}`, `{cut}`" in capsys.readouterr().out
+
+    page = tmp_path / "page.html"
+    assert main(["report", "--html", str(page), str(tmp_path)]) == 1
+    html = page.read_text(encoding="utf-8")
+    assert key not in html  # shown as convert would write it: redacted
+    assert f"a vcrpy cassette, to convert: llmcassette convert {good}" in html
+    assert "<REDACTED:" in html or "&lt;REDACTED:" in html

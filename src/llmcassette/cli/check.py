@@ -440,6 +440,32 @@ def _mark_fixable(path: Path, problems: list[Problem]) -> list[Problem]:
     ]
 
 
+def with_sidecars(paths: list[str | os.PathLike[str]]) -> list[str | os.PathLike[str]]:
+    """``paths`` with, after each cassette file named, the overrides sidecar beside it that
+    replay would load with it (``faults.sidecar.path_for``), when there is one: a
+    pre-commit hook names the changed cassette, and a sidecar whose indexes it no longer
+    has fails replay. A sidecar also given, or under a folder given, is not added again."""
+    from llmcassette.faults.sidecar import path_for
+
+    given = [Path(raw) for raw in paths]
+    folders = [path.resolve() for path in given if path.is_dir()]
+    seen = {path.resolve() for path in given if not path.is_dir()}
+    result: list[str | os.PathLike[str]] = []
+    for raw, path in zip(paths, given, strict=True):
+        result.append(raw)
+        if path.is_dir() or path.name.endswith(SIDECAR_SUFFIX):
+            continue
+        sidecar = path_for(path)
+        where = sidecar.resolve()
+        if where in seen or not sidecar.is_file():
+            continue
+        if any(where.is_relative_to(folder) for folder in folders):
+            continue
+        seen.add(where)
+        result.append(sidecar)
+    return result
+
+
 def check_paths(
     paths: Iterable[str | os.PathLike[str]], options: Options, command: str = "check"
 ) -> Iterator[tuple[Path, list[Problem]]]:
@@ -452,7 +478,7 @@ def check_paths(
     if options.secrets:
         redactor = project_redactor()
     paths = list(paths)
-    for opened in cassettes(paths, command):  # command: who says a folder had none
+    for opened in cassettes(with_sidecars(paths), command):  # command: who says a folder had none
         if isinstance(opened, CassetteFormatError):
             yield Path(opened.path), _mark_fixable(Path(opened.path), [_opening_problem(opened)])
         else:

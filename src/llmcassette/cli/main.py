@@ -85,11 +85,17 @@ def _scan(args: argparse.Namespace) -> int:
             out.finding(found, finding.render())  # file:line: json path: rule
     if not files and not out.errors:
         return _nothing_found(out, "scan", args.paths)
+    # The paths that could not be scanned were reported above: the summary never calls
+    # the result clean when some were not looked at.
+    unscanned = f"; {len(out.errors)} path(s) could not be scanned" if out.errors else ""
     if out.findings:
         out.say(
-            f"llmcassette scan: {len(out.findings)} secret-looking value(s) in {files} file(s); "
-            "run `llmcassette redact PATH...` to replace them"
+            f"llmcassette scan: {len(out.findings)} secret-looking value(s) in {files} file(s)"
+            f"{unscanned}; run `llmcassette redact PATH...` to replace them"
         )
+    elif out.errors:
+        scanned = f"no secrets found in {files} file(s)" if files else "nothing was scanned"
+        out.say(f"llmcassette scan: {scanned}{unscanned} (see above)")
     elif not args.quiet:
         out.say(f"llmcassette scan: no secrets found in {files} file(s)")
     return out.done()
@@ -186,14 +192,17 @@ def _nothing_found(out: Output, command: str, paths: Sequence[str]) -> int:
     nothing must not pass (a CI step pointed at the wrong folder), so it is a usage error."""
     done = {"check": "checked", "scan": "scanned"}[command]
     problem = f"no cassettes found in {', '.join(paths)}; nothing was {done}"
+    fix = "give the folder or files that hold the cassettes (e.g. tests/cassettes)"
+    # Every path was a folder that has said "no cassettes found in FOLDER" already
+    # (``cli.paths.each_file``): the text says the rest once, not the folders again.
     out.error(
         record(
             UsageError.code,
             problem,
             file=paths[0] if len(paths) == 1 else None,
-            how_to_fix="give the folder or files that hold the cassettes (e.g. tests/cassettes)",
+            how_to_fix=fix,
         ),
-        f"llmcassette {command}: {problem}",
+        f"llmcassette {command}: nothing was {done}\n  how to fix: {fix}",
     )
     return out.done()
 

@@ -25,7 +25,7 @@ from llmcassette._vcr.tempfiles import atomic_write
 from llmcassette.cli.check import CODES
 from llmcassette.cli.output import CANNOT_WRITE, Output
 from llmcassette.cli.show import Shown, summarize
-from llmcassette.cli.tree_report import _age, _size, build
+from llmcassette.cli.tree_report import VCRPY_NOTE, _age, _size, build
 from llmcassette.errors import record
 from llmcassette.redact.rules import PLACEHOLDER_RE
 
@@ -212,9 +212,16 @@ def render(document: dict[str, Any], details: dict[str, tuple[Any, list[Any]]]) 
         rows.append(f"<tr{css}>{cells}</tr>")
         cassette, found = details.get(entry["file"], (None, []))
         section = [f'<section class="cassette" id="{anchor}"><h2>{_text(entry["file"])}</h2>']
+        if entry["format"] == "vcrpy":  # shown as convert would write it
+            kind = f"a vcrpy cassette, to convert: llmcassette convert {entry['file']}"
+            formats = _text(kind)
+        else:
+            formats = (
+                f"format {_text(entry['format_version'])} · "
+                f"redaction {_text(entry['redaction_version'])}"
+            )
         section.append(
-            f'<p class="meta">created {_text(entry["created_at"] or "?")} · format '
-            f"{_text(entry['format_version'])} · redaction {_text(entry['redaction_version'])}"
+            f'<p class="meta">created {_text(entry["created_at"] or "?")} · {formats}'
             f" · hosts {_text(', '.join(entry['hosts']) or '-')}</p>"
         )
         if found:
@@ -240,8 +247,9 @@ def render(document: dict[str, Any], details: dict[str, tuple[Any, list[Any]]]) 
                 f'<div class="findings"><b>cannot be read</b><ul>{items}</ul></div></section>'
             )
     lists = "".join(
-        f"<p><b>{label}:</b> {_text(', '.join(document[label]))}</p>"
-        for label in ("largest", "oldest", "orphans")
+        f"<p><b>{_text(VCRPY_NOTE if label == 'vcrpy' else label)}:</b> "
+        f"{_text(', '.join(document[label]))}</p>"
+        for label in ("largest", "oldest", "orphans", "vcrpy")
         if document[label]
     )
     summary = (

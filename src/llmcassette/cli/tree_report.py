@@ -13,6 +13,13 @@ a JSON body's ``usage``; the last OpenAI chunk carrying ``usage``; Responses'
 ``INPUT_KEYS`` the usage has, output the first of ``OUTPUT_KEYS``: cached and reasoning
 token counts are parts of those, never added again. The ``--json`` document follows
 ``report.schema.json``, shipped beside this module.
+
+A vcrpy cassette (YAML or JSON) is reported as ``llmcassette convert`` would write it,
+redacted by the project's rules and read back (``vcrpy_cassette``): its interactions,
+models, streams and tokens, dated by its responses' ``Date`` headers, with its ``check``
+problems; ``format`` says ``vcrpy`` and the document lists it under ``vcrpy``, to be
+converted. One that convert would refuse is still counted, with its interactions and
+problems.
 """
 
 from __future__ import annotations
@@ -29,7 +36,7 @@ from typing import Any
 
 from llmcassette.cli.check import UNREADABLE, Options, check_paths, owning_test
 from llmcassette.cli.output import Output
-from llmcassette.cli.paths import JSONL, cassettes
+from llmcassette.cli.paths import JSONL, VCRPY, Opened, cassettes
 from llmcassette.errors import CassetteFormatError
 
 SCHEMA = Path(__file__).with_name("report.schema.json")
@@ -116,6 +123,43 @@ def summarize_cassette(path: Path, cassette: Any, size: int, problems: int) -> d
     }
 
 
+def vcrpy_cassette(opened: Opened) -> Any:
+    """The vcrpy cassette ``opened`` as ``llmcassette convert`` would write it (redacted by
+    the project's rules), read back; its ``created_at`` is when its responses' ``Date``
+    headers say it was recorded, or absent. None when convert would refuse the file."""
+    from llmcassette.cassette import jsonl as cassette_file
+    from llmcassette.cassette import vcrpy_files
+    from llmcassette.cli.convert import jsonl_of
+    from llmcassette.errors import LlmCassetteError
+
+    try:
+        text, _ = jsonl_of(opened)
+        converted = cassette_file.read(text.encode("utf-8"), opened.path)
+    except LlmCassetteError:  # check reports what it can of the file
+        return None
+    header = dict(converted.header)
+    recorded = vcrpy_files.recorded_on(item.response_headers for item in converted.interactions)
+    if recorded is None:  # convert would date it now: the recording's age is unknown
+        header.pop("created_at", None)
+    else:
+        header["created_at"] = recorded
+    return cassette_file.Cassette(header, converted.interactions)
+
+
+def _vcrpy_entry(opened: Opened, cassette: Any, problems: int) -> dict[str, Any]:
+    """The entry of a vcrpy cassette (``vcrpy_cassette``): no llmcassette format or
+    redaction version, since the file on disk is neither."""
+    from llmcassette.cassette import jsonl as cassette_file
+
+    assert opened.vcrpy is not None
+    read = cassette if cassette is not None else cassette_file.Cassette({}, [])
+    entry = summarize_cassette(opened.path, read, len(opened.data), problems)
+    if cassette is None:  # refused by convert: what it holds is counted, not read
+        entry["interactions"] = len(opened.vcrpy["interactions"])
+    entry["format_version"] = entry["redaction_version"] = None
+    return entry
+
+
 def build(
     paths: Sequence[str], out: Output, details: dict[str, tuple[Any, list[Any]]] | None = None
 ) -> dict[str, Any]:
@@ -139,7 +183,7 @@ def build(
     entries: list[dict[str, Any]] = []
     # check_paths has said which folders hold no cassettes: this pass says nothing again.
     with contextlib.redirect_stderr(io.StringIO()):
-        opened_files = list(cassettes(paths, "report", (JSONL,)))
+        opened_files = list(cassettes(paths, "report", (JSONL, VCRPY)))
     for opened in track(opened_files, "report", as_json=out.as_json, name=path_of):
         if isinstance(opened, CassetteFormatError):
             out.failed(opened)
@@ -149,11 +193,17 @@ def build(
         found = problems.get(opened.path, [])
         for problem in found:  # what the table counts: findings, as check reports them
             out.finding(problem.as_json(), None)
-        entry = summarize_cassette(opened.path, opened.cassette, len(opened.data), len(found))
+        if opened.kind == VCRPY:
+            cassette = vcrpy_cassette(opened)
+            entry = _vcrpy_entry(opened, cassette, len(found))
+        else:
+            cassette = opened.cassette
+            entry = summarize_cassette(opened.path, cassette, len(opened.data), len(found))
+        entry["format"] = "vcrpy" if opened.kind == VCRPY else "jsonl"
         entry["orphan"] = any(problem.kind == "orphan" for problem in found)
         entries.append(entry)
         if details is not None:
-            details[entry["file"]] = (opened.cassette, found)
+            details[entry["file"]] = (cassette, found)
     unreadable = sum(
         1 for found in problems.values() for problem in found if problem.kind == UNREADABLE
     )
@@ -171,7 +221,12 @@ def build(
         "largest": [e["file"] for e in sorted(entries, key=lambda e: -e["size"])[:5]],
         "oldest": [e["file"] for e in sorted(dated, key=lambda e: -e["age_seconds"])[:5]],
         "orphans": [e["file"] for e in entries if e["orphan"]],
+        "vcrpy": [e["file"] for e in entries if e["format"] == "vcrpy"],
     }
+
+
+#: What the text and Markdown reports say above the vcrpy cassettes they list.
+VCRPY_NOTE = "vcrpy cassettes, read as convert would write them (llmcassette convert PATH)"
 
 
 def _age(seconds: float | None) -> str:
@@ -220,9 +275,9 @@ def render_text(document: dict[str, Any], color: bool) -> str:
         f"{totals['tokens_in']} tokens in, {totals['tokens_out']} tokens out, "
         f"{_size(totals['size'])}, {totals['problems']} problem(s)"
     )
-    for label in ("largest", "oldest", "orphans"):
+    for label in ("largest", "oldest", "orphans", "vcrpy"):
         if document[label]:
-            lines.append(f"{label}:")
+            lines.append(f"{VCRPY_NOTE}:" if label == "vcrpy" else f"{label}:")
             lines.extend("  " + _cut(path, WIDTH - 2) for path in document[label])
     return "\n".join(line[:WIDTH] if not color else line for line in lines)
 
@@ -251,6 +306,9 @@ def render_markdown(document: dict[str, Any]) -> str:
     if document["orphans"]:
         lines.append("")
         lines.append("Orphans: " + ", ".join(f"`{path}`" for path in document["orphans"]))
+    if document["vcrpy"]:
+        lines.append("")
+        lines.append(f"{VCRPY_NOTE}: " + ", ".join(f"`{path}`" for path in document["vcrpy"]))
     return "\n".join(lines) + "\n"
 
 
