@@ -16,7 +16,7 @@ _DIRECTIVE = re.compile(r"^\s*<!--\s*docs-test:(?P<body>.*?)-->\s*$")
 
 #: Directive words without a value, and those that take one (``name=value``).
 FLAGS = frozenset({"skip", "output", "run", "raises", "figure"})
-VALUED = frozenset({"file", "setup", "needs", "error"})
+VALUED = frozenset({"file", "setup", "needs", "error", "latency"})
 
 
 class MarkdownError(ValueError):

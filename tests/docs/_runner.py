@@ -24,7 +24,9 @@ The conventions (CONTRIBUTING.md has the short version for authors):
 - ``<!-- docs-test: error=LCnnn -->`` before a ``text`` block of docs/errors.md: the example
   message of that code's catalogue entry; test_error_catalogue.py provokes the error and
   compares (nothing runs here);
-- ``<!-- docs-test: skip -->``: the block does not run.
+- ``<!-- docs-test: skip -->``: the block does not run;
+- ``<!-- docs-test: latency=SECONDS -->`` before a ``python`` block: the provider takes that
+  long to answer while it runs (an example about calls that overlap).
 
 Every sample of output (a ``text``, ``console`` or unlabelled block, or a shell block with
 output under its ``$`` lines) must be ``output``, ``run``, ``error`` or ``figure`` (`unchecked`
@@ -40,6 +42,7 @@ Every failure names the page and line of the block.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import difflib
 import glob
 import io
@@ -51,6 +54,7 @@ import subprocess
 import sys
 import traceback
 import types
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -203,8 +207,22 @@ class PageRunner:
             self._compare_output(block)
         elif block.directive.get("run"):
             self._run_commands(block)
+        elif block.lang in PYTHON and "latency" in block.directive:
+            with self._latency(float(block.directive["latency"])):
+                self._execute(block)
         elif block.lang in PYTHON:
             self._execute(block)
+
+    @contextlib.contextmanager
+    def _latency(self, seconds: float) -> Iterator[None]:
+        """The provider takes ``seconds`` to answer while a block runs: an example about
+        calls that overlap must not depend on how fast this machine starts them."""
+        before = self.provider.behaviour
+        self.provider.behaviour = dataclasses.replace(before, latency=seconds)
+        try:
+            yield
+        finally:
+            self.provider.behaviour = before
 
     # --- python ---------------------------------------------------------------------------
 

@@ -136,6 +136,22 @@ def test_first_event_delay_comes_after_the_headers(provider: LocalProvider) -> N
     assert first_at >= 0.38
 
 
+def test_latency_holds_back_every_answer_streamed_or_not(provider: LocalProvider) -> None:
+    provider.behaviour.latency = 0.3
+    url = provider.openai_base_url + "/chat/completions"
+    with httpx2.Client() as client:
+        started = time.monotonic()
+        answered = client.post(url, json=chat(), headers=OPENAI_AUTH)
+        plain_at = time.monotonic() - started
+        started = time.monotonic()
+        with client.stream("POST", url, json=chat(stream=True), headers=OPENAI_AUTH) as streamed:
+            headers_at = time.monotonic() - started
+            streamed.read()
+    assert (answered.status_code, streamed.status_code) == (200, 200)
+    assert plain_at >= 0.28
+    assert headers_at >= 0.28
+
+
 @pytest.mark.parametrize("count", [1, 20, 1000])
 def test_events_override(provider: LocalProvider, count: int) -> None:
     provider.behaviour.events = count

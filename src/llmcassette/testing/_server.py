@@ -197,6 +197,9 @@ class _Handler(BaseHTTPRequestHandler):
             logger.exception("llmcassette.testing: failed to answer %s %s", req.method, req.path)
             reply = _family_for(req.path).error(req, 500, "local provider bug; see the log")
 
+        if behaviour.latency > 0 and self.server.stopping.wait(behaviour.latency):
+            self._drop_connection()  # the provider is stopping
+            return
         if isinstance(reply, StreamReply):
             self._send_stream(reply, behaviour)
         else:

@@ -12,7 +12,12 @@ from typing import Any
 
 @dataclass
 class StreamBehaviour:
-    """How streamed answers (SSE and NDJSON) are delivered; mutable between requests."""
+    """How answers are delivered, streamed ones (SSE and NDJSON) above all; mutable
+    between requests."""
+
+    #: Seconds slept before any answer, streamed or not, is sent: a model's time to answer,
+    #: so that concurrent calls overlap as they do against a real provider.
+    latency: float = 0.0
 
     #: Seconds slept before each streamed event after the first.
     event_delay: float = 0.0
