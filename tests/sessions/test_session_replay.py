@@ -199,6 +199,16 @@ async def ask_provider(client: httpx2.AsyncClient, url: str) -> str:
     return str(response.json()["choices"][0]["message"]["content"])
 
 
+@contextlib.contextmanager
+def answering_slowly(provider: LocalProvider) -> Iterator[None]:
+    """Requests sent together overlap however late one of them leaves (a loaded machine)."""
+    provider.behaviour.latency = 0.2
+    try:
+        yield
+    finally:
+        provider.behaviour.latency = 0.0
+
+
 def record_twice(provider: LocalProvider, path: Path, *, together: bool) -> list[str]:
     url = provider.openai_base_url + "/chat/completions"
 
@@ -210,7 +220,7 @@ def record_twice(provider: LocalProvider, path: Path, *, together: bool) -> list
                 await ask_provider(client, url)
                 await ask_provider(client, url)
 
-    with warnings.catch_warnings(record=True) as caught:
+    with warnings.catch_warnings(record=True) as caught, answering_slowly(provider):
         warnings.simplefilter("always")
         with llmcassette.use_cassette(path, match=MATCH):
             asyncio.run(run())
@@ -437,7 +447,7 @@ def test_callers_with_clients_of_their_own_are_warned_of_first_call_order(
         ):
             await asyncio.gather(ask_provider(first, url), ask_provider(second, url))
 
-    with warnings.catch_warnings(record=True) as caught:
+    with warnings.catch_warnings(record=True) as caught, answering_slowly(provider):
         warnings.simplefilter("always")
         with llmcassette.use_cassette(tmp_path / "c.jsonl", match=MATCH):
             asyncio.run(run())
