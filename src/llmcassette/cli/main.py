@@ -683,7 +683,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         subparser.description = f"{what} {subparser.description or ''}".strip()
     argv = sys.argv[1:] if argv is None else list(argv)
     try:
-        args = parser.parse_args(argv)
+        args, extra = parser.parse_known_args(argv)
+        if extra:  # as parse_args says it, but by the command they follow, with its usage
+            command: str | None = getattr(args, "command", None)
+            after = command in argv and argv.index(extra[0]) > argv.index(command or "")
+            said_by = commands.choices[command] if command and after else parser
+            said_by.error(f"unrecognized arguments: {' '.join(extra)}")
     except UsageError as error:
         if "--json" not in argv:  # as argparse prints it
             print(f"{error.usage.rstrip()}\n{error}", file=sys.stderr)
