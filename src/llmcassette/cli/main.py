@@ -602,8 +602,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         "report",
         help="summarize a tree of cassettes: interactions, models, tokens, age, size, tests "
         "and problems per cassette, with totals, the largest, oldest and orphans",
-        description="Exit codes: 0 no cassette has a problem, 1 one has (the problems "
-        "column; the findings of --json), 2 a file cannot be read.",
+        description="Exit codes: 0 no file has a problem, 1 one has (the problems column, "
+        "the other files with problems; the findings of --json), 2 a file cannot be read.",
     )
     report_command.add_argument(
         "paths", nargs="*", metavar="DIR", help="folders or files (default: .)"
