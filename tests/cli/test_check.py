@@ -418,3 +418,62 @@ def test_a_stream_the_test_stopped_reading_is_not_reported_as_cut_short(
     write_records(path, records)
     assert main(["check", "--json", str(path)]) == 1
     assert [p["kind"] for p in findings(capsys.readouterr().out)] == ["truncated-stream"]
+
+
+def test_a_secret_in_a_vcrpy_cassette_is_named_at_its_own_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # check and scan named the line where the interaction starts (`vcr.yaml:2:`), not the
+    # line holding the key, which a long cassette leaves the reader to hunt for.
+    import yaml
+
+    body = {"id": "chatcmpl-1", "note": f"the key is {SECRET}", "words": "lorem ipsum " * 20}
+    interaction = {
+        "request": {
+            "body": json.dumps({"model": "gpt-4o-mini", "messages": [{"role": "user"}]}),
+            "headers": {
+                "Content-Type": ["application/json"],
+                "Authorization": [f"Bearer {SECRET}"],
+            },
+            "method": "POST",
+            "uri": "https://api.openai.com/v1/chat/completions",
+        },
+        "response": {
+            "body": {"string": json.dumps(body, indent=2)},
+            "headers": {"Content-Type": ["application/json"]},
+            "status": {"code": 200, "message": "OK"},
+        },
+    }
+    clean = json.loads(json.dumps(interaction).replace(SECRET, "<REDACTED:openai-api-key>"))
+    cassette = tmp_path / "vcr.yaml"
+    cassette.write_text(yaml.dump({"interactions": [clean, interaction], "version": 1}))
+    lines = cassette.read_text().splitlines()
+    holding = [number for number, line in enumerate(lines, 1) if SECRET in line]
+    assert len(holding) == 2  # the header, then the body
+    assert "Bearer" in lines[holding[0] - 1]
+
+    assert main(["check", "--json", str(cassette)]) == 1
+    captured = capsys.readouterr()
+    assert SECRET not in captured.out + captured.err
+    found = {p["path"]: p["line"] for p in findings(captured.out)}
+    assert found == {
+        "interactions[1].request.headers.Authorization[0]": holding[0],
+        "interactions[1].response.body.string<json>.note": holding[1],
+    }
+    assert main(["scan", str(cassette)]) == 1
+    assert f"vcr.yaml:{holding[1]}: interactions[1].response.body" in capsys.readouterr().out
+
+    # A value the text does not show as it is (a gzip-compressed body) is named at its
+    # key's line.
+    import gzip
+
+    interaction["response"]["headers"]["Content-Encoding"] = ["gzip"]
+    interaction["response"]["body"]["string"] = gzip.compress(json.dumps(body).encode())
+    cassette.write_text(yaml.dump({"interactions": [clean, interaction], "version": 1}))
+    lines = cassette.read_text().splitlines()
+    assert not any(SECRET in line for line in lines[holding[0] :])
+    response = lines.index("  response:", holding[0])
+    key = next(n for n, line in enumerate(lines[response:], response + 1) if "string:" in line)
+    assert main(["check", "--json", str(cassette)]) == 1
+    found = {p["path"]: p["line"] for p in findings(capsys.readouterr().out)}
+    assert found["interactions[1].response.body.string<json>.note"] == key

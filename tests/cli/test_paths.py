@@ -484,6 +484,22 @@ def test_json_usage_errors_of_the_command_line_itself(capsys: pytest.CaptureFixt
     assert "error: unrecognized arguments: --no-such-option" in capsys.readouterr().err
 
 
+def test_an_unknown_option_of_a_command_shows_that_commands_usage(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    assert main(["check", "--bogus", "d"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("usage: llmcassette check [-h]")
+    assert "llmcassette check: error: unrecognized arguments: --bogus" in err
+    assert main(["check", "--json", "--bogus", "d"]) == 2
+    (error,) = json_document(capsys.readouterr().out, 2)["errors"]
+    assert error["expected"].startswith("usage: llmcassette check [-h]")
+    assert error["how_to_fix"] == "see llmcassette check --help"
+    # An option before the command is the top level's.
+    assert main(["--bogus", "check", "d"]) == 2
+    assert capsys.readouterr().err.startswith("usage: llmcassette [-h]")
+
+
 @pytest.mark.parametrize("as_json", [False, True], ids=["text", "json"])
 def test_a_project_setting_no_command_can_use_is_an_error_not_a_traceback(
     as_json: bool,

@@ -193,6 +193,7 @@ def test_an_unreadable_cassette_is_an_error_and_the_rest_is_reported(
     assert document["exit_code"] == 2
     assert [Path(e["file"]).name for e in document["cassettes"]] == ["good.jsonl"]
     assert document["errors"][0]["file"] == str(tmp_path / "broken.jsonl")
+    assert document["totals"]["problems"] == 1  # its format problem, as check counts it
 
 
 def test_report_counts_a_secret_as_check_does(tmp_path: Path) -> None:
@@ -290,3 +291,58 @@ def test_vcrpy_cassettes_are_reported_with_their_problems_and_named_to_convert(
     assert key not in html  # shown as convert would write it: redacted
     assert f"a vcrpy cassette, to convert: llmcassette convert {good}" in html
     assert "<REDACTED:" in html or "&lt;REDACTED:" in html
+
+
+def test_problems_of_files_that_are_no_cassette_count_as_check_counts_them(
+    tmp_path: Path, record: Record, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """An overrides sidecar that does not validate and a killed save's temporary file are
+    no rows, but their problems count: report said "0 problem(s)", exit 0, where check
+    exited 1."""
+    import subprocess
+    import sys
+
+    from llmcassette._vcr import tempfiles
+
+    cassette = record(tmp_path / "c.jsonl", ("Hi",))
+    sidecar = tmp_path / "c.overrides.json"
+    sidecar.write_text('{"bogus": 1}\n')
+    dead = subprocess.Popen([sys.executable, "-c", ""])
+    dead.wait()
+    temp = tmp_path / f".c.jsonl{tempfiles.MARKER}{dead.pid}-abc123"
+    temp.write_bytes(b"half a cassette")
+
+    assert main(["check", "--json", str(tmp_path)]) == 1
+    checked = sorted(
+        (f["file"], f["kind"]) for f in json.loads(capsys.readouterr().out)["findings"]
+    )
+    assert checked == [(str(temp), "stale-temp"), (str(sidecar), "overrides")]
+
+    document = _report([tmp_path], capsys)
+    assert document["exit_code"] == 1
+    assert sorted((f["file"], f["kind"]) for f in document["findings"]) == checked
+    assert [e["file"] for e in document["cassettes"]] == [str(cassette)]
+    assert document["cassettes"][0]["problems"] == 0
+    assert sorted(document["others"], key=lambda o: o["file"]) == [
+        {"file": str(temp), "problems": 1},
+        {"file": str(sidecar), "problems": 1},
+    ]
+    assert document["totals"]["problems"] == 2
+
+    assert main(["report", str(tmp_path)]) == 1
+    text = capsys.readouterr().out
+    assert "1 cassette(s), 1 interaction(s)" in text
+    assert ", 2 problem(s)" in text
+    others = text.split("other files with problems (llmcassette check PATH says what is wrong):")
+    # A long folder is cut to fit 100 columns.
+    assert f"{sidecar.name}: 1 problem(s)" in others[1]
+    assert f"{temp.name}: 1 problem(s)" in others[1]
+    assert main(["report", "--markdown", str(tmp_path)]) == 1
+    assert f"`{sidecar}` (1)" in capsys.readouterr().out
+
+    page = tmp_path / "page.html"
+    assert main(["report", "--html", str(page), str(tmp_path)]) == 1
+    html = page.read_text(encoding="utf-8")
+    assert '<section class="cassette other" id="o' in html
+    assert "<b>LC501 overrides</b>" in html
+    assert "<b>LC606 stale-temp</b>" in html

@@ -602,8 +602,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         "report",
         help="summarize a tree of cassettes: interactions, models, tokens, age, size, tests "
         "and problems per cassette, with totals, the largest, oldest and orphans",
-        description="Exit codes: 0 no cassette has a problem, 1 one has (the problems "
-        "column; the findings of --json), 2 a file cannot be read.",
+        description="Exit codes: 0 no file has a problem, 1 one has (the problems column, "
+        "the other files with problems; the findings of --json), 2 a file cannot be read.",
     )
     report_command.add_argument(
         "paths", nargs="*", metavar="DIR", help="folders or files (default: .)"
@@ -683,7 +683,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         subparser.description = f"{what} {subparser.description or ''}".strip()
     argv = sys.argv[1:] if argv is None else list(argv)
     try:
-        args = parser.parse_args(argv)
+        args, extra = parser.parse_known_args(argv)
+        if extra:  # as parse_args says it, but by the command they follow, with its usage
+            command: str | None = getattr(args, "command", None)
+            after = command in argv and argv.index(extra[0]) > argv.index(command or "")
+            said_by = commands.choices[command] if command and after else parser
+            said_by.error(f"unrecognized arguments: {' '.join(extra)}")
     except UsageError as error:
         if "--json" not in argv:  # as argparse prints it
             print(f"{error.usage.rstrip()}\n{error}", file=sys.stderr)

@@ -25,7 +25,7 @@ from llmcassette._vcr.tempfiles import atomic_write
 from llmcassette.cli.check import CODES
 from llmcassette.cli.output import CANNOT_WRITE, Output
 from llmcassette.cli.show import Shown, summarize
-from llmcassette.cli.tree_report import VCRPY_NOTE, _age, _size, build
+from llmcassette.cli.tree_report import OTHERS_NOTE, VCRPY_NOTE, _age, _size, build
 from llmcassette.errors import record
 from llmcassette.redact.rules import PLACEHOLDER_RE
 
@@ -177,6 +177,16 @@ def _interaction(number: int, item: Any) -> str:
     return "".join(parts)
 
 
+def _findings(found: list[Any]) -> str:
+    """The box of a file's ``check`` problems."""
+    items = "".join(
+        f"<li><b>{_text(problem.code or CODES.get(problem.kind, problem.kind))}</b> "
+        f"{_text(problem.render())}</li>"
+        for problem in found
+    )
+    return f'<div class="findings"><b>check findings</b><ul>{items}</ul></div>'
+
+
 def _cell(entry: dict[str, Any], field: str, numeric: bool, anchor: str) -> str:
     value = entry[field]
     if field == "file":
@@ -225,17 +235,18 @@ def render(document: dict[str, Any], details: dict[str, tuple[Any, list[Any]]]) 
             f" · hosts {_text(', '.join(entry['hosts']) or '-')}</p>"
         )
         if found:
-            items = "".join(
-                f"<li><b>{_text(problem.code or CODES.get(problem.kind, problem.kind))}</b> "
-                f"{_text(problem.render())}</li>"
-                for problem in found
-            )
-            section.append(f'<div class="findings"><b>check findings</b><ul>{items}</ul></div>')
+            section.append(_findings(found))
         for number, item in enumerate(cassette.interactions if cassette else [], 1):
             section.append(_interaction(number, item))
         section.append("</section>")
         sections.append("".join(section))
-    listed = {entry["file"] for entry in document["cassettes"]}
+    for index, other in enumerate(document["others"], 1):  # a sidecar, a killed save's file
+        _, found = details.get(other["file"], (None, []))
+        sections.append(
+            f'<section class="cassette other" id="o{index}"><h2>{_text(other["file"])}</h2>'
+            f"{_findings(found)}</section>"
+        )
+    listed = {entry["file"] for entry in [*document["cassettes"], *document["others"]]}
     for file, (_, found) in details.items():
         if file not in listed:  # a file that could not be read: only why
             items = "".join(
@@ -252,6 +263,12 @@ def render(document: dict[str, Any], details: dict[str, tuple[Any, list[Any]]]) 
         for label in ("largest", "oldest", "orphans", "vcrpy")
         if document[label]
     )
+    if document["others"]:
+        links = ", ".join(
+            f'<a href="#o{index}">{_text(other["file"])}</a> ({other["problems"]})'
+            for index, other in enumerate(document["others"], 1)
+        )
+        lists += f"<p><b>{_text(OTHERS_NOTE)}:</b> {links}</p>"
     summary = (
         f"{totals['cassettes']} cassette(s), {totals['interactions']} interaction(s), "
         f"{totals['tokens_in']} tokens in, {totals['tokens_out']} tokens out, "

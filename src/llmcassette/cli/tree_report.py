@@ -20,6 +20,12 @@ models, streams and tokens, dated by its responses' ``Date`` headers, with its `
 problems; ``format`` says ``vcrpy`` and the document lists it under ``vcrpy``, to be
 converted. One that convert would refuse is still counted, with its interactions and
 problems.
+
+A file with problems that is no cassette, an overrides sidecar or the temporary file of a
+save that was killed, is no row of the table: it is listed under ``others`` with how many
+problems it has, which count in the totals and are findings as ``check`` reports them. The
+totals count every problem ``check`` finds under the paths, those of a file that cannot be
+read as a cassette (an error, exit 2) included.
 """
 
 from __future__ import annotations
@@ -184,8 +190,10 @@ def build(
     # check_paths has said which folders hold no cassettes: this pass says nothing again.
     with contextlib.redirect_stderr(io.StringIO()):
         opened_files = list(cassettes(paths, "report", (JSONL, VCRPY)))
+    failed: set[Path] = set()
     for opened in track(opened_files, "report", as_json=out.as_json, name=path_of):
         if isinstance(opened, CassetteFormatError):
+            failed.add(Path(opened.path))
             out.failed(opened)
             if details is not None:  # no cassette: only what check found, or the error
                 details[opened.path] = (None, problems.get(Path(opened.path)) or [opened])
@@ -204,9 +212,21 @@ def build(
         entries.append(entry)
         if details is not None:
             details[entry["file"]] = (cassette, found)
-    unreadable = sum(
-        1 for found in problems.values() for problem in found if problem.kind == UNREADABLE
-    )
+    # What check finds in a file that is no row (a sidecar, a killed save's temporary
+    # file): listed apart, each problem a finding (an error when it cannot be read).
+    rows = {Path(entry["file"]) for entry in entries}
+    others: list[dict[str, Any]] = []
+    for path, found in problems.items():
+        if not found or path in rows or path in failed:
+            continue
+        for problem in found:
+            if problem.kind == UNREADABLE:
+                out.error(problem.as_json(), problem.render())
+            else:
+                out.finding(problem.as_json(), None)
+        others.append({"file": os.fspath(path), "problems": len(found)})
+        if details is not None:
+            details[os.fspath(path)] = (None, found)
     dated = [e for e in entries if e["age_seconds"] is not None]
     return {
         "cassettes": entries,
@@ -216,17 +236,21 @@ def build(
             "tokens_in": sum(e["tokens_in"] for e in entries),
             "tokens_out": sum(e["tokens_out"] for e in entries),
             "size": sum(e["size"] for e in entries),
-            "problems": sum(e["problems"] for e in entries) + unreadable,
+            # Every problem check finds, those of a file no row stands for included.
+            "problems": sum(len(found) for found in problems.values()),
         },
         "largest": [e["file"] for e in sorted(entries, key=lambda e: -e["size"])[:5]],
         "oldest": [e["file"] for e in sorted(dated, key=lambda e: -e["age_seconds"])[:5]],
         "orphans": [e["file"] for e in entries if e["orphan"]],
         "vcrpy": [e["file"] for e in entries if e["format"] == "vcrpy"],
+        "others": others,
     }
 
 
 #: What the text and Markdown reports say above the vcrpy cassettes they list.
 VCRPY_NOTE = "vcrpy cassettes, read as convert would write them (llmcassette convert PATH)"
+#: ... and above the files with problems that are no cassette (``others``).
+OTHERS_NOTE = "other files with problems (llmcassette check PATH says what is wrong)"
 
 
 def _age(seconds: float | None) -> str:
@@ -279,6 +303,11 @@ def render_text(document: dict[str, Any], color: bool) -> str:
         if document[label]:
             lines.append(f"{VCRPY_NOTE}:" if label == "vcrpy" else f"{label}:")
             lines.extend("  " + _cut(path, WIDTH - 2) for path in document[label])
+    if document["others"]:
+        lines.append(f"{OTHERS_NOTE}:")
+        for other in document["others"]:
+            count = f": {other['problems']} problem(s)"
+            lines.append("  " + _cut(other["file"], WIDTH - 2 - len(count)) + count)
     return "\n".join(line[:WIDTH] if not color else line for line in lines)
 
 
@@ -309,6 +338,10 @@ def render_markdown(document: dict[str, Any]) -> str:
     if document["vcrpy"]:
         lines.append("")
         lines.append(f"{VCRPY_NOTE}: " + ", ".join(f"`{path}`" for path in document["vcrpy"]))
+    if document["others"]:
+        lines.append("")
+        listed = (f"`{o['file']}` ({o['problems']})" for o in document["others"])
+        lines.append(f"{OTHERS_NOTE}: " + ", ".join(listed))
     return "\n".join(lines) + "\n"
 
 

@@ -379,39 +379,116 @@ def _refuse(findings: list[Finding], path: str | os.PathLike[str]) -> None:
         )
 
 
-def _line_of(text: str, interaction: int) -> int | None:
-    """Best-effort line of the n-th interaction in a YAML/JSON vcrpy cassette."""
+def _interaction_lines(text: str) -> list[int]:
+    """Best-effort line of each interaction in a YAML/JSON vcrpy cassette, in order."""
     needle = "- request:" if "- request:" in text else '"request"'
-    position = -1
-    for _ in range(interaction + 1):
+    found: list[int] = []
+    line, counted = 1, 0
+    position = text.find(needle)
+    while position >= 0:
+        line += text.count("\n", counted, position)
+        counted = position
+        found.append(line)
         position = text.find(needle, position + 1)
-        if position < 0:
-            return None
-    return text.count("\n", 0, position) + 1
+    return found
+
+
+# The shortest text looked for as the value itself: a shorter one may be on any line.
+_SHORTEST_NEEDLE = 8
+
+
+def _key_line(lines: list[str], begin: int, end: int, key: str) -> int | None:
+    """The index of the first of ``lines[begin:end]`` that opens mapping key ``key`` (YAML
+    ``key:``, ``- key:``, quoted or not, or JSON ``"key":``)."""
+    openings = (f"{key}:", f'"{key}":', f"'{key}':")
+    for index in range(begin, end):
+        if lines[index].lstrip(" -").startswith(openings):
+            return index
+    return None
+
+
+def _needles(rules: Rules, value: Any) -> list[str]:
+    """What of ``value`` (a found value) to look for in the file's text: each
+    secret-shaped piece of it, then the whole value; none too short to tell lines apart."""
+    if isinstance(value, (bytes, bytearray)):
+        value = bytes(value).decode("utf-8", "replace")
+    if not isinstance(value, str):
+        return []
+    pieces = [value[start:end] for start, end, _ in rules.shapes(value)]
+    pieces += [value] if "\n" not in value else []
+    return [piece for piece in pieces if len(piece) >= _SHORTEST_NEEDLE]
+
+
+def _value_line(
+    rules: Rules, lines: list[str], begin: int, stop: int, record: Any, where: Where
+) -> int | None:
+    """The 1-based line of the value at ``where`` in ``record`` (``{"request": ...}`` or
+    ``{"response": ...}``), looked for in ``lines[begin:stop]``, the text of its interaction;
+    None when it cannot be told.
+
+    The keys of ``where`` are followed down the text (``response:``, then ``headers:``,
+    then ``authorization:`` after it); the line is the first from the last key found that
+    holds the value (a secret-shaped piece of it), else that key's line. The keys inside a
+    body's JSON text are on no line of their own: only the value is looked for there."""
+    at, key_found, in_text = begin, False, True
+    value = record
+    for part in where:
+        if part is _PARSED:
+            try:
+                value = json.loads(value)
+            except (TypeError, ValueError):
+                value = None
+            in_text = False
+            continue
+        if in_text and isinstance(part, str):
+            index = _key_line(lines, at, stop, part)
+            if index is not None:
+                at, key_found = index, True
+        try:
+            value = value[part]
+        except (KeyError, IndexError, TypeError):
+            value = None  # not read (a body that cannot be decoded): its key's line
+    for needle in _needles(rules, value):
+        for index in range(at, stop):
+            if needle in lines[index]:
+                return index + 1
+    return at + 1 if key_found else None
 
 
 def find_in_vcrpy(rules: Rules, data: dict[str, Any], text: str, path: str) -> list[Finding]:
     """Findings in a parsed vcrpy cassette (``data``, parsed from ``text``), response
-    bodies decoded first; lines are those of the interactions in ``text``."""
+    bodies decoded first; a finding's line is that of its value (or key) in ``text`` when
+    it can be told (``_value_line``), else that of its interaction."""
     findings: list[Finding] = []
+    starts = _interaction_lines(text)
+    # The langchain layout's two lists have no line per interaction: none is named.
+    listed = vcrpy_files.layout(data) != vcrpy_files.PARALLEL_LISTS
+    lines: list[str] | None = None
     for index, entry in enumerate(vcrpy_files.interactions_of(data)):
         if not isinstance(entry, dict):
             continue
-        line = _line_of(text, index)
+        line = starts[index] if listed and index < len(starts) else None
         request = _decoded_request(entry.get("request"), rules)
         response = decoded_response(entry.get("response") or {}, rules)
+        found: list[tuple[Any, Where, str]] = []  # (record, where in it, rule)
         for part, decoded in (("request", request), ("response", response)):
             if decoded is None:
-                at = f"interactions[{index}].{part}.body"
-                findings.append(Finding(path, line, at, UNSCANNABLE_BODY))
-        if request is None or response is None:
-            continue
-        for part, record, is_response in (
-            ("request", request, False),
-            ("response", response, True),
-        ):
-            for json_path, rule in find_in_value(rules, {part: record}, response=is_response):
-                findings.append(Finding(path, line, f"interactions[{index}].{json_path}", rule))
+                found.append(({}, (part, "body"), UNSCANNABLE_BODY))  # at its body's key
+        if request is not None and response is not None:
+            for part, record, is_response in (
+                ("request", request, False),
+                ("response", response, True),
+            ):
+                in_part: Found = []
+                _walk(rules, {part: record}, (), in_part, is_response)
+                found += [({part: record}, where, rule) for where, rule in in_part]
+        for record, where, rule in found:
+            at = line
+            if line is not None:
+                lines = text.split("\n") if lines is None else lines
+                stop = starts[index + 1] - 1 if index + 1 < len(starts) else len(lines)
+                at = _value_line(rules, lines, line - 1, stop, record, where) or line
+            findings.append(Finding(path, at, f"interactions[{index}].{_spelled('', where)}", rule))
     return findings
 
 
