@@ -336,10 +336,14 @@ class UnusedInteractionsError(LlmCassetteError):
         sessions: list[tuple[str, int, int]] | None = None,
         hint: str | None = None,
         refused: str | None = None,
+        bypassed: int = 0,
     ) -> None:
         if hint is not None:  # where the cassette is used names other commands
             self.hint = hint
         self.path = path
+        # Requests sent through vcrpy's own stubs (requests, aiohttp, boto3...), which
+        # scheduled faults never reach: why a fault may stay unused though calls were made.
+        self.bypassed = bypassed
         # The first line of a mismatch the code under test caught: why a call it made did
         # not play its interaction (a library that swallows its own errors, like telemetry).
         self.refused = refused
@@ -381,9 +385,15 @@ class UnusedInteractionsError(LlmCassetteError):
             )
         if self.unused_faults:
             shown = "\n".join(f"  {fault}" for fault in self.unused_faults)
+            why = "the test made fewer calls than scripted"
+            if bypassed:
+                why = (
+                    f"{bypassed} request(s) went through vcrpy's own stubs (requests, aiohttp, "
+                    "boto3...), which faults do not reach: docs/faults.md#which-clients; "
+                    f"or {why}"
+                )
             parts.append(
-                f"{len(self.unused_faults)} scheduled fault(s) were never used "
-                f"(the test made fewer calls than scripted):\n{shown}"
+                f"{len(self.unused_faults)} scheduled fault(s) were never used ({why}):\n{shown}"
             )
         super().__init__("\n".join(parts) + f"\n  to fix: {self.hint}")
 
@@ -401,7 +411,7 @@ class UnusedInteractionsError(LlmCassetteError):
             *kept,
             self.described,
             self.sessions,
-            **{"hint": self.hint, "refused": self.refused, **changes},
+            **{"hint": self.hint, "refused": self.refused, "bypassed": self.bypassed, **changes},
         )
 
     def details(self) -> dict[str, Any]:

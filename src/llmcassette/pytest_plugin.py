@@ -32,6 +32,8 @@ from llmcassette.faults import schedule, scheduled_on
 # selects just those tests.
 REPORT_ENV = "LLMCASSETTE_REPORT"
 SELECT_ENV = "LLMCASSETTE_SELECT"
+# Seconds: under rewrite, a cassette recorded longer ago gets a new created_at when saved.
+RENEW_ENV = "LLMCASSETTE_RENEW_OLDER_THAN"
 REPORT_FORMAT = "llmcassette-rerecord-report"
 
 # --llmcassette-record-mode: vcrpy's record modes and pytest-recording's "rewrite".
@@ -531,7 +533,7 @@ def pytest_recording_configure(config: pytest.Config, vcr: Any) -> None:
     ``tryfirst`` lets a user's own ``pytest_recording_configure`` run after this one and
     override it; ``optionalhook`` keeps ``-p no:recording`` working.
     """
-    from llmcassette.config import project_expiry, project_settings, resolve_redaction
+    from llmcassette.config import parse_age, project_expiry, project_settings, resolve_redaction
 
     options = _options_of(_current_item)
     record_mode = _record_mode(config, options) or "none"
@@ -558,5 +560,8 @@ def pytest_recording_configure(config: pytest.Config, vcr: Any) -> None:
     )
     if config.getoption("llmcassette_record_mode", default=None) is not None:
         _force_record_mode(vcr, record_mode)  # record_mode is the flag's (_record_mode)
+    renew = os.environ.get(RENEW_ENV)
+    if renew:
+        vcr.persister.renew_older_than = parse_age(renew)
     if _current_item is not None:
         _current_item.stash[_PERSISTER] = vcr.persister

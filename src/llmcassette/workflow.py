@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from llmcassette.config import parse_age, parse_created_at
-from llmcassette.pytest_plugin import REPORT_ENV, REPORT_FORMAT, SELECT_ENV
+from llmcassette.pytest_plugin import RENEW_ENV, REPORT_ENV, REPORT_FORMAT, SELECT_ENV
 
 #: Why a test's cassette may need recording again, as the report names it.
 REASONS = ("missing", "mismatch", "unused", "expired", "outdated")
@@ -134,11 +134,12 @@ def rerecord(
         selection = Path(folder) / "select.txt"
         selection.write_text("\n".join(chosen) + "\n", encoding="utf-8")
         print("llmcassette: run 2: record them again", flush=True)
-        code = _run_pytest(
-            python,
-            [*pytest_args, "--llmcassette-record-mode=rewrite"],
-            {SELECT_ENV: os.fspath(selection)},
-        )
+        env = {SELECT_ENV: os.fspath(selection)}
+        if max_age is not None:
+            # Recorded again because it was older than that: its age starts over, or the
+            # next run would choose it again.
+            env[RENEW_ENV] = repr(max_age)
+        code = _run_pytest(python, [*pytest_args, "--llmcassette-record-mode=rewrite"], env)
         return code, chosen
 
 

@@ -150,3 +150,40 @@ def test_a_mode_that_is_not_one_is_refused_without_a_fatal_error(tmp_path: Path)
     assert (result.returncode, result.stdout) == (2, "")
     assert "LLMCASSETTE_MODE='bogus' is not a record mode" in result.stderr
     assert "Fatal Python error" not in result.stderr
+
+
+def test_a_python_without_llmcassette_is_stopped_before_its_first_line(
+    tmp_path: Path, provider: LocalProvider
+) -> None:
+    # `-- python app.py` with another Python first on PATH: the start-up hook could not be
+    # imported, Python said "Error in sitecustomize" and ran the program without its
+    # cassette, so a --replay run sent its requests to the network.
+    import venv
+
+    venv.EnvBuilder(with_pip=False).create(tmp_path / "other")
+    bin_dir = "Scripts" if sys.platform == "win32" else "bin"
+    other = next((tmp_path / "other" / bin_dir).glob("python*"))
+    app = tmp_path / "app.py"
+    app.write_text(
+        "import json, sys, urllib.request\n"
+        "request = urllib.request.Request(sys.argv[1] + '/v1/models', "
+        "headers={'authorization': 'Bearer sk-test'})\n"
+        "print(urllib.request.urlopen(request).status)\n"
+    )
+    env = run.environment(str(tmp_path / "app.jsonl"), "none")
+    env["PYTHONPATH"] = str(run.STARTUP_DIR)  # llmcassette is not importable from there
+    seen = len(provider.requests)
+    result = subprocess.run(
+        [str(other), str(app), provider.url], env=env, capture_output=True, text=True
+    )
+    assert (result.returncode, result.stdout) == (2, ""), result.stderr
+    assert "cannot import llmcassette" in result.stderr
+    assert "Error in sitecustomize" not in result.stderr
+    assert len(provider.requests) == seen, "nothing reached the network"
+
+    # A Python the program starts itself, once the hook has run, is left alone.
+    env.pop("LLMCASSETTE_CASSETTE")
+    result = subprocess.run(
+        [str(other), "-c", "print('ran')"], env=env, capture_output=True, text=True
+    )
+    assert (result.returncode, result.stdout, result.stderr) == (0, "ran\n", "")

@@ -155,6 +155,40 @@ def test_the_unused_append_is_reported_with_counts(provider: LocalProvider, tmp_
     assert "1 scheduled fault(s) were never used" in str(error)
 
 
+def test_a_fault_left_unused_by_a_requests_call_says_where_the_call_went(
+    provider: LocalProvider, tmp_path: Path
+) -> None:
+    # requests goes through vcrpy's own stubs, which carry no fault out: the call was made,
+    # so "the test made fewer calls than scripted" alone sent the reader the wrong way.
+    import requests
+
+    url = provider.openai_base_url + "/chat/completions"
+    body = {"model": "gpt-4o-mini", "messages": MESSAGES}
+    path = tmp_path / "requests.jsonl"
+    with llmcassette.use_cassette(path):
+        requests.post(url, json=body, headers=AUTH, timeout=30)
+    with llmcassette.use_cassette(path, record_mode="none", allow_unused=True) as cassette:
+        faults.schedule(cassette, faults.http_error(429))
+        assert requests.post(url, json=body, headers=AUTH, timeout=30).status_code == 200
+    error = llmcassette.check_unused(cassette)
+    assert error is not None
+    assert error.unused_faults == ["http_error(429)"]
+    assert error.bypassed == 1
+    assert "1 request(s) went through vcrpy's own stubs" in str(error)
+    assert "docs/faults.md#which-clients" in str(error)
+    assert error.with_hint("another hint").bypassed == 1
+
+    # A call through llmcassette's own transports that used no fault is not counted.
+    with llmcassette.use_cassette(path, record_mode="none", allow_unused=True) as again:
+        faults.schedule(again, faults.http_error(429), faults.http_error(429))
+        with pytest.raises(httpx2.HTTPStatusError):
+            httpx2.post(url, json=body, headers=AUTH).raise_for_status()
+    error = llmcassette.check_unused(again)
+    assert error is not None
+    assert error.bypassed == 0
+    assert "(the test made fewer calls than scripted)" in str(error)
+
+
 @pytest.mark.parametrize("kind", sorted(faults.FAILURES))
 @pytest.mark.parametrize("library", [httpx, httpx2], ids=["httpx", "httpx2"])
 def test_transport_failures_raise_the_client_libraries_own_types(

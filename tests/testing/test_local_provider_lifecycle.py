@@ -242,6 +242,19 @@ def test_module_entry_point(tmp_path: Path) -> None:
         port = int(first.rsplit(":", 1)[1])
         assert first.startswith(f"llmcassette local provider on http://127.0.0.1:{port}")
         assert f"base_url=http://127.0.0.1:{port}/v1" in process.stdout.readline()
+        # One line per wire format it speaks, each with the option its SDK takes.
+        rest = [process.stdout.readline() for _ in range(8)]
+        assert [line.split(":")[0].strip() for line in rest] == [
+            "Azure OpenAI",
+            "Anthropic",
+            "Gemini",
+            "Bedrock",
+            "Groq",
+            "Cohere",
+            "Mistral",
+            "Ollama",
+        ]
+        assert rest[0].split()[-1] == f"azure_endpoint=http://127.0.0.1:{port}"
         response = httpx2.get(f"http://127.0.0.1:{port}/v1/models", headers=AUTH)
         assert response.status_code == 200
     finally:

@@ -200,6 +200,29 @@ def test_older_than_and_a_selection_of_tests(
     assert chosen == ["test_mod.py::test_expired"]
 
 
+def test_a_cassette_recorded_again_for_its_age_is_not_chosen_again(
+    pytester: pytest.Pytester, provider: LocalProvider
+) -> None:
+    # No max_age anywhere: only --older-than finds the cassette old. Recorded again with the
+    # same answer, it kept its created_at, so every later run chose it again.
+    pytester.makepyfile(test_mod=module(("fresh", "stale")))
+    pytester.runpytest_subprocess("--record-mode=once").assert_outcomes(passed=2)
+    folder = cassettes(pytester)
+    age(folder / "test_stale.jsonl")
+    fresh = (folder / "test_fresh.jsonl").read_bytes()
+
+    result = workflow(pytester, "--older-than", "365d")
+
+    assert result.returncode == 0, result.stdout + result.stderr
+    chosen = [line.strip() for line in result.stdout.splitlines() if line.startswith("  test_")]
+    assert chosen == ["test_mod.py::test_stale"]
+    header = json.loads((folder / "test_stale.jsonl").read_text().splitlines()[0])
+    assert header["created_at"] != OLD, "its age starts over"
+    assert (folder / "test_fresh.jsonl").read_bytes() == fresh
+    again = workflow(pytester, "--older-than", "365d")
+    assert "every cassette is up to date; nothing to record" in again.stdout, again.stdout
+
+
 def test_unknown_reason_is_a_usage_error(pytester: pytest.Pytester) -> None:
     result = workflow(pytester, "--only", "stale")
     assert result.returncode == 2

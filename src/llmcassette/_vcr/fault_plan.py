@@ -26,6 +26,8 @@ from llmcassette.faults.scheduled import scheduled_on
 from llmcassette.matching.index import request_key
 
 _PLAN = "_llmcassette_fault_plan"
+# How many requests vcrpy's own stubs asked the cassette about (llmcassette._vcr.vcrpy_lookups).
+STUB_CALLS = "_llmcassette_stub_calls"
 _NO_PLAN = False
 
 
@@ -230,7 +232,12 @@ def check_unused(cassette: Any) -> UnusedInteractionsError | None:
         entries = plan.unused(cassette)
         if entries or unused_faults:
             return UnusedInteractionsError(
-                _where(cassette), entries, len(plan.entries), unused_faults, scripted=True
+                _where(cassette),
+                entries,
+                len(plan.entries),
+                unused_faults,
+                scripted=True,
+                bypassed=_bypassed(cassette, unused_faults),
             )
         return None
     counts = cassette.play_counts if replaying else {}
@@ -253,8 +260,18 @@ def check_unused(cassette: Any) -> UnusedInteractionsError | None:
     if not unused and not unused_faults:
         return None
     return UnusedInteractionsError(
-        _where(cassette), unused, own or 0, unused_faults, described=described
+        _where(cassette),
+        unused,
+        own or 0,
+        unused_faults,
+        described=described,
+        bypassed=_bypassed(cassette, unused_faults),
     )
+
+
+def _bypassed(cassette: Any, unused_faults: list[str]) -> int:
+    """The requests vcrpy's own stubs sent, when a scheduled fault stayed unused."""
+    return int(cassette.__dict__.get(STUB_CALLS, 0)) if unused_faults else 0
 
 
 def _where(cassette: Any) -> str:

@@ -217,6 +217,10 @@ class Persister:
         self.read_instead: dict[str, str] = {}
         # Expired cassettes being recorded again: their created_at restarts when saved.
         self._renewing: set[str] = set()
+        # Under ``rewrite``, a cassette recorded longer ago than this many seconds gets the
+        # save's time as its created_at (``python -m llmcassette.workflow --older-than``):
+        # kept, it would be chosen again by the next run, and the next.
+        self.renew_older_than: float | None = None
         # llmcassette.redact.Redactor: applied to every line written, then checked (fail closed).
         self.redactor = redactor
         self._headers: dict[str, dict[str, Any]] = {}
@@ -489,7 +493,7 @@ class Persister:
             created_at = self._headers[os.fspath(path)].get("created_at")
         elif os.fspath(path) in self.read_instead:  # a vcrpy cassette's traffic, and more
             created_at = vcrpy_files.recorded_on(item.response_headers for item in items)
-        if self._renews(path, previous):
+        if self._renews(path, previous) or self._too_old_to_keep(created_at):
             created_at = None  # recorded again because it was too old: its age restarts
         header = cassette_file.new_header(jsonl.RECORDED_BY, created_at)
         if cassette_dict.get("metadata"):
@@ -525,6 +529,15 @@ class Persister:
             and self.expiry is not None
             and self.expiry.is_expired(previous.header)
         )
+
+    def _too_old_to_keep(self, created_at: object) -> bool:
+        """Whether a rewrite asked to renew cassettes past ``renew_older_than`` meets one."""
+        if not self.rewrite or self.renew_older_than is None:
+            return False
+        from llmcassette.config import age_of
+
+        age = age_of({"created_at": created_at})
+        return age is not None and age > self.renew_older_than
 
     def _previous(self, path: Path) -> tuple[Cassette | None, str | None]:
         try:

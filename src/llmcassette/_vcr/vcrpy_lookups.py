@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from llmcassette._vcr.fault_plan import STUB_CALLS
 from llmcassette._vcr.lookup import (
     VCRPY_LOOKUPS,
     Refuse,
@@ -44,6 +45,8 @@ def can_play(cassette: Any, request: Any) -> bool:
     """``Cassette.can_play_response_for`` for vcrpy's own stubs: ``decide``'s answer. The
     response it found is counted as played and kept for ``play``, which vcrpy's stubs call
     next with the same request."""
+    calls = cassette.__dict__
+    calls[STUB_CALLS] = calls.get(STUB_CALLS, 0) + 1
     decision = decide(cassette, request)
     if decision is None:
         return vcrpy_can_play(cassette, request)

@@ -61,7 +61,7 @@ def run(command: Sequence[str], *, cassette: str, mode: str) -> int:
     if summary is None:
         print(
             f"llmcassette run: {command[0]} exited {code}; the cassette was never opened in it "
-            "(is it a Python program, started without -S or -I?)",
+            "(is it a Python program, with llmcassette installed, started without -S or -I?)",
             file=sys.stderr,
         )
         return code or 1

@@ -9,6 +9,22 @@ import threading
 from llmcassette.testing.provider import LocalProvider, StreamBehaviour
 
 
+def banner(provider: LocalProvider) -> list[str]:
+    """Where each wire format's client points, one line each (every format it speaks)."""
+    url = provider.url
+    return [
+        f"OpenAI:       base_url={provider.openai_base_url}",
+        f"Azure OpenAI: azure_endpoint={provider.azure_endpoint}",
+        f"Anthropic:    base_url={provider.anthropic_base_url}",
+        f"Gemini:       HttpOptions(base_url={provider.gemini_base_url})",
+        f"Bedrock:      endpoint_url={provider.bedrock_endpoint_url}",
+        f"Groq:         base_url={url}",
+        f"Cohere:       base_url={url}",
+        f"Mistral:      server_url={url}",
+        f"Ollama:       host={provider.ollama_base_url}",
+    ]
+
+
 def main(argv: list[str] | None = None) -> int:
     """Serve until interrupted (Ctrl-C)."""
     parser = argparse.ArgumentParser(
@@ -33,9 +49,8 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     with provider:
         print(f"llmcassette local provider on {provider.url}", flush=True)
-        print(f"  OpenAI:    base_url={provider.openai_base_url}", flush=True)
-        print(f"  Anthropic: base_url={provider.anthropic_base_url}", flush=True)
-        print(f"  Ollama:    host={provider.ollama_base_url}", flush=True)
+        for line in banner(provider):
+            print(f"  {line}", flush=True)
         print("Press Ctrl-C to stop.", flush=True)
         try:
             # Event.wait() with a timeout keeps Ctrl-C responsive on every platform.
