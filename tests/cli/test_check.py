@@ -5,6 +5,7 @@ from __future__ import annotations
 import datetime
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 from _cli_support import Record, cli, findings, read_records, write_records
@@ -360,6 +361,63 @@ def test_check_and_scan_read_overrides_sidecars_for_secrets(tmp_path: Path) -> N
             "entries[0].body.message",
         }
         assert all("overrides file by hand" in f["how_to_fix"] for f in found)
+
+
+@pytest.mark.parametrize(
+    "entry",
+    [
+        {"at": 0, "status": 401, "headers": {"authorization": ["Bearer {key}"]}},  # vcrpy's list
+        {"at": 0, "status": "{key}"},
+        {"at": 0, "fail": "{key}"},
+        {"at": 0, "cut_after": 1, "cut": "{key}"},
+        {"at": 0, "delay": "{key}"},
+        {"at": 0, "hang_after": 1, "marker": {"path": "{key}"}},
+        {"at": 0, "match": {"path": ["{key}"]}, "status": 500},
+        {"at": "{key}", "status": 500},
+        {"at": 0, "recorded": ["{key}"]},
+    ],
+)
+def test_an_invalid_overrides_field_is_named_without_its_value(
+    tmp_path: Path, entry: dict[str, Any]
+) -> None:
+    """A sidecar is written by hand: a key pasted into a field that refuses it is said to
+    be wrong by its kind (a string of N characters, a list), never quoted, in ``check``
+    and ``report`` (the text, the JSON and the page)."""
+    key = "sk-proj-" + "Ab3Cd" * 5 + "T3BlbkFJ" + "xY9z" * 5  # in pieces, for secret scanners
+    cassette = tmp_path / "c.jsonl"
+    cassette.write_text(
+        '{"format":"llmcassette","format_version":2}\n'
+        '{"type":"request","method":"GET","uri":"https://example.com/"}\n'
+        '{"type":"response","status":200,"body":{"json":{"ok":true}}}\n'
+        '{"type":"end","events":0}\n'
+    )
+    sidecar = tmp_path / "c.overrides.json"
+    sidecar.write_text(json.dumps({"entries": [entry]}).replace("{key}", key))
+    page = tmp_path / "report.html"
+    for command in (
+        ("check", cassette),
+        ("check", "--json", tmp_path),
+        ("report", tmp_path),
+        ("report", "--json", tmp_path),
+        ("report", "--html", page, tmp_path),
+    ):
+        result = cli(*command)
+        said = result.stdout + result.stderr
+        assert "LC501" in said or "overrides" in said, said
+        assert key not in said, command
+        assert key[8:30] not in said, command
+    assert not page.exists() or key not in page.read_text()
+    found = findings(cli("check", "--json", sidecar).stdout)
+    (message,) = [f["message"] for f in found if f["kind"] == "overrides"]
+    assert any(kind in message for kind in ("a string of", "a list", "an object")), message
+
+
+def test_a_short_wrong_overrides_value_is_still_quoted(tmp_path: Path) -> None:
+    """A typo (``"fail": "dns"``, ``"status": "429"``) is short: it is quoted, as before."""
+    sidecar = tmp_path / "c.overrides.json"
+    sidecar.write_text(json.dumps({"entries": [{"at": 0, "fail": "dns"}]}))
+    result = cli("check", sidecar)
+    assert "unknown failure 'dns'" in result.stdout + result.stderr
 
 
 VCRPY_CUT_AFTER_ITS_REQUEST = """\

@@ -20,6 +20,33 @@ from llmcassette.errors import LlmCassetteError, OverridesError
 
 _T = TypeVar("_T")
 
+# The longest string a message about a wrong value quotes (``unknown failure 'boom'``).
+_QUOTED_AT_MOST = 16
+
+
+def _shown(value: Any) -> str:
+    """A wrong value as an error message names it. A number, a boolean or null is quoted,
+    and so is a short string (a typo: ``'dns'``); a longer string or a list or object only
+    by its kind: a sidecar is written by hand, and a credential pasted into the wrong field
+    (a header's value as vcrpy's list, ``["Bearer sk-..."]``) must not reach the output of
+    ``llmcassette check`` or a test's error."""
+    if isinstance(value, str):
+        if len(value) <= _QUOTED_AT_MOST:
+            return repr(value)
+        return f"a string of {len(value)} characters"
+    if isinstance(value, bool) or value is None:
+        return repr(value)
+    if isinstance(value, float) or (isinstance(value, int) and abs(value) < 10**18):
+        return repr(value)
+    if isinstance(value, int):
+        return "a very large number"
+    if isinstance(value, Mapping):
+        return "an object"
+    if isinstance(value, (list, tuple)):
+        return "a list"
+    return f"a {type(value).__name__}"
+
+
 # Transport failures by name: the client library's exception class and the message a real
 # failure of that kind carries.
 FAILURES: dict[str, tuple[str, str]] = {
@@ -142,7 +169,7 @@ class Overrides:
                 source,
                 None,
                 "mode",
-                f"must be 'patch' or 'replace', not {mode!r}",
+                f"must be 'patch' or 'replace', not {_shown(mode)}",
                 "'patch' changes recorded interactions by index, 'replace' lists them all anew",
             )
         entries = data.get("entries")
@@ -250,18 +277,20 @@ def _parse_entry(
     at = entry.get("at")
     if mode == "patch":
         if not _is_index(at):
-            raise error("at", f"must be a 0-based interaction index, got {at!r}")
+            raise error("at", f"must be a 0-based interaction index, got {_shown(at)}")
     elif at is not None and at != position:
-        raise error("at", f"is {at!r} but the entry is at position {position} of a replace list")
+        raise error(
+            "at", f"is {_shown(at)} but the entry is at position {position} of a replace list"
+        )
     recorded = entry.get("recorded")
     if recorded is not None and not _is_index(recorded):
-        raise error("recorded", f"must be a 0-based interaction index, got {recorded!r}")
+        raise error("recorded", f"must be a 0-based interaction index, got {_shown(recorded)}")
     match = entry.get("match") or {}
     if not isinstance(match, Mapping) or set(match) - {"method", "path"}:
         raise error("match", "must be an object with 'method' and/or 'path'")
     for key, value in match.items():
         if not isinstance(value, str):
-            raise error(f"match.{key}", f"must be a string, got {value!r}")
+            raise error(f"match.{key}", f"must be a string, got {_shown(value)}")
     if match and recorded is not None:
         raise error("match", "a replayed recorded interaction is matched by its own request")
     values = {key: entry[key] for key in entry if key not in ("at", "recorded", "match", "comment")}
@@ -297,7 +326,7 @@ class FieldError(LlmCassetteError):
 
 def _seconds(name: str, value: Any) -> float:
     if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0:
-        raise FieldError(name, f"must be a number of seconds >= 0, got {value!r}")
+        raise FieldError(name, f"must be a number of seconds >= 0, got {_shown(value)}")
     if value > sys.float_info.max or not math.isfinite(value):  # a huge int: no float
         raise FieldError(name, "must be finite", "leave a stream hanging with hang_after")
     return float(value)
@@ -305,7 +334,7 @@ def _seconds(name: str, value: Any) -> float:
 
 def _count(name: str, value: Any) -> int:
     if not _is_index(value):
-        raise FieldError(name, f"must be a whole number of events >= 0, got {value!r}")
+        raise FieldError(name, f"must be a whole number of events >= 0, got {_shown(value)}")
     return int(value)
 
 
@@ -319,7 +348,7 @@ def _text_pairs(name: str, value: Any) -> tuple[tuple[str, str], ...]:
         raise FieldError(name, f"must be an object of strings, got {type(value).__name__}")
     for key, item in value.items():
         if not isinstance(item, (str, int, float)) or isinstance(item, bool):
-            raise FieldError(f"{name}.{key}", f"must be a string, got {item!r}")
+            raise FieldError(f"{name}.{key}", f"must be a string, got {_shown(item)}")
     return tuple((str(key), str(item)) for key, item in value.items())
 
 
@@ -329,19 +358,21 @@ def fault_from_fields(values: Mapping[str, Any], base_dir: str | None = None) ->
     if status is not None and (
         isinstance(status, bool) or not isinstance(status, int) or not 100 <= status <= 599
     ):
-        raise FieldError("status", f"must be an HTTP status 100-599, got {status!r}")
+        raise FieldError("status", f"must be an HTTP status 100-599, got {_shown(status)}")
     fail = values.get("fail")
     if fail is not None and fail not in FAILURES:
-        raise FieldError("fail", f"unknown failure {fail!r}", f"use one of {', '.join(FAILURES)}")
+        raise FieldError(
+            "fail", f"unknown failure {_shown(fail)}", f"use one of {', '.join(FAILURES)}"
+        )
     cut = values.get("cut", "error")
     if cut not in CUT_ENDINGS:
-        raise FieldError("cut", f"must be one of {', '.join(CUT_ENDINGS)}, got {cut!r}")
+        raise FieldError("cut", f"must be one of {', '.join(CUT_ENDINGS)}, got {_shown(cut)}")
     cut_after = _optional(values, "cut_after", _count)
     hang_after = _optional(values, "hang_after", _count)
     marker = values.get("marker")
     if marker is not None:
         if not isinstance(marker, str) or not marker:
-            raise FieldError("marker", f"must be a file path, got {marker!r}")
+            raise FieldError("marker", f"must be a file path, got {_shown(marker)}")
         if hang_after is None:
             raise FieldError("marker", "is touched when a hang starts: add hang_after")
         if base_dir is not None:
