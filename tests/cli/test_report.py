@@ -346,3 +346,48 @@ def test_problems_of_files_that_are_no_cassette_count_as_check_counts_them(
     assert '<section class="cassette other" id="o' in html
     assert "<b>LC501 overrides</b>" in html
     assert "<b>LC606 stale-temp</b>" in html
+
+
+VCRPY_WITH_URI = """\
+interactions:
+- request:
+    body: '{{"model": "gpt-4o"}}'
+    headers:
+      x-api-key:
+      - {header}
+    method: POST
+    uri: {uri}
+  response:
+    body:
+      string: '{{"id": "c1"}}'
+    headers:
+      Content-Type:
+      - application/json
+    status:
+      code: 200
+      message: OK
+version: 1
+"""
+
+
+def test_a_yaml_tag_is_not_quoted_in_an_error(tmp_path: Path) -> None:
+    """An unquoted value that begins with ``!`` is a YAML tag, which PyYAML cannot
+    construct and names in its error: check, report and scan say the file is not valid
+    YAML, on its line, without the tag (a credential written unquoted)."""
+    key = "Hk82jfK2nsPq9xWm4tLz"
+    cassette = tmp_path / "c.yaml"
+    cassette.write_text(VCRPY_WITH_URI.format(header="!" + key, uri="https://x.example/y"))
+    page = tmp_path / "page.html"
+    for command in (
+        ("check", cassette),
+        ("check", "--json", tmp_path),
+        ("scan", cassette),
+        ("report", "--json", tmp_path),
+        ("report", "--html", page, tmp_path),
+    ):
+        result = cli(*command)
+        said = result.stdout + result.stderr
+        assert "not valid YAML" in said
+        assert "c.yaml:6" in said.replace('"line": 6', "c.yaml:6")
+        assert key not in said, command
+    assert not page.exists() or key not in page.read_text()

@@ -652,7 +652,10 @@ def _load_legacy(path: Path, serializer: Any) -> tuple[list[Any], list[Any], dic
         raise CassetteFormatError(
             path,
             vcrpy_files.error_line(error),
-            f"cannot read this vcrpy cassette: {type(error).__name__}: {error}",
+            # A YAML error says only its problem: its marks quote the file's lines, and a
+            # tag PyYAML cannot construct may be an unquoted value (parse_problem).
+            f"cannot read this vcrpy cassette: {type(error).__name__}: "
+            + (vcrpy_files.parse_problem(error) if vcrpy_files.yaml_error(error) else f"{error}"),
             "fix the file, or delete it to record the test again",
         ) from None
     return list(requests), list(responses), rest[0] if rest else {}

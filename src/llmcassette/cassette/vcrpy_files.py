@@ -12,6 +12,7 @@ import contextlib
 import datetime
 import email.utils
 import json
+import re
 from collections.abc import Iterable, Mapping
 from typing import Any
 
@@ -64,9 +65,43 @@ def interactions_of(loaded: dict[str, Any]) -> list[Any]:
     return found if isinstance(found, list) else []
 
 
+# What PyYAML quotes in a problem: a character or a token's name, kept (``'\\t'``,
+# ``'<scalar>'``); anything longer is text of the file, a tag or an alias (``!Hk82...``, an
+# unquoted credential that begins with ``!``), never printed.
+_QUOTED = re.compile(r"'([^'\n]*)'")
+_KEPT_QUOTE = re.compile(r"\\?.|<[a-z ]+>")
+
+
+def _unquoted(problem: str) -> str:
+    return _QUOTED.sub(
+        lambda m: m.group(0) if _KEPT_QUOTE.fullmatch(m.group(1)) else "(not shown)", problem
+    )
+
+
+def yaml_error(error: BaseException) -> BaseException | None:
+    """The PyYAML error ``error`` is, or was raised from (vcrpy wraps a tag it cannot
+    construct in a ``ValueError``); None when it is none."""
+    for cause in (error, error.__cause__):
+        if cause is not None and isinstance(getattr(cause, "problem", None), str):
+            return cause
+    return None
+
+
+def parse_problem(error: BaseException) -> str:
+    """What a YAML or JSON parse error says is wrong, on one line, without the text of the
+    file it may quote: PyYAML names the tag or alias it could not read (``could not
+    determine a constructor for the tag '!...'``), which is a value of the file when an
+    unquoted value begins with ``!`` (its marks and their snippets are left out too)."""
+    found = yaml_error(error)
+    if found is not None:
+        return _unquoted(" ".join(str(getattr(found, "problem", "")).split()))
+    detail = getattr(error, "msg", None) or str(error)  # JSONDecodeError: msg, no snippet
+    return " ".join(str(detail).split())
+
+
 def error_line(error: BaseException) -> int | None:
     """The 1-based line a YAML or JSON parse error points at, if it says."""
-    line = getattr(getattr(error, "problem_mark", None), "line", None)
+    line = getattr(getattr(yaml_error(error), "problem_mark", None), "line", None)
     if isinstance(line, int):
         return line + 1  # PyYAML counts from 0
     lineno = getattr(error, "lineno", None)

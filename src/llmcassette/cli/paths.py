@@ -135,11 +135,10 @@ def _starts_as_jsonl(text: str) -> bool:
 
 
 def _parse_error(name: str, error: Exception, json_file: bool) -> CassetteFormatError:
-    from llmcassette.cassette.vcrpy_files import error_line
+    from llmcassette.cassette.vcrpy_files import error_line, parse_problem
 
     what = "JSON" if json_file else "YAML"
-    detail = getattr(error, "problem", None) or getattr(error, "msg", None) or str(error)
-    detail = " ".join(str(detail).split())
+    detail = parse_problem(error)  # never the file's text a YAML error quotes
     return CassetteFormatError(
         name,
         error_line(error),
