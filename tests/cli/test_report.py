@@ -370,6 +370,29 @@ version: 1
 """
 
 
+def test_a_url_whose_password_has_brackets_is_reported_not_a_traceback(tmp_path: Path) -> None:
+    """``urlsplit`` refuses "[...]" that is no IPv6 address, quoting what is inside: report
+    and convert of such a vcrpy cassette went down with a traceback that printed the
+    password of ``https://bob:x[password]@host``. The URL is read, its userinfo redacted."""
+    password = "Zq8Secr3tPassw0rd"
+    cassette = tmp_path / "c.yaml"
+    uri = f'"https://bob:x[{password}]@api.openai.com/v1/chat/completions"'
+    cassette.write_text(VCRPY_WITH_URI.format(header="plain", uri=uri))
+    page = tmp_path / "page.html"
+    for command in (
+        ("report", tmp_path),
+        ("report", "--json", tmp_path),
+        ("report", "--html", page, tmp_path),
+        ("convert", "--out", tmp_path / "out", cassette),
+    ):
+        result = cli(*command)
+        said = result.stdout + result.stderr
+        assert "Traceback" not in said, said
+        assert password not in said, command
+    assert password not in page.read_text()
+    assert password not in (tmp_path / "out" / "c.jsonl").read_text()
+
+
 def test_a_yaml_tag_is_not_quoted_in_an_error(tmp_path: Path) -> None:
     """An unquoted value that begins with ``!`` is a YAML tag, which PyYAML cannot
     construct and names in its error: check, report and scan say the file is not valid

@@ -107,8 +107,17 @@ def ends_at_usage_chunk(uri: str | None, data: Any) -> bool:
         and data.get("choices") == []
         and isinstance(data.get("usage"), dict)
         and uri is not None
-        and urlsplit(uri).hostname in ENDS_AT_USAGE_HOSTS
+        and _hostname(uri) in ENDS_AT_USAGE_HOSTS
     )
+
+
+def _hostname(uri: str) -> str | None:
+    """The host of ``uri``; None when it has none, or when ``urlsplit`` refuses it ("[...]"
+    that is no IPv6 address), whose error would quote the text between the brackets."""
+    try:
+        return urlsplit(uri).hostname
+    except ValueError:
+        return None
 
 
 def split_events(kind: str, text: str) -> list[str]:

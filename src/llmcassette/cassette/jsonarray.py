@@ -42,7 +42,10 @@ def is_streamed_array(media: str, uri: str | None, body: bytes | str | None = No
     """
     if media != "application/json" or not uri:
         return False
-    parts = urlsplit(uri)
+    try:
+        parts = urlsplit(uri)
+    except ValueError:  # "[...]" that is no IPv6 address: no Gemini URL (and its error
+        return False  # quotes the text between the brackets, a URL's password maybe)
     if not parts.path.endswith(_STREAMED_METHOD):
         return False
     if parse_qs(parts.query).get("alt", [""])[-1].lower() == "sse":

@@ -101,7 +101,8 @@ def summarize_cassette(path: Path, cassette: Any, size: int, problems: int) -> d
     streamed = False
     for number, item in enumerate(cassette.interactions, 1):
         shown = summarize(number, item)
-        hosts.add(urllib.parse.urlsplit(item.uri).hostname or "")
+        with contextlib.suppress(ValueError):  # "[...]" that is no IPv6 address
+            hosts.add(urllib.parse.urlsplit(item.uri).hostname or "")
         if shown.model:
             models.add(shown.model)
         streamed = streamed or item.stream is not None
