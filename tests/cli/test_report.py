@@ -414,3 +414,52 @@ def test_a_yaml_tag_is_not_quoted_in_an_error(tmp_path: Path) -> None:
         assert "c.yaml:6" in said.replace('"line": 6', "c.yaml:6")
         assert key not in said, command
     assert not page.exists() or key not in page.read_text()
+
+
+def test_a_url_whose_password_has_brackets_loads_and_diffs_without_a_traceback(
+    tmp_path: Path,
+) -> None:
+    """The same URL loaded for replay (every loaded interaction is asked whether it is an
+    SDK's housekeeping call), described when nothing matches, and paired by ``diff``."""
+    import llmcassette
+
+    password = "Zq8Secr3tPassw0rd"
+    cassette = tmp_path / "c.yaml"
+    uri = f'"https://bob:x[{password}]@api.openai.com/v1/chat/completions"'
+    cassette.write_text(VCRPY_WITH_URI.format(header="plain", uri=uri))
+    # vcrpy cannot read it (its request parses the URL); the error says so, not what.
+    with (
+        pytest.raises(llmcassette.CassetteFormatError) as unreadable,
+        llmcassette.use_cassette(cassette, record_mode="none"),
+    ):
+        pass
+    assert password not in str(unreadable.value)
+    assert "ValueError: a value in it is in no shape vcrpy reads" in str(unreadable.value)
+    converted = tmp_path / "out"
+    assert cli("convert", "--out", converted, cassette).returncode == 0
+    # A .jsonl edited by hand to hold it: loaded, left unplayed, compared with itself.
+    edited = converted / "c.jsonl"
+    lines = edited.read_text().splitlines()
+    request = json.loads(lines[1])
+    request["uri"] = json.loads(uri)
+    lines[1] = json.dumps(request)
+    edited.write_text("\n".join(lines) + "\n")
+    with (
+        pytest.raises(llmcassette.CassetteFormatError) as refused,
+        llmcassette.use_cassette(edited, record_mode="none"),
+    ):
+        pass
+    assert refused.value.line == 2
+    assert password not in str(refused.value)
+    assert "field 'uri' is not a URL that can be read" in str(refused.value)
+    result = cli("diff", edited, edited)
+    assert result.returncode == 2
+    assert "Traceback" not in result.stdout + result.stderr
+    assert password not in result.stdout + result.stderr
+    # Asked of a live request (a mismatch, an unused interaction), the URL is not shown.
+    from types import SimpleNamespace
+
+    from llmcassette.matching.report import describe_request
+
+    live = SimpleNamespace(method="POST", uri=json.loads(uri), body=b"", headers={})
+    assert describe_request(live) == "POST (a URL that cannot be parsed)"

@@ -636,6 +636,18 @@ def _holds_jsonl(path: Path) -> bool:
     return isinstance(record, dict) and record.get("format") == cassette_file.FORMAT_MARKER
 
 
+def _unreadable(error: Exception) -> str:
+    """Why vcrpy could not read a cassette, without the file's values: a YAML error's marks
+    quote its lines, and a value vcrpy refuses (a URL whose userinfo holds "[...]") is
+    quoted by its error, a credential maybe. A parse error says its problem
+    (``parse_problem``), a missing field its name; anything else is not shown."""
+    if vcrpy_files.yaml_error(error) is not None or isinstance(error, json.JSONDecodeError):
+        return vcrpy_files.parse_problem(error)
+    if isinstance(error, KeyError):
+        return f"no field {error}"
+    return "a value in it is in no shape vcrpy reads (not shown: it may be a credential)"
+
+
 def _load_legacy(path: Path, serializer: Any) -> tuple[list[Any], list[Any], dict[str, Any]] | None:
     try:
         text = path.read_text(encoding="utf-8")
@@ -652,10 +664,7 @@ def _load_legacy(path: Path, serializer: Any) -> tuple[list[Any], list[Any], dic
         raise CassetteFormatError(
             path,
             vcrpy_files.error_line(error),
-            # A YAML error says only its problem: its marks quote the file's lines, and a
-            # tag PyYAML cannot construct may be an unquoted value (parse_problem).
-            f"cannot read this vcrpy cassette: {type(error).__name__}: "
-            + (vcrpy_files.parse_problem(error) if vcrpy_files.yaml_error(error) else f"{error}"),
+            f"cannot read this vcrpy cassette: {type(error).__name__}: {_unreadable(error)}",
             "fix the file, or delete it to record the test again",
         ) from None
     return list(requests), list(responses), rest[0] if rest else {}

@@ -25,6 +25,7 @@ import sys
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
+from urllib.parse import urlsplit
 
 from llmcassette.cassette import bodies, events, eventstream, jsontext, lines, redacted
 from llmcassette.cassette.compression import decode_content
@@ -799,9 +800,20 @@ def _start_interaction(path: str, request: Line, response: Line) -> Interaction:
             request.number,
             f"request line: field 'client' must be a whole number from 1, it is {shown}",
         )
+    uri = _field(path, request, "uri", str)
+    try:
+        urlsplit(uri)
+    except ValueError:  # its error quotes the text, a URL's password maybe: not shown
+        raise _fail(
+            path,
+            request.number,
+            "request line: field 'uri' is not a URL that can be read (brackets around what "
+            "is no IPv6 address); it is not shown, since it may hold a credential",
+            "fix the URL on that line, or record the cassette again",
+        ) from None
     return Interaction(
         method=_field(path, request, "method", str),
-        uri=_field(path, request, "uri", str),
+        uri=uri,
         request_headers=_headers_in(path, request, "headers"),
         request_body=_body_bytes(path, request),
         status=status,

@@ -512,9 +512,13 @@ def describe_request(request: Any) -> str:
     message or prompt, when the body has them)."""
     from urllib.parse import urlsplit
 
-    url = urlsplit(request.uri)
-    # The query stays: of GET requests it is often all that tells them apart.
-    parts = [request.method, (url.path or "/") + (f"?{url.query}" if url.query else "")]
+    try:
+        url = urlsplit(request.uri)
+        # The query stays: of GET requests it is often all that tells them apart.
+        where = (url.path or "/") + (f"?{url.query}" if url.query else "")
+    except ValueError:  # "[...]" that is no IPv6 address: its error would quote the text
+        where = "(a URL that cannot be parsed)"
+    parts = [request.method, where]
     body = comparable_body(request, MatchConfig(sdk_defaults=False))
     if isinstance(body, dict):
         model = body.get("model")
