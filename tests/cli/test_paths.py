@@ -518,3 +518,35 @@ def test_a_project_setting_no_command_can_use_is_an_error_not_a_traceback(
     else:
         assert captured.err.startswith("llmcassette scan: ")
         assert "unknown redaction setting 'bogus'" in captured.err
+
+
+def test_an_unexpected_error_is_named_without_its_message(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # A bug's message may quote a cassette's value (urlsplit quotes what it refuses): the
+    # command says its type and where it was raised, and how to see the whole traceback.
+    import importlib
+
+    cli_main = importlib.import_module("llmcassette.cli.main")
+    secret = "Zq8Secr3tPassw0rd"
+
+    def broken(args: object) -> int:
+        raise ValueError(f"{secret!r} does not appear to be an IPv4 or IPv6 address")
+
+    monkeypatch.setattr(cli_main, "_scan", broken)
+    monkeypatch.delenv(cli_main.TRACEBACK_ENV, raising=False)
+    assert cli_main.main(["scan", str(tmp_path)]) == 2
+    said = capsys.readouterr()
+    assert secret not in said.out + said.err
+    assert "llmcassette scan: internal error: ValueError at test_paths.py:" in said.err
+    assert "LLMCASSETTE_TRACEBACK=1 shows the whole traceback" in said.err
+
+    assert cli_main.main(["scan", "--json", str(tmp_path)]) == 2
+    document = json.loads(capsys.readouterr().out)
+    [error] = document["errors"]
+    assert error["code"] == "LC000 llmcassette-error"
+    assert secret not in json.dumps(document)
+
+    monkeypatch.setenv(cli_main.TRACEBACK_ENV, "1")
+    with pytest.raises(ValueError, match=secret):
+        cli_main.main(["scan", str(tmp_path)])

@@ -707,7 +707,40 @@ def main(argv: Sequence[str] | None = None) -> int:
         out = Output(args.command, args.json)
         out.failed(error, f"llmcassette {args.command}: {error}")
         return out.done()
+    except Exception as error:  # a bug: no command expects it
+        return _internal_error(args, error)
     return code
+
+
+#: Set (to anything) to let an internal error through with its whole traceback.
+TRACEBACK_ENV = "LLMCASSETTE_TRACEBACK"
+
+
+def _internal_error(args: argparse.Namespace, error: Exception) -> int:
+    """An exception no command expected (a bug), said by its type and where it was raised:
+    not by its message, which may quote a value of a cassette (Python's URL parser quotes
+    the text it refuses, a URL's password maybe). ``LLMCASSETTE_TRACEBACK`` lets it
+    through whole, for a bug report."""
+    if os.environ.get(TRACEBACK_ENV):
+        raise error
+    import traceback
+
+    frames = traceback.extract_tb(error.__traceback__)
+    where = f" at {Path(frames[-1].filename).name}:{frames[-1].lineno}" if frames else ""
+    problem = (
+        f"internal error: {type(error).__name__}{where} (its message is not shown: it may "
+        "quote a value of a cassette)"
+    )
+    fix = (
+        f"report it as a bug with the command that led to it; {TRACEBACK_ENV}=1 shows the "
+        "whole traceback, values included"
+    )
+    out = Output(args.command, bool(getattr(args, "json", False)))
+    out.error(
+        record(LlmCassetteError.code, problem, how_to_fix=fix),
+        f"llmcassette {args.command}: {problem}\n  how to fix: {fix}",
+    )
+    return out.done()
 
 
 if __name__ == "__main__":
