@@ -337,17 +337,21 @@ def test_orphans_with_cassettes_kept_away_from_their_module(tmp_path: Path, reco
     assert problem["message"] == f"{module} has no test function test_a"
 
 
+#: A cassette of one GET answered 200, for the sidecars beside it.
+ONE_GET = (
+    '{"format":"llmcassette","format_version":2}\n'
+    '{"type":"request","method":"GET","uri":"https://example.com/"}\n'
+    '{"type":"response","status":200,"body":{"json":{"ok":true}}}\n'
+    '{"type":"end","events":0}\n'
+)
+
+
 def test_check_and_scan_read_overrides_sidecars_for_secrets(tmp_path: Path) -> None:
     """A scripted 401 whose headers and body hold a real key is a secret in the sidecar,
     found by ``check`` and by ``scan``, named or in a folder; the value is never printed."""
     key = "sk-ant-api03-" + "Ab3Cd" * 18 + "AA"  # in pieces, for secret scanners
     cassette = tmp_path / "c.jsonl"
-    cassette.write_text(
-        '{"format":"llmcassette","format_version":2}\n'
-        '{"type":"request","method":"GET","uri":"https://example.com/"}\n'
-        '{"type":"response","status":200,"body":{"json":{"ok":true}}}\n'
-        '{"type":"end","events":0}\n'
-    )
+    cassette.write_text(ONE_GET)
     sidecar = tmp_path / "c.overrides.json"
     entry = {"at": 0, "status": 401, "headers": {"x-api-key": key}, "body": {"message": key}}
     sidecar.write_text(json.dumps({"entries": [entry]}))
@@ -385,12 +389,7 @@ def test_an_invalid_overrides_field_is_named_without_its_value(
     and ``report`` (the text, the JSON and the page)."""
     key = "sk-proj-" + "Ab3Cd" * 5 + "T3BlbkFJ" + "xY9z" * 5  # in pieces, for secret scanners
     cassette = tmp_path / "c.jsonl"
-    cassette.write_text(
-        '{"format":"llmcassette","format_version":2}\n'
-        '{"type":"request","method":"GET","uri":"https://example.com/"}\n'
-        '{"type":"response","status":200,"body":{"json":{"ok":true}}}\n'
-        '{"type":"end","events":0}\n'
-    )
+    cassette.write_text(ONE_GET)
     sidecar = tmp_path / "c.overrides.json"
     sidecar.write_text(json.dumps({"entries": [entry]}).replace("{key}", key))
     page = tmp_path / "report.html"
