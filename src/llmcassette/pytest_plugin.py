@@ -95,7 +95,7 @@ def pytest_runtest_makereport(
     _note_drift(item, report)
     if _PERSISTER in item.stash:
         _note_problems(item, call, raised)
-        if call.when == "call":
+        if call.when in ("setup", "call"):  # a fixture may record, then fail the setup
             _discard_failed_recording(item, call, report)
         if call.when == "teardown" and os.environ.get(REPORT_ENV):
             _report_entries.append(_report_entry(item))

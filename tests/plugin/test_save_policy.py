@@ -95,6 +95,37 @@ def test_a_failed_rerecording_leaves_the_old_cassette_byte_identical(
     result.stdout.fnmatch_lines(["*cassette: *test_it.jsonl (left as it was)"])
 
 
+FAILING_SETUP = """
+@pytest.fixture
+def seeded():
+    assert chat(content="seed").status_code == 200
+    raise RuntimeError("the fixture fails after recording")
+
+
+@pytest.mark.vcr
+def test_it(seeded):
+    assert chat().status_code == 200
+"""
+
+
+def test_a_setup_that_fails_after_recording_records_no_cassette(
+    pytester: pytest.Pytester, provider: LocalProvider
+) -> None:
+    # A fixture's calls are recorded like the test's: saved, they would replay the seed
+    # alone and fail the fixed test with a mismatch until it is recorded again.
+    write(pytester, FAILING_SETUP)
+    result = pytester.runpytest_subprocess("--record-mode=once")
+    result.assert_outcomes(errors=1)
+    assert len(provider.requests) == 1, "the fixture did reach the provider"
+    assert not cassette(pytester).exists()
+    result.stdout.fnmatch_lines(
+        [
+            "*the test failed while recording: its 1 new interaction(s) were not saved",
+            "*cassette: *test_it.jsonl (not created)",
+        ]
+    )
+
+
 def test_record_failed_keeps_what_a_failed_test_recorded(
     pytester: pytest.Pytester, provider: LocalProvider
 ) -> None:
