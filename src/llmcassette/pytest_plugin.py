@@ -255,12 +255,8 @@ def _discard_failed_recording(
 ) -> None:
     """Do not save what a failed test recorded (``record_failed=True`` saves it)."""
     cassette = getattr(item, "funcargs", {}).get("vcr")
-    if (
-        cassette is None
-        or call.excinfo is None
-        or call.excinfo.errisinstance(pytest.skip.Exception)
-    ):
-        return
+    if cassette is None or call.excinfo is None or not report.failed:
+        return  # skipped, or an xfail test failing as expected: replay must do the same
     if _options_of(item).get("record_failed", False) or not cassette.dirty:
         return
     from llmcassette._vcr.save_policy import discard_new

@@ -126,6 +126,26 @@ def test_a_setup_that_fails_after_recording_records_no_cassette(
     )
 
 
+XFAIL = """
+@pytest.mark.vcr
+@pytest.mark.xfail(reason="a known bug", raises=AssertionError)
+def test_it():
+    assert chat().status_code == 200
+    assert False, "the known bug"
+"""
+
+
+def test_an_xfail_test_keeps_what_it_recorded(
+    pytester: pytest.Pytester, provider: LocalProvider
+) -> None:
+    # It failed as expected: without its cassette, the replay fails on the missing
+    # cassette instead of the known bug, and recording it again never helps.
+    write(pytester, XFAIL)
+    pytester.runpytest_subprocess("--record-mode=once").assert_outcomes(xfailed=1)
+    assert statuses(cassette(pytester)) == [200]
+    pytester.runpytest_subprocess().assert_outcomes(xfailed=1)
+
+
 def test_record_failed_keeps_what_a_failed_test_recorded(
     pytester: pytest.Pytester, provider: LocalProvider
 ) -> None:
