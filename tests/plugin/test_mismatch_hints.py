@@ -255,3 +255,30 @@ def test_every_difference_is_advised_away_not_only_the_first(
     ) in str(raised.value), str(raised.value)
     with llmcassette.use_cassette(tmp_path / "c", record_mode="none", match=advised):
         assert httpx2.post(url, json=sent).status_code == 200
+
+
+def test_a_part_match_on_leaves_out_is_not_reported_as_the_difference(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # pytest.md's conftest: match on the path and the body only, so the provider's port
+    # may change between recording and replay. The mismatch leads with the body, not the port.
+    pytester.makeconftest(
+        """
+def pytest_recording_configure(config, vcr):
+    vcr.match_on = ("method", "path", "llm_body")
+"""
+    )
+    pytester.makepyfile(test_mod=TEST)
+    with LocalProvider() as provider:
+        monkeypatch.setenv("PROVIDER_URL", provider.url)
+        pytester.runpytest_subprocess("--record-mode=once").assert_outcomes(passed=1)
+    with LocalProvider() as other:
+        monkeypatch.setenv("PROVIDER_URL", other.url)
+        assert other.port != provider.port
+        pytester.runpytest_subprocess().assert_outcomes(passed=1)
+        monkeypatch.setenv("PROMPT", "bye")
+        result = pytester.runpytest_subprocess()
+    result.assert_outcomes(failed=1)
+    output = result.stdout.str()
+    assert "CassetteMismatch: body.messages[0].content: recorded 'hi', incoming 'bye'" in output
+    assert "url.port" not in output

@@ -14,11 +14,12 @@ from typing import Any
 from vcr.errors import CannotOverwriteExistingCassetteException
 
 from llmcassette._vcr.drift import drift_mode
-from llmcassette._vcr.lookup import body_matcher
+from llmcassette._vcr.lookup import _is_method_matcher, body_matcher
 from llmcassette._vcr.persister import display_path, is_legacy, loaded_from, owned_count
 from llmcassette.errors import LlmCassetteError
 from llmcassette.matching import report
 from llmcassette.matching.jsondiff import Difference, Missing
+from llmcassette.matching.matchers import LlmBody
 from llmcassette.matching.normalize import MatchConfig
 from llmcassette.sessions import current_session
 from llmcassette.transport.recorded import session_of
@@ -218,12 +219,13 @@ def candidates(cassette: Any, incoming: Any, session: str | None = None) -> list
     matcher = body_matcher(cassette)
     config = matcher.config if matcher is not None else MatchConfig()
     sources = _sources(cassette)
+    left_out = _left_out(cassette)
     ranked = [
         report.Candidate(
             position + 1,
             recorded.method,
             recorded.uri,
-            report.compare(incoming, recorded, config),
+            _compared(report.compare(incoming, recorded, config), left_out),
             cassette.play_counts[position] > 0,
             sources.get(position),
             session_of(response),
@@ -238,3 +240,48 @@ def candidates(cassette: Any, incoming: Any, session: str | None = None) -> list
         )
     )
     return ranked
+
+
+_URL_PARTS = ("url.scheme", "url.host", "url.port", "url.path", "url.query")
+
+
+def _left_out(cassette: Any) -> tuple[str, ...]:
+    """The method and URL parts the cassette's ``match_on`` does not compare, as difference
+    paths (``url.port``); none when it holds a matcher not known here, which may compare
+    them. A ``match_on`` without ``port`` (a provider on another port) must not lead the
+    mismatch with the port."""
+    from vcr import matchers as vcr_matchers
+
+    parts = {
+        vcr_matchers.uri: _URL_PARTS,
+        vcr_matchers.scheme: ("url.scheme",),
+        vcr_matchers.host: ("url.host",),
+        vcr_matchers.port: ("url.port",),
+        vcr_matchers.path: ("url.path",),
+        vcr_matchers.query: ("url.query",),
+    }
+    others = (vcr_matchers.body, vcr_matchers.raw_body, vcr_matchers.headers)
+    compared: set[str] = set()
+    for matcher in tuple(getattr(cassette, "_match_on", None) or ()):
+        if _is_method_matcher(matcher):
+            compared.add("method")
+        elif matcher in parts:
+            compared.update(parts[matcher])
+        elif not (isinstance(matcher, LlmBody) or matcher in others):
+            return ()
+    return tuple(part for part in ("method", *_URL_PARTS) if part not in compared)
+
+
+def _compared(
+    differences: tuple[Difference, ...], left_out: tuple[str, ...]
+) -> tuple[Difference, ...]:
+    """``differences`` without those in the parts ``match_on`` leaves out."""
+    if not left_out:
+        return differences
+    return tuple(
+        d
+        for d in differences
+        if not any(
+            d.path == part or d.path.startswith((part + ".", part + "[")) for part in left_out
+        )
+    )
