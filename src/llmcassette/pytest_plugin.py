@@ -35,6 +35,8 @@ SELECT_ENV = "LLMCASSETTE_SELECT"
 # Seconds: under rewrite, a cassette recorded longer ago gets a new created_at when saved.
 RENEW_ENV = "LLMCASSETTE_RENEW_OLDER_THAN"
 REPORT_FORMAT = "llmcassette-rerecord-report"
+# workeroutput key under which an xdist worker hands its report entries to the controller.
+_WORKER_REPORT_KEY = "llmcassette_rerecord_entries"
 
 # --llmcassette-record-mode: vcrpy's record modes and pytest-recording's "rewrite".
 RECORD_MODES = ("once", "new_episodes", "none", "all", "rewrite")
@@ -227,8 +229,11 @@ def pytest_warning_recorded(warning_message: Any, when: str, nodeid: str, locati
 
 @pytest.hookimpl(optionalhook=True)
 def pytest_testnodedown(node: Any, error: Any) -> None:
-    """Merge an xdist worker's run report events into the controller's."""
-    run_report.merge(getattr(node, "workeroutput", {}).get(run_report.WORKER_OUTPUT_KEY, []))
+    """Merge an xdist worker's run report events, and its re-recording report entries
+    (``LLMCASSETTE_REPORT``), into the controller's."""
+    output = getattr(node, "workeroutput", {})
+    run_report.merge(output.get(run_report.WORKER_OUTPUT_KEY, []))
+    _report_entries.extend(output.get(_WORKER_REPORT_KEY, []))
 
 
 def _is_xdist_controller(config: pytest.Config | None) -> bool:
@@ -323,7 +328,9 @@ def pytest_sessionstart(session: pytest.Session) -> None:
 def pytest_sessionfinish(session: pytest.Session) -> None:
     """Write the re-recording report when ``LLMCASSETTE_REPORT`` names a file."""
     target = os.environ.get(REPORT_ENV)
-    if target and not hasattr(session.config, "workerinput"):  # xdist workers: not supported
+    if target and hasattr(session.config, "workeroutput"):  # an xdist worker: the controller writes
+        session.config.workeroutput[_WORKER_REPORT_KEY] = list(_report_entries)
+    elif target:
         write_report(target, session.config.rootpath, _report_entries)
     events = run_report.active()
     if events is not None:

@@ -188,6 +188,24 @@ def test_only_and_dry_run(project: pytest.Pytester, provider: LocalProvider) -> 
     assert len(provider.requests) == sent, "a dry run records nothing"
 
 
+def test_the_replay_run_under_xdist_finds_what_needs_recording(
+    project: pytest.Pytester, provider: LocalProvider
+) -> None:
+    # -n in the command (or in addopts): the findings are made on the workers. The
+    # controller wrote an empty report, so the workflow said everything was up to date.
+    result = workflow(project, "--dry-run", "-p", "xdist", "-n", "2")
+
+    assert result.returncode == 0, result.stdout + result.stderr
+    chosen = [line.strip() for line in result.stdout.splitlines() if line.startswith("  test_")]
+    assert sorted(chosen) == [
+        "test_mod.py::test_expired",
+        "test_mod.py::test_legacy",
+        "test_mod.py::test_missing",
+        "test_mod.py::test_shrunk",
+        "test_mod.py::test_stale",
+    ]
+
+
 def test_older_than_and_a_selection_of_tests(
     project: pytest.Pytester, provider: LocalProvider
 ) -> None:
