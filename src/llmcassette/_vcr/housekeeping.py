@@ -108,10 +108,7 @@ def is_housekeeping(method: str, uri: str, moved: Moved = ()) -> bool:
 
     Asked of every request sent and every interaction loaded, mostly of the same few URLs:
     the answers are kept (the rules are fixed; ``moved`` is part of the question)."""
-    try:
-        url = urlsplit(uri)
-    except ValueError:  # "[...]" that is no IPv6 address (its error quotes what is inside,
-        return False  # a URL's password maybe): no URL an SDK calls for itself
+    url = urlsplit(uri)
     method = method.upper()
     host, path = url.hostname or "", url.path
     if any(kind.matches(method, host, path) for kind in HOUSEKEEPING):

@@ -84,7 +84,8 @@ def vcrpy_play(cassette: Any, request: Any) -> Any:
     return VCRPY_LOOKUPS.get("play", Cassette.play_response)(cassette, request)
 
 
-def _is_method_matcher(matcher: Any) -> bool:
+def is_method_matcher(matcher: Any) -> bool:
+    """Whether ``matcher`` is vcrpy's ``method`` matcher or llmcassette's."""
     from vcr import matchers as vcr_matchers
 
     return matcher is method or matcher is vcr_matchers.method
@@ -108,7 +109,7 @@ def _body_matcher(cassette: Any) -> LlmBody | None:
     match_on = tuple(cassette._match_on)
     if (
         len(match_on) == 7
-        and _is_method_matcher(match_on[0])
+        and is_method_matcher(match_on[0])
         and match_on[1:6] == vcrpy_url_matchers()[1:]
         and isinstance(match_on[6], LlmBody)
     ):

@@ -14,7 +14,7 @@ from typing import Any
 from vcr.errors import CannotOverwriteExistingCassetteException
 
 from llmcassette._vcr.drift import drift_mode
-from llmcassette._vcr.lookup import _is_method_matcher, body_matcher
+from llmcassette._vcr.lookup import body_matcher, is_method_matcher
 from llmcassette._vcr.persister import display_path, is_legacy, loaded_from, owned_count
 from llmcassette.errors import LlmCassetteError
 from llmcassette.matching import report
@@ -263,7 +263,7 @@ def _left_out(cassette: Any) -> tuple[str, ...]:
     others = (vcr_matchers.body, vcr_matchers.raw_body, vcr_matchers.headers)
     compared: set[str] = set()
     for matcher in tuple(getattr(cassette, "_match_on", None) or ()):
-        if _is_method_matcher(matcher):
+        if is_method_matcher(matcher):
             compared.add("method")
         elif matcher in parts:
             compared.update(parts[matcher])

@@ -244,23 +244,13 @@ class CassetteDiff:
 
 def _identity(item: Interaction) -> str:
     """What pairs an interaction with its counterpart: method, path and query, body."""
-    path, query = _path_and_query(item.uri)
+    parts = urlsplit(item.uri)
     canonical = json.dumps(_parse_body(item.request_body), sort_keys=True, default=str)
-    return f"{item.method} {path}?{query} {PLACEHOLDER_RE.sub('<REDACTED>', canonical)}"
+    return f"{item.method} {parts.path}?{parts.query} {PLACEHOLDER_RE.sub('<REDACTED>', canonical)}"
 
 
 def _endpoint(item: Interaction) -> tuple[str, str]:
-    return item.method, _path_and_query(item.uri)[0]
-
-
-def _path_and_query(uri: str) -> tuple[str, str]:
-    """A URI's path and query, to pair interactions by; the whole URI when ``urlsplit``
-    refuses it ("[...]" that is no IPv6 address, an error that would quote that text)."""
-    try:
-        parts = urlsplit(uri)
-    except ValueError:
-        return uri, ""
-    return parts.path, parts.query
+    return item.method, urlsplit(item.uri).path
 
 
 def pair_by_session(
