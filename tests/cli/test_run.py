@@ -187,3 +187,22 @@ def test_a_python_without_llmcassette_is_stopped_before_its_first_line(
         [str(other), "-c", "print('ran')"], env=env, capture_output=True, text=True
     )
     assert (result.returncode, result.stdout, result.stderr) == (0, "ran\n", "")
+
+
+def test_unplayed_interactions_under_run_advise_runs_options(
+    tmp_path: Path, provider: LocalProvider
+) -> None:
+    # The hint named use_cassette(..., record_mode='all') and allow_unused=True, which a
+    # user of `llmcassette run` cannot pass.
+    (tmp_path / "app.py").write_text(APP)
+    cassette = tmp_path / "app.jsonl"
+    app = [sys.executable, "app.py", provider.url, "river"]
+    assert cli("run", "--record", cassette, "--", *app, cwd=tmp_path).returncode == 0
+    fewer = cli("run", "--replay", cassette, "--", sys.executable, "-c", "pass", cwd=tmp_path)
+    assert fewer.returncode == 1
+    assert "the 1 interaction recorded in" in fewer.stderr
+    assert "record the cassette again (llmcassette run --record CASSETTE -- COMMAND)" in (
+        fewer.stderr
+    )
+    assert "llmcassette.use_cassette(..., allow_unused=True) in the program" in fewer.stderr
+    assert "use_cassette(..., record_mode='all')" not in fewer.stderr
