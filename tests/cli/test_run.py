@@ -206,3 +206,32 @@ def test_unplayed_interactions_under_run_advise_runs_options(
     )
     assert "llmcassette.use_cassette(..., allow_unused=True) in the program" in fewer.stderr
     assert "use_cassette(..., record_mode='all')" not in fewer.stderr
+
+
+def test_a_program_that_crashes_is_not_also_told_of_unplayed_interactions(
+    tmp_path: Path, provider: LocalProvider
+) -> None:
+    # The program is run's `use_cassette` block: a block that raised is not checked for
+    # unplayed interactions. Under run it was, and the paragraph blamed the cassette
+    # ("The cassette failed at exit") for the program's own error.
+    (tmp_path / "app.py").write_text(APP)
+    cassette = tmp_path / "app.jsonl"
+    for prompt in ("river", "lake"):
+        app = [sys.executable, "app.py", provider.url, prompt]
+        added = cli(
+            "run", "--cassette", cassette, "--mode", "new_episodes", "--", *app, cwd=tmp_path
+        )
+        assert added.returncode == 0, added.stderr
+    (tmp_path / "crash.py").write_text(APP + "\nraise ValueError('a bug of the program')\n")
+    crash = [sys.executable, "crash.py", provider.url, "river"]
+    crashed = cli("run", "--replay", cassette, "--", *crash, cwd=tmp_path)
+    assert crashed.returncode == 1
+    assert "ValueError: a bug of the program" in crashed.stderr
+    assert "1 replayed" in crashed.stderr
+    assert "not played" not in crashed.stderr
+    assert "The cassette failed at exit" not in crashed.stderr
+
+    # A program that ends normally is still checked.
+    fewer = cli("run", "--replay", cassette, "--", *crash[:1], "app.py", *crash[2:], cwd=tmp_path)
+    assert fewer.returncode == 1
+    assert "1 of the 2 interactions recorded in" in fewer.stderr
