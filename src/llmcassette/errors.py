@@ -324,6 +324,13 @@ class UnusedInteractionsError(LlmCassetteError):
         "fewer requests now, drop the scripted entries or faults it no longer needs, or "
         "allow it with use_cassette(..., allow_unused=True)"
     )
+    #: The hint when the cassette is ``llmcassette run``'s, which takes no ``allow_unused``.
+    RUN_HINT = (
+        "record the cassette again (llmcassette run --record CASSETTE -- COMMAND) if the "
+        "program makes fewer requests now, drop the scripted entries or faults it no longer "
+        "needs, or allow it with llmcassette.use_cassette(..., allow_unused=True) in the "
+        "program instead of llmcassette run, which takes no such option"
+    )
 
     def __init__(
         self,

@@ -187,3 +187,51 @@ def test_a_python_without_llmcassette_is_stopped_before_its_first_line(
         [str(other), "-c", "print('ran')"], env=env, capture_output=True, text=True
     )
     assert (result.returncode, result.stdout, result.stderr) == (0, "ran\n", "")
+
+
+def test_unplayed_interactions_under_run_advise_runs_options(
+    tmp_path: Path, provider: LocalProvider
+) -> None:
+    # The hint named use_cassette(..., record_mode='all') and allow_unused=True, which a
+    # user of `llmcassette run` cannot pass.
+    (tmp_path / "app.py").write_text(APP)
+    cassette = tmp_path / "app.jsonl"
+    app = [sys.executable, "app.py", provider.url, "river"]
+    assert cli("run", "--record", cassette, "--", *app, cwd=tmp_path).returncode == 0
+    fewer = cli("run", "--replay", cassette, "--", sys.executable, "-c", "pass", cwd=tmp_path)
+    assert fewer.returncode == 1
+    assert "the 1 interaction recorded in" in fewer.stderr
+    assert "record the cassette again (llmcassette run --record CASSETTE -- COMMAND)" in (
+        fewer.stderr
+    )
+    assert "llmcassette.use_cassette(..., allow_unused=True) in the program" in fewer.stderr
+    assert "use_cassette(..., record_mode='all')" not in fewer.stderr
+
+
+def test_a_program_that_crashes_is_not_also_told_of_unplayed_interactions(
+    tmp_path: Path, provider: LocalProvider
+) -> None:
+    # The program is run's `use_cassette` block: a block that raised is not checked for
+    # unplayed interactions. Under run it was, and the paragraph blamed the cassette
+    # ("The cassette failed at exit") for the program's own error.
+    (tmp_path / "app.py").write_text(APP)
+    cassette = tmp_path / "app.jsonl"
+    for prompt in ("river", "lake"):
+        app = [sys.executable, "app.py", provider.url, prompt]
+        added = cli(
+            "run", "--cassette", cassette, "--mode", "new_episodes", "--", *app, cwd=tmp_path
+        )
+        assert added.returncode == 0, added.stderr
+    (tmp_path / "crash.py").write_text(APP + "\nraise ValueError('a bug of the program')\n")
+    crash = [sys.executable, "crash.py", provider.url, "river"]
+    crashed = cli("run", "--replay", cassette, "--", *crash, cwd=tmp_path)
+    assert crashed.returncode == 1
+    assert "ValueError: a bug of the program" in crashed.stderr
+    assert "1 replayed" in crashed.stderr
+    assert "not played" not in crashed.stderr
+    assert "The cassette failed at exit" not in crashed.stderr
+
+    # A program that ends normally is still checked.
+    fewer = cli("run", "--replay", cassette, "--", *crash[:1], "app.py", *crash[2:], cwd=tmp_path)
+    assert fewer.returncode == 1
+    assert "1 of the 2 interactions recorded in" in fewer.stderr

@@ -128,3 +128,44 @@ def test_a_placeholder_that_matches_nothing_names_the_cassette(
     cause = raised.value
     assert re.search(r"tool_loop\.jsonl: interaction 0 \(entries\[0\] of .*\), body: ", str(cause))
     assert "matches nothing in the request's body" in str(cause)
+
+
+def _ask_ticket(client: openai.OpenAI, ticket: str, stream: bool) -> None:
+    answer = client.chat.completions.create(
+        model="gpt-4o-mini",
+        messages=[{"role": "user", "content": f"ticket {ticket}"}],
+        stream=stream,
+    )
+    if stream:
+        list(answer)
+
+
+@pytest.mark.parametrize("stream", [False, True])
+def test_text_to_replace_that_is_not_there_says_where_to_look(
+    provider: LocalProvider, tmp_path: Path, stream: bool
+) -> None:
+    # A streamed answer holds the ticket in pieces ("5f0c8a6e", "-", "3b7e", ...): the
+    # error said "the cassette was probably recorded again" of a cassette just recorded.
+    path = tmp_path / "echo.jsonl"
+    client = openai.OpenAI(base_url=provider.openai_base_url, api_key="sk-test", max_retries=0)
+    match = {"volatile": ["uuid"]}
+    ticket = str(uuid.uuid4())
+    with llmcassette.use_cassette(path, match=match):
+        _ask_ticket(client, ticket, stream)
+    old = ticket if stream else "no such text"
+    path.with_name("echo.overrides.json").write_text(
+        json.dumps({"entries": [{"at": 0, "replace": {old: TICKET}}]})
+    )
+    with (
+        pytest.raises(llmcassette.errors.FaultError) as raised,
+        llmcassette.use_cassette(path, record_mode="none", match=match),
+    ):
+        _ask_ticket(client, str(uuid.uuid4()), stream)
+    message = str(raised.value)
+    assert "probably recorded again" not in message
+    assert f"llmcassette show --raw {path}" in message
+    if stream:
+        assert "is not in any event of the recorded stream" in message
+        assert "text is replaced within one event" in message
+    else:
+        assert "'no such text' is not in the recorded response" in message

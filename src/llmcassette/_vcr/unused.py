@@ -55,7 +55,14 @@ class _CheckedCassetteContext(CassetteContextDecorator):  # type: ignore[misc]
             return  # so did the mismatch, even when the block caught it (pytest.raises)
         error = unused_error(cassette)
         if error is not None:
-            raise error.with_hint(UnusedInteractionsError.USE_CASSETTE_HINT)
+            raise error.with_hint(_hint(cassette))
+
+
+def _hint(cassette: Any) -> str:
+    """The hint for unplayed interactions: with ``llmcassette run``'s options under it."""
+    if getattr(getattr(cassette, "_persister", None), "context", None) == "run":
+        return UnusedInteractionsError.RUN_HINT
+    return UnusedInteractionsError.USE_CASSETTE_HINT
 
 
 def checked_use_cassette(

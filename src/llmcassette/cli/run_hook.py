@@ -62,7 +62,9 @@ def activate() -> None:
     def finish() -> None:
         error: str | None = None
         try:
-            context.__exit__(None, None, None)
+            # The program is the block: one that ended by an uncaught exception is not also
+            # told about the interactions it left unplayed, as a use_cassette block is not.
+            context.__exit__(*_uncaught())
         except llmcassette.LlmCassetteError as failure:
             error = str(failure)
             print(failure, file=sys.stderr)
@@ -80,6 +82,18 @@ def activate() -> None:
                 json.dump(summary, written)
 
     atexit.register(finish)
+
+
+def _uncaught() -> tuple[Any, Any, Any]:
+    """The exception that ended the program, as ``__exit__`` takes it; ``(None,)*3`` if none.
+
+    Python keeps it in ``sys.last_exc`` (``last_value`` before 3.12) before it calls
+    ``sys.excepthook`` (whichever hook the program set), and runs the ``atexit`` functions
+    after; an exit by ``sys.exit`` is not kept there."""
+    error = getattr(sys, "last_exc", None) or getattr(sys, "last_value", None)
+    if not isinstance(error, BaseException):
+        return None, None, None
+    return type(error), error, error.__traceback__
 
 
 def _stop(message: str) -> NoReturn:

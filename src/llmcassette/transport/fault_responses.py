@@ -132,7 +132,7 @@ def shape(
     meta = response.get(META_KEY) or {}
     kind = meta.get("stream")
     if fault is not None and fault.replace:
-        body = _replace(body, fault, path, where)
+        body = _replace(body, fault, path, where, kind)
         response = {**response, "body": {"string": body}}
     pieces, times = event_pieces(response)
     content_length = None
@@ -221,15 +221,31 @@ def _fill(
     ).encode("utf-8")
 
 
-def _replace(body: bytes, fault: Fault, cassette: str | None, where: str) -> bytes:
+def _replace(
+    body: bytes, fault: Fault, cassette: str | None, where: str, kind: str | None
+) -> bytes:
     text = body.decode("utf-8")
     for old, new in fault.replace:
         if old not in text:
+            shown = f"llmcassette show --raw {cassette or 'CASSETTE'}"
+            if kind is None:
+                raise FaultError(
+                    cassette,
+                    where,
+                    f"replace: {old!r} is not in the recorded response",
+                    f"replace text the response holds, as its line in the cassette spells it "
+                    f"({shown}); if the cassette was recorded again, update the text",
+                )
+            # A streamed answer holds its text in pieces, one per event: a value the
+            # model streamed ("b8fdea4f", "-", "82ea", ...) is in no one event whole.
             raise FaultError(
                 cassette,
                 where,
-                f"replace: {old!r} is not in the recorded response",
-                "the cassette was probably recorded again: update the text to replace",
+                f"replace: {old!r} is not in any event of the recorded stream; streamed text "
+                "comes in pieces, and text is replaced within one event",
+                f"replace what one event holds, as its line in the cassette spells it "
+                f"({shown}), or put the placeholder in by hand; if the cassette was recorded "
+                "again, update the text",
             )
         text = text.replace(old, new)
     return text.encode("utf-8")
