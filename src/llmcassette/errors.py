@@ -599,6 +599,34 @@ class CassetteLockError(LlmCassetteError):
         return {"file": self.path, "received": self.problem, "how_to_fix": self.hint}
 
 
+class OverlappingCassettesError(LlmCassetteError):
+    """A cassette was opened while one opened by another task or thread was still open.
+
+    vcrpy patches the HTTP clients of the whole process, so while two cassettes are open
+    every request goes to the one opened last, whichever task sent it. ``path`` is the
+    cassette being opened, ``open_path`` the one already open; nothing was patched.
+    """
+
+    code = "LC403 overlapping-cassettes"
+    hint = (
+        "open one cassette around all the concurrent code and tell its callers apart with "
+        "llmcassette.session(name), or open the cassettes one after another; a cassette "
+        "opened inside another in the same task or thread is fine (docs/concurrency.md)"
+    )
+
+    def __init__(self, path: str, open_path: str) -> None:
+        self.path = path
+        self.open_path = open_path
+        super().__init__(
+            f"{path}: opened while {open_path} is open in another task or thread; the "
+            "HTTP clients are patched for the whole process, so the requests of both would "
+            f"go to {path}\n  how to fix: {self.hint}"
+        )
+
+    def details(self) -> dict[str, Any]:
+        return {"file": self.path, "received": self.open_path, "how_to_fix": self.hint}
+
+
 class CassetteExpiredWarning(LlmCassetteWarning):
     """A cassette is older than its ``max_age`` (``expired="warn"``)."""
 

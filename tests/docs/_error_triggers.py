@@ -389,6 +389,29 @@ def incompatible_vcrpy(monkeypatch: pytest.MonkeyPatch) -> str:
     return said[0]
 
 
+@trigger("LC403")
+def overlapping_cassettes(monkeypatch: pytest.MonkeyPatch) -> str:
+    import threading
+
+    opened, release = threading.Event(), threading.Event()
+
+    def hold() -> None:
+        with llmcassette.use_cassette("agent_a.jsonl", record_mode="all"):
+            opened.set()
+            release.wait(10)
+
+    thread = threading.Thread(target=hold)
+    thread.start()
+    opened.wait(10)
+    try:
+        with raised() as said, llmcassette.use_cassette("agent_b.jsonl", record_mode="all"):
+            pass
+    finally:
+        release.set()
+        thread.join(10)
+    return said[0]
+
+
 # --- LC5xx: overrides and faults ------------------------------------------------------------
 
 

@@ -31,6 +31,9 @@ def install() -> None:
     Keep the patches other threads read in place while vcrpy's own stubs send
     (``_no_reset_windows``): their requests are recorded too.
 
+    Refuse a cassette opened while one of another task or thread is open
+    (``open_cassettes.opened``): the patches are the whole process's.
+
     And bind llmcassette's stand-ins to the cassette whose patches are being applied
     (``stubs.bound_patches``). vcrpy would build a subclass of each one for every cassette:
     creating classes made up a quarter of setting up a small cassette. Its overrides
@@ -46,6 +49,7 @@ def install() -> None:
     # Imported here, once: every cassette's exit and patching need them.
     from llmcassette._vcr.deferred import raise_kept
     from llmcassette._vcr.fault_plan import plan_of
+    from llmcassette._vcr.open_cassettes import opened
     from llmcassette._vcr.persister import Persister, saving
     from llmcassette._vcr.save_policy import (
         drop_error_responses,
@@ -81,10 +85,13 @@ def install() -> None:
     original_patch_generator = CassetteContextDecorator._patch_generator
 
     def _patch_generator(self: Any, cassette: Any) -> Any:
-        cassette.custom_patches = bound_patches(cassette.custom_patches, cassette)
-        if isinstance(getattr(cassette, "_persister", None), Persister):
-            plan_of(cassette)  # before any patch: a bad sidecar leaves nothing to undo
-        return original_patch_generator(self, cassette)
+        # Before any patch: a cassette of another task still open, or a bad sidecar,
+        # leaves nothing to undo.
+        with opened(cassette):
+            cassette.custom_patches = bound_patches(cassette.custom_patches, cassette)
+            if isinstance(getattr(cassette, "_persister", None), Persister):
+                plan_of(cassette)
+            yield from original_patch_generator(self, cassette)
 
     from llmcassette._vcr.vcrpy_lookups import answer_vcrpy_stubs
 
