@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import secrets
 import shlex
 import sys
 from collections.abc import Generator, Iterable
@@ -19,6 +20,7 @@ import pytest
 
 from llmcassette import run_report
 from llmcassette._vcr.install import configure
+from llmcassette._vcr.session_saves import SessionSaves
 
 if TYPE_CHECKING:
     from typing import Literal
@@ -37,6 +39,8 @@ RENEW_ENV = "LLMCASSETTE_RENEW_OLDER_THAN"
 REPORT_FORMAT = "llmcassette-rerecord-report"
 # workeroutput key under which an xdist worker hands its report entries to the controller.
 _WORKER_REPORT_KEY = "llmcassette_rerecord_entries"
+# workerinput key under which the controller hands its session token to the xdist workers.
+_WORKER_SESSION_KEY = "llmcassette_session_token"
 
 # --llmcassette-record-mode: vcrpy's record modes and pytest-recording's "rewrite".
 RECORD_MODES = ("once", "new_episodes", "none", "all", "rewrite")
@@ -54,6 +58,9 @@ _PERSISTER = pytest.StashKey[Any]()
 _PROBLEMS = pytest.StashKey[set[str]]()
 # The UnusedInteractionsError pytest_runtest_call raised, so its report can point at the test.
 _UNUSED_RAISED = pytest.StashKey[Exception]()
+# The cassettes this session (with its xdist workers) saved under rewrite or all, so that
+# tests sharing one cassette add to it instead of replacing each other's calls.
+_SESSION_SAVES = pytest.StashKey[SessionSaves]()
 # Filled only while LLMCASSETTE_REPORT is set, emptied when a session starts.
 _report_entries: list[dict[str, Any]] = []
 # report.user_properties name of a test's first legacy drift, and the tests that had one
@@ -342,6 +349,9 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
 
 def pytest_unconfigure(config: pytest.Config) -> None:
     global _config_of_run
+    saves = config.stash.get(_SESSION_SAVES, None)
+    if saves is not None and _WORKER_SESSION_KEY not in getattr(config, "workerinput", {}):
+        saves.remove()  # this process made the token: the session ends here
     if config is _config_of_run:
         run_report.stop()
         _config_of_run = None
@@ -395,6 +405,7 @@ def pytest_configure(config: pytest.Config) -> None:
         # What pytest-recording reads as the command line's mode (its record_mode fixture,
         # --block-network); vcr_config and markers are overridden per test below.
         config.option.record_mode = forced
+    _start_session_saves(config)
     target = config.getoption("llmcassette_report", default=None)
     if target:
         _config_of_run = config
@@ -405,6 +416,22 @@ def pytest_configure(config: pytest.Config) -> None:
         "llm_faults(*faults): apply llmcassette faults (llmcassette.faults.http_error, "
         "transport_error, cut_stream, hang, latency, replace_text) to the test's next calls",
     )
+
+
+def _start_session_saves(config: pytest.Config) -> None:
+    """Name this session's record of saved cassettes: a new token on the controller (or a
+    run without xdist), the controller's on an xdist worker."""
+    workerinput = getattr(config, "workerinput", {})
+    token = workerinput.get(_WORKER_SESSION_KEY) or secrets.token_hex(16)
+    config.stash[_SESSION_SAVES] = SessionSaves(token)
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_configure_node(node: Any) -> None:
+    """Hand the controller's session token to an xdist worker it starts."""
+    saves = node.config.stash.get(_SESSION_SAVES, None)
+    if saves is not None:
+        node.workerinput[_WORKER_SESSION_KEY] = saves.token
 
 
 class FaultSchedule:
@@ -563,6 +590,9 @@ def pytest_recording_configure(config: pytest.Config, vcr: Any) -> None:
     )
     if config.getoption("llmcassette_record_mode", default=None) is not None:
         _force_record_mode(vcr, record_mode)  # record_mode is the flag's (_record_mode)
+    if record_mode in ("rewrite", "all"):
+        # Tests sharing the cassette: the session's first save replaces it, the others add.
+        vcr.persister.session_saves = config.stash.get(_SESSION_SAVES, None)
     renew = os.environ.get(RENEW_ENV)
     if renew:
         vcr.persister.renew_older_than = parse_age(renew)
