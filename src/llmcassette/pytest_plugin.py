@@ -41,6 +41,8 @@ REPORT_FORMAT = "llmcassette-rerecord-report"
 _WORKER_REPORT_KEY = "llmcassette_rerecord_entries"
 # workerinput key under which the controller hands its session token to the xdist workers.
 _WORKER_SESSION_KEY = "llmcassette_session_token"
+# workeroutput key under which an xdist worker hands the cassettes its tests used.
+_WORKER_USES_KEY = "llmcassette_cassette_uses"
 
 # --llmcassette-record-mode: vcrpy's record modes and pytest-recording's "rewrite".
 RECORD_MODES = ("once", "new_episodes", "none", "all", "rewrite")
@@ -61,6 +63,14 @@ _UNUSED_RAISED = pytest.StashKey[Exception]()
 # The cassettes this session (with its xdist workers) saved under rewrite or all, so that
 # tests sharing one cassette add to it instead of replacing each other's calls.
 _SESSION_SAVES = pytest.StashKey[SessionSaves]()
+# Whether the test, recording its cassette from scratch (rewrite, all), passed without a call.
+_RECORDED_NOTHING = pytest.StashKey[bool]()
+# The tests' own cassette files in this session (an xdist controller adds its workers'):
+# one flag per test that used the file, True when that test recorded nothing (above).
+_CASSETTE_USES = pytest.StashKey[dict[str, list[bool]]]()
+# The cassettes removed at the end of the session (_remove_unrecorded), or that could not
+# be, for the summary: one line each.
+_REMOVED_CASSETTES = pytest.StashKey[list[str]]()
 # Filled only while LLMCASSETTE_REPORT is set, emptied when a session starts.
 _report_entries: list[dict[str, Any]] = []
 # report.user_properties name of a test's first legacy drift, and the tests that had one
@@ -106,6 +116,7 @@ def pytest_runtest_makereport(
         _note_problems(item, call, raised)
         if call.when in ("setup", "call"):  # a fixture may record, then fail the setup
             _discard_failed_recording(item, call, report)
+        _note_cassette_use(item, call, report)
         if call.when == "teardown" and os.environ.get(REPORT_ENV):
             _report_entries.append(_report_entry(item))
     if mismatch is not None and raised and report.failed and call.when != "teardown":
@@ -178,7 +189,16 @@ def pytest_runtest_logreport(report: pytest.TestReport) -> None:
 
 
 def pytest_terminal_summary(terminalreporter: Any) -> None:
-    """One summary of the tests that replayed legacy cassettes that drifted."""
+    """Name the cassettes removed because their test records nothing now; one summary of
+    the tests that replayed legacy cassettes that drifted."""
+    removed = terminalreporter.config.stash.get(_REMOVED_CASSETTES, [])
+    if removed:
+        terminalreporter.write_sep("=", "llmcassette: cassettes removed")
+        terminalreporter.write_line(
+            "recorded again from scratch, their test passed without making a call:"
+        )
+        for line in removed:
+            terminalreporter.write_line(f"  {line}")
     if not _drifted_tests:
         return
     count = len(_drifted_tests)
@@ -241,6 +261,9 @@ def pytest_testnodedown(node: Any, error: Any) -> None:
     output = getattr(node, "workeroutput", {})
     run_report.merge(output.get(run_report.WORKER_OUTPUT_KEY, []))
     _report_entries.extend(output.get(_WORKER_REPORT_KEY, []))
+    known = node.config.stash.setdefault(_CASSETTE_USES, {})
+    for path, uses in output.get(_WORKER_USES_KEY, {}).items():
+        known.setdefault(path, []).extend(uses)
 
 
 def _is_xdist_controller(config: pytest.Config | None) -> bool:
@@ -285,6 +308,62 @@ def _discard_failed_recording(
             "@pytest.mark.vcr(record_failed=True)",
         )
     )
+
+
+def _note_cassette_use(
+    item: pytest.Item, call: pytest.CallInfo[None], report: pytest.TestReport
+) -> None:
+    """Count the test among the users of its cassette file, noting whether it recorded the
+    cassette from scratch and passed without a call (``_remove_unrecorded``)."""
+    cassette = getattr(item, "funcargs", {}).get("vcr")
+    if cassette is None or call.when == "setup":
+        return
+    from llmcassette._vcr.save_policy import recorded_nothing
+
+    if call.when == "call":  # before the save drops error responses: they were calls
+        from_scratch = item.stash[_PERSISTER].session_saves is not None  # rewrite, all
+        item.stash[_RECORDED_NOTHING] = (
+            from_scratch and report.passed and recorded_nothing(cassette)
+        )
+        return
+    from llmcassette._vcr.persister import own_file
+
+    path = own_file(cassette)
+    if path is None:
+        return
+    # and no fixture recorded a call as the test was torn down
+    nothing = item.stash.get(_RECORDED_NOTHING, False) and report.passed
+    nothing = nothing and recorded_nothing(cassette)
+    uses = item.config.stash.setdefault(_CASSETTE_USES, {})
+    uses.setdefault(os.path.abspath(path), []).append(nothing)
+
+
+def _remove_unrecorded(session: pytest.Session, exitstatus: int) -> None:
+    """Remove each cassette recorded from scratch whose one test in the session passed
+    without making a call: nothing else would (no call, no save), and the calls it holds
+    fail every replay as unused. A cassette other tests of the session use is kept, and
+    nothing is removed after a run that stopped early (``-x``, Ctrl-C): a test that did not
+    run may use it."""
+    if exitstatus not in (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED):
+        return
+    if session.shouldstop or session.shouldfail:
+        return
+    saves = session.config.stash.get(_SESSION_SAVES, None)
+    if saves is None:
+        return
+    from llmcassette._vcr.persister import remove_unrecorded
+    from llmcassette.errors import CassetteLockError
+
+    removed = session.config.stash.setdefault(_REMOVED_CASSETTES, [])
+    root = session.config.rootpath
+    for path, uses in session.config.stash.get(_CASSETTE_USES, {}).items():
+        if uses != [True]:
+            continue
+        try:
+            if remove_unrecorded(Path(path), saves):
+                removed.append(os.path.relpath(path, root))
+        except (CassetteLockError, OSError) as error:  # left as it was: the summary says why
+            removed.append(f"{os.path.relpath(path, root)}: not removed ({error})")
 
 
 def _cassette_file(cassette: Any) -> str:
@@ -332,8 +411,14 @@ def pytest_sessionstart(session: pytest.Session) -> None:
     _report_entries.clear()
 
 
-def pytest_sessionfinish(session: pytest.Session) -> None:
-    """Write the re-recording report when ``LLMCASSETTE_REPORT`` names a file."""
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    """Write the re-recording report when ``LLMCASSETTE_REPORT`` names a file; remove the
+    cassettes whose test records nothing now (``_remove_unrecorded``)."""
+    if hasattr(session.config, "workeroutput"):  # an xdist worker: the controller decides
+        uses = session.config.stash.get(_CASSETTE_USES, {})
+        session.config.workeroutput[_WORKER_USES_KEY] = uses
+    else:
+        _remove_unrecorded(session, exitstatus)
     target = os.environ.get(REPORT_ENV)
     if target and hasattr(session.config, "workeroutput"):  # an xdist worker: the controller writes
         session.config.workeroutput[_WORKER_REPORT_KEY] = list(_report_entries)

@@ -229,3 +229,75 @@ def test_tests_sharing_a_cassette_keep_each_others_calls_when_recorded_again(
     replayed = pytester.runpytest_subprocess("--record-mode=none", *workers)
     replayed.assert_outcomes(passed=3)
     assert list(temp.iterdir()) == []  # the session cleaned up after itself
+
+
+# A test that no longer makes a call, recorded again from scratch: its own cassette goes;
+# a cassette another test of the session shares, or one whose test failed, stays.
+QUIETER = """
+import os
+
+import httpx2
+import pytest
+
+URL = os.environ["PROVIDER_URL"]
+CALLING = os.environ["CALLING"] == "yes"
+
+
+def ask(prompt):
+    response = httpx2.post(
+        f"{URL}/v1/chat/completions",
+        json={"model": "m", "messages": [{"role": "user", "content": prompt}]},
+        headers={"authorization": "Bearer sk-test"},
+    )
+    assert response.status_code == 200
+
+
+@pytest.mark.vcr
+def test_alone():
+    if CALLING:
+        ask("alone")
+
+
+@pytest.mark.vcr
+def test_fails():
+    if CALLING:
+        ask("fails")
+    else:
+        pytest.fail("broken for now")
+
+
+@pytest.mark.vcr(allow_unused=True)
+@pytest.mark.default_cassette("shared")
+def test_quiet():
+    if CALLING:
+        ask("quiet")
+
+
+@pytest.mark.vcr(allow_unused=True)
+@pytest.mark.default_cassette("shared")
+def test_talks():
+    ask("talks")
+"""
+
+
+@pytest.mark.parametrize("workers", [[], ["-p", "xdist", "-n", "2"]], ids=["serial", "xdist"])
+def test_a_test_that_no_longer_calls_loses_its_own_cassette_only(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, workers: list[str]
+) -> None:
+    pytester.makepyfile(test_mod=QUIETER)
+    folder = pytester.path / "cassettes" / "test_mod"
+    with LocalProvider() as provider:
+        monkeypatch.setenv("PROVIDER_URL", provider.url)
+        monkeypatch.setenv("CALLING", "yes")
+        pytester.runpytest_subprocess("--record-mode=rewrite", *workers).assert_outcomes(passed=4)
+        monkeypatch.setenv("CALLING", "no")
+        recorded = pytester.runpytest_subprocess("--record-mode=rewrite", *workers)
+    recorded.assert_outcomes(passed=3, failed=1)
+    recorded.stdout.fnmatch_lines(
+        ["*llmcassette: cassettes removed*", "  cassettes/test_mod/test_alone.jsonl"]
+    )
+    assert sorted(path.name for path in folder.iterdir()) == ["shared.jsonl", "test_fails.jsonl"]
+    assert _prompts(folder / "shared.jsonl") == ["talks"]
+    assert _prompts(folder / "test_fails.jsonl") == ["fails"]  # kept, as failed tests keep it
+    replayed = pytester.runpytest_subprocess("--record-mode=none", "-k", "not fails", *workers)
+    replayed.assert_outcomes(passed=3)

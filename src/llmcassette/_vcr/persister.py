@@ -609,6 +609,39 @@ def _file_read(path: Path) -> str:
     return os.fspath(path)
 
 
+def own_file(cassette: Any) -> Path | None:
+    """The ``.jsonl`` file a vcrpy cassette saves to, when llmcassette's persister and
+    serializer write it (None for a cassette kept in another serializer)."""
+    persister = getattr(cassette, "_persister", None)
+    path = getattr(cassette, "_path", None)
+    if not isinstance(persister, Persister) or path is None:
+        return None
+    if getattr(cassette, "_serializer", None) is not jsonl:
+        return None
+    return persister.resolve(path)
+
+
+def remove_unrecorded(path: Path, saves: SessionSaves, timeout: float = LOCK_TIMEOUT) -> bool:
+    """Remove cassette ``path``, recorded from scratch (rewrite, all) by the one test of the
+    session ``saves`` names that uses it, which passed without making a call: what the file
+    holds are calls the code no longer makes, and kept they fail every replay as unused.
+
+    Not when a save of this session wrote the file. True when a file was removed.
+    """
+    if not path.is_file():
+        return False
+    with locked(path, timeout):
+        if saves.saved(path):
+            return False
+        tempfiles.remove_stale(path)
+        try:
+            path.unlink()
+        except FileNotFoundError:
+            return False
+    log.info("llmcassette: removed %s: its test passed without recording a call", path)
+    return True
+
+
 def owned_count(cassette: Any) -> int | None:
     """How many of a vcrpy cassette's loaded interactions came from its own file (None:
     not known, all of them count)."""
