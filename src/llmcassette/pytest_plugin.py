@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import secrets
 import shlex
 import sys
 from collections.abc import Generator, Iterable
@@ -19,6 +20,7 @@ import pytest
 
 from llmcassette import run_report
 from llmcassette._vcr.install import configure
+from llmcassette._vcr.session_saves import SessionSaves
 
 if TYPE_CHECKING:
     from typing import Literal
@@ -37,6 +39,10 @@ RENEW_ENV = "LLMCASSETTE_RENEW_OLDER_THAN"
 REPORT_FORMAT = "llmcassette-rerecord-report"
 # workeroutput key under which an xdist worker hands its report entries to the controller.
 _WORKER_REPORT_KEY = "llmcassette_rerecord_entries"
+# workerinput key under which the controller hands its session token to the xdist workers.
+_WORKER_SESSION_KEY = "llmcassette_session_token"
+# workeroutput key under which an xdist worker hands the cassettes its tests used.
+_WORKER_USES_KEY = "llmcassette_cassette_uses"
 
 # --llmcassette-record-mode: vcrpy's record modes and pytest-recording's "rewrite".
 RECORD_MODES = ("once", "new_episodes", "none", "all", "rewrite")
@@ -54,6 +60,17 @@ _PERSISTER = pytest.StashKey[Any]()
 _PROBLEMS = pytest.StashKey[set[str]]()
 # The UnusedInteractionsError pytest_runtest_call raised, so its report can point at the test.
 _UNUSED_RAISED = pytest.StashKey[Exception]()
+# The cassettes this session (with its xdist workers) saved under rewrite or all, so that
+# tests sharing one cassette add to it instead of replacing each other's calls.
+_SESSION_SAVES = pytest.StashKey[SessionSaves]()
+# Whether the test, recording its cassette from scratch (rewrite, all), passed without a call.
+_RECORDED_NOTHING = pytest.StashKey[bool]()
+# The tests' own cassette files in this session (an xdist controller adds its workers'):
+# one flag per test that used the file, True when that test recorded nothing (above).
+_CASSETTE_USES = pytest.StashKey[dict[str, list[bool]]]()
+# The cassettes removed at the end of the session (_remove_unrecorded), or that could not
+# be, for the summary: one line each.
+_REMOVED_CASSETTES = pytest.StashKey[list[str]]()
 # Filled only while LLMCASSETTE_REPORT is set, emptied when a session starts.
 _report_entries: list[dict[str, Any]] = []
 # report.user_properties name of a test's first legacy drift, and the tests that had one
@@ -99,6 +116,7 @@ def pytest_runtest_makereport(
         _note_problems(item, call, raised)
         if call.when in ("setup", "call"):  # a fixture may record, then fail the setup
             _discard_failed_recording(item, call, report)
+        _note_cassette_use(item, call, report)
         if call.when == "teardown" and os.environ.get(REPORT_ENV):
             _report_entries.append(_report_entry(item))
     if mismatch is not None and raised and report.failed and call.when != "teardown":
@@ -171,7 +189,16 @@ def pytest_runtest_logreport(report: pytest.TestReport) -> None:
 
 
 def pytest_terminal_summary(terminalreporter: Any) -> None:
-    """One summary of the tests that replayed legacy cassettes that drifted."""
+    """Name the cassettes removed because their test records nothing now; one summary of
+    the tests that replayed legacy cassettes that drifted."""
+    removed = terminalreporter.config.stash.get(_REMOVED_CASSETTES, [])
+    if removed:
+        terminalreporter.write_sep("=", "llmcassette: cassettes removed")
+        terminalreporter.write_line(
+            "recorded again from scratch, their test passed without making a call:"
+        )
+        for line in removed:
+            terminalreporter.write_line(f"  {line}")
     if not _drifted_tests:
         return
     count = len(_drifted_tests)
@@ -234,6 +261,9 @@ def pytest_testnodedown(node: Any, error: Any) -> None:
     output = getattr(node, "workeroutput", {})
     run_report.merge(output.get(run_report.WORKER_OUTPUT_KEY, []))
     _report_entries.extend(output.get(_WORKER_REPORT_KEY, []))
+    known = node.config.stash.setdefault(_CASSETTE_USES, {})
+    for path, uses in output.get(_WORKER_USES_KEY, {}).items():
+        known.setdefault(path, []).extend(uses)
 
 
 def _is_xdist_controller(config: pytest.Config | None) -> bool:
@@ -278,6 +308,62 @@ def _discard_failed_recording(
             "@pytest.mark.vcr(record_failed=True)",
         )
     )
+
+
+def _note_cassette_use(
+    item: pytest.Item, call: pytest.CallInfo[None], report: pytest.TestReport
+) -> None:
+    """Count the test among the users of its cassette file, noting whether it recorded the
+    cassette from scratch and passed without a call (``_remove_unrecorded``)."""
+    cassette = getattr(item, "funcargs", {}).get("vcr")
+    if cassette is None or call.when == "setup":
+        return
+    from llmcassette._vcr.save_policy import recorded_nothing
+
+    if call.when == "call":  # before the save drops error responses: they were calls
+        from_scratch = item.stash[_PERSISTER].session_saves is not None  # rewrite, all
+        item.stash[_RECORDED_NOTHING] = (
+            from_scratch and report.passed and recorded_nothing(cassette)
+        )
+        return
+    from llmcassette._vcr.persister import own_file
+
+    path = own_file(cassette)
+    if path is None:
+        return
+    # and no fixture recorded a call as the test was torn down
+    nothing = item.stash.get(_RECORDED_NOTHING, False) and report.passed
+    nothing = nothing and recorded_nothing(cassette)
+    uses = item.config.stash.setdefault(_CASSETTE_USES, {})
+    uses.setdefault(os.path.abspath(path), []).append(nothing)
+
+
+def _remove_unrecorded(session: pytest.Session, exitstatus: int) -> None:
+    """Remove each cassette recorded from scratch whose one test in the session passed
+    without making a call: nothing else would (no call, no save), and the calls it holds
+    fail every replay as unused. A cassette other tests of the session use is kept, and
+    nothing is removed after a run that stopped early (``-x``, Ctrl-C): a test that did not
+    run may use it."""
+    if exitstatus not in (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED):
+        return
+    if session.shouldstop or session.shouldfail:
+        return
+    saves = session.config.stash.get(_SESSION_SAVES, None)
+    if saves is None:
+        return
+    from llmcassette._vcr.persister import remove_unrecorded
+    from llmcassette.errors import CassetteLockError
+
+    removed = session.config.stash.setdefault(_REMOVED_CASSETTES, [])
+    root = session.config.rootpath
+    for path, uses in session.config.stash.get(_CASSETTE_USES, {}).items():
+        if uses != [True]:
+            continue
+        try:
+            if remove_unrecorded(Path(path), saves):
+                removed.append(os.path.relpath(path, root))
+        except (CassetteLockError, OSError) as error:  # left as it was: the summary says why
+            removed.append(f"{os.path.relpath(path, root)}: not removed ({error})")
 
 
 def _cassette_file(cassette: Any) -> str:
@@ -325,8 +411,14 @@ def pytest_sessionstart(session: pytest.Session) -> None:
     _report_entries.clear()
 
 
-def pytest_sessionfinish(session: pytest.Session) -> None:
-    """Write the re-recording report when ``LLMCASSETTE_REPORT`` names a file."""
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    """Write the re-recording report when ``LLMCASSETTE_REPORT`` names a file; remove the
+    cassettes whose test records nothing now (``_remove_unrecorded``)."""
+    if hasattr(session.config, "workeroutput"):  # an xdist worker: the controller decides
+        uses = session.config.stash.get(_CASSETTE_USES, {})
+        session.config.workeroutput[_WORKER_USES_KEY] = uses
+    else:
+        _remove_unrecorded(session, exitstatus)
     target = os.environ.get(REPORT_ENV)
     if target and hasattr(session.config, "workeroutput"):  # an xdist worker: the controller writes
         session.config.workeroutput[_WORKER_REPORT_KEY] = list(_report_entries)
@@ -342,6 +434,9 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
 
 def pytest_unconfigure(config: pytest.Config) -> None:
     global _config_of_run
+    saves = config.stash.get(_SESSION_SAVES, None)
+    if saves is not None and _WORKER_SESSION_KEY not in getattr(config, "workerinput", {}):
+        saves.remove()  # this process made the token: the session ends here
     if config is _config_of_run:
         run_report.stop()
         _config_of_run = None
@@ -395,6 +490,7 @@ def pytest_configure(config: pytest.Config) -> None:
         # What pytest-recording reads as the command line's mode (its record_mode fixture,
         # --block-network); vcr_config and markers are overridden per test below.
         config.option.record_mode = forced
+    _start_session_saves(config)
     target = config.getoption("llmcassette_report", default=None)
     if target:
         _config_of_run = config
@@ -405,6 +501,22 @@ def pytest_configure(config: pytest.Config) -> None:
         "llm_faults(*faults): apply llmcassette faults (llmcassette.faults.http_error, "
         "transport_error, cut_stream, hang, latency, replace_text) to the test's next calls",
     )
+
+
+def _start_session_saves(config: pytest.Config) -> None:
+    """Name this session's record of saved cassettes: a new token on the controller (or a
+    run without xdist), the controller's on an xdist worker."""
+    workerinput = getattr(config, "workerinput", {})
+    token = workerinput.get(_WORKER_SESSION_KEY) or secrets.token_hex(16)
+    config.stash[_SESSION_SAVES] = SessionSaves(token)
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_configure_node(node: Any) -> None:
+    """Hand the controller's session token to an xdist worker it starts."""
+    saves = node.config.stash.get(_SESSION_SAVES, None)
+    if saves is not None:
+        node.workerinput[_WORKER_SESSION_KEY] = saves.token
 
 
 class FaultSchedule:
@@ -563,6 +675,9 @@ def pytest_recording_configure(config: pytest.Config, vcr: Any) -> None:
     )
     if config.getoption("llmcassette_record_mode", default=None) is not None:
         _force_record_mode(vcr, record_mode)  # record_mode is the flag's (_record_mode)
+    if record_mode in ("rewrite", "all"):
+        # Tests sharing the cassette: the session's first save replaces it, the others add.
+        vcr.persister.session_saves = config.stash.get(_SESSION_SAVES, None)
     renew = os.environ.get(RENEW_ENV)
     if renew:
         vcr.persister.renew_older_than = parse_age(renew)

@@ -11,6 +11,7 @@ import json
 import multiprocessing
 import os
 import random
+import secrets
 import signal
 import sys
 import time
@@ -24,7 +25,8 @@ from vcr.request import Request
 import llmcassette
 from llmcassette import LlmCassetteError
 from llmcassette._vcr import serializer, tempfiles
-from llmcassette._vcr.persister import Persister, lock_path, locked
+from llmcassette._vcr.persister import Persister, lock_path, locked, saving
+from llmcassette._vcr.session_saves import SessionSaves
 from llmcassette.cassette import jsonl as cassette_file
 from llmcassette.cli.check import STALE_TEMP, Options, check_paths
 from llmcassette.errors import CassetteLockError
@@ -237,6 +239,37 @@ def test_killed_saves_leave_the_old_or_the_new_file(tmp_path: Path) -> None:
     assert sum(outcomes.values()) == KILLS
     assert left > 0  # the kills did land inside saves
     assert elapsed < 60
+
+
+# --- tests of one pytest session sharing a cassette under rewrite --------------------------
+
+
+def _rewrite(path: Path, saves: SessionSaves, tag: str) -> None:
+    """One test recording ``path`` from scratch in the session ``saves`` names."""
+    persister = Persister(rewrite=True)
+    persister.session_saves = saves
+    with pytest.raises(CassetteNotFoundError):  # rewrite reads the cassette as empty
+        persister.load_cassette(path, serializer=serializer)
+    recorded = _big(tag, count=2, size=1)
+    with saving(list(zip(recorded["requests"], recorded["responses"], strict=True))):
+        persister.save_cassette(path, recorded, serializer=serializer)
+
+
+def test_a_session_rewriting_a_shared_cassette_keeps_every_test_and_replaces_the_last_session(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "shared.jsonl"
+    first, second = SessionSaves(secrets.token_hex(16)), SessionSaves(secrets.token_hex(16))
+    try:
+        _rewrite(path, first, "a")
+        _rewrite(path, first, "b")  # loads after a saved: the file is unchanged since
+        assert _uris(path) == [f"http://127.0.0.1:9/{t}/{i}" for t in "ab" for i in range(2)]
+        _rewrite(path, second, "c")  # the next session records it from scratch again
+        assert _uris(path) == [f"http://127.0.0.1:9/c/{i}" for i in range(2)]
+    finally:
+        first.remove()
+        second.remove()
+    assert not first.folder.exists()
 
 
 # --- the lock itself ------------------------------------------------------------------------

@@ -3,8 +3,12 @@ part of it; only its own cassette must be played whole (issue 19, shared cassett
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 import pytest
 
+from llmcassette.cassette import jsonl as cassette_file
 from llmcassette.cli.main import main
 from llmcassette.testing import LocalProvider
 
@@ -150,3 +154,150 @@ def test_a_mismatch_names_the_cassette_the_test_names(
             "(2 interactions, 0 played)",
         ]
     )
+
+
+# Three tests recording one cassette file (the default_cassette_name fixture overridden):
+# under -n 2 at least one worker records it twice in turn, and two workers may at once.
+SHARING = """
+import os
+
+import httpx2
+import pytest
+
+URL = os.environ["PROVIDER_URL"]
+
+
+@pytest.fixture
+def default_cassette_name():
+    return "shared"
+
+
+@pytest.fixture
+def vcr_config():
+    return {"allow_unused": True}  # each test plays only its own calls
+
+
+def ask(prompt):
+    response = httpx2.post(
+        f"{URL}/v1/chat/completions",
+        json={"model": "m", "messages": [{"role": "user", "content": prompt}]},
+        headers={"authorization": "Bearer sk-test"},
+    )
+    assert response.status_code == 200
+
+
+@pytest.mark.vcr
+@pytest.mark.parametrize("name", ["a", "b", "c"])
+def test_ask(name):
+    ask(os.environ["ROUND"] + "-" + name)
+"""
+
+
+def _prompts(path: Path) -> list[str]:
+    """The prompt of every recorded request, in file order."""
+    cassette = cassette_file.read(path.read_bytes(), path)
+    bodies = [json.loads(item.request_body or b"null") for item in cassette.interactions]
+    return [body["messages"][0]["content"] for body in bodies]
+
+
+@pytest.mark.parametrize(
+    ("mode", "workers"),
+    [
+        ("--record-mode=rewrite", []),
+        ("--record-mode=rewrite", ["-p", "xdist", "-n", "2"]),
+        ("--llmcassette-record-mode=rewrite", []),
+        ("--record-mode=all", []),
+    ],
+    ids=["rewrite", "rewrite-xdist", "llmcassette-rewrite", "all"],
+)
+def test_tests_sharing_a_cassette_keep_each_others_calls_when_recorded_again(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, mode: str, workers: list[str]
+) -> None:
+    # The session's first save replaces the cassette, its later saves add to it: every
+    # test's calls are in the file, and none of the session before.
+    pytester.makepyfile(test_mod=SHARING)
+    path = pytester.path / "cassettes" / "test_mod" / "shared.jsonl"
+    temp = pytester.mkdir("temp")  # where the session notes the cassettes it saved
+    monkeypatch.setenv("TMPDIR", str(temp))
+    with LocalProvider() as provider:
+        monkeypatch.setenv("PROVIDER_URL", provider.url)
+        for round_ in ("old", "new"):
+            monkeypatch.setenv("ROUND", round_)
+            recorded = pytester.runpytest_subprocess(mode, *workers)
+            recorded.assert_outcomes(passed=3)
+            assert sorted(_prompts(path)) == [f"{round_}-a", f"{round_}-b", f"{round_}-c"]
+    replayed = pytester.runpytest_subprocess("--record-mode=none", *workers)
+    replayed.assert_outcomes(passed=3)
+    assert list(temp.iterdir()) == []  # the session cleaned up after itself
+
+
+# A test that no longer makes a call, recorded again from scratch: its own cassette goes;
+# a cassette another test of the session shares, or one whose test failed, stays.
+QUIETER = """
+import os
+
+import httpx2
+import pytest
+
+URL = os.environ["PROVIDER_URL"]
+CALLING = os.environ["CALLING"] == "yes"
+
+
+def ask(prompt):
+    response = httpx2.post(
+        f"{URL}/v1/chat/completions",
+        json={"model": "m", "messages": [{"role": "user", "content": prompt}]},
+        headers={"authorization": "Bearer sk-test"},
+    )
+    assert response.status_code == 200
+
+
+@pytest.mark.vcr
+def test_alone():
+    if CALLING:
+        ask("alone")
+
+
+@pytest.mark.vcr
+def test_fails():
+    if CALLING:
+        ask("fails")
+    else:
+        pytest.fail("broken for now")
+
+
+@pytest.mark.vcr(allow_unused=True)
+@pytest.mark.default_cassette("shared")
+def test_quiet():
+    if CALLING:
+        ask("quiet")
+
+
+@pytest.mark.vcr(allow_unused=True)
+@pytest.mark.default_cassette("shared")
+def test_talks():
+    ask("talks")
+"""
+
+
+@pytest.mark.parametrize("workers", [[], ["-p", "xdist", "-n", "2"]], ids=["serial", "xdist"])
+def test_a_test_that_no_longer_calls_loses_its_own_cassette_only(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, workers: list[str]
+) -> None:
+    pytester.makepyfile(test_mod=QUIETER)
+    folder = pytester.path / "cassettes" / "test_mod"
+    with LocalProvider() as provider:
+        monkeypatch.setenv("PROVIDER_URL", provider.url)
+        monkeypatch.setenv("CALLING", "yes")
+        pytester.runpytest_subprocess("--record-mode=rewrite", *workers).assert_outcomes(passed=4)
+        monkeypatch.setenv("CALLING", "no")
+        recorded = pytester.runpytest_subprocess("--record-mode=rewrite", *workers)
+    recorded.assert_outcomes(passed=3, failed=1)
+    recorded.stdout.fnmatch_lines(
+        ["*llmcassette: cassettes removed*", "  cassettes/test_mod/test_alone.jsonl"]
+    )
+    assert sorted(path.name for path in folder.iterdir()) == ["shared.jsonl", "test_fails.jsonl"]
+    assert _prompts(folder / "shared.jsonl") == ["talks"]
+    assert _prompts(folder / "test_fails.jsonl") == ["fails"]  # kept, as failed tests keep it
+    replayed = pytester.runpytest_subprocess("--record-mode=none", "-k", "not fails", *workers)
+    replayed.assert_outcomes(passed=3)

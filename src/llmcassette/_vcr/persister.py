@@ -4,7 +4,9 @@ A save holds ``<cassette>.lock`` (``filelock``) while it re-reads the file and w
 When another process saved the cassette after this one loaded it (CI shards, pytest-xdist
 workers recording one shared cassette), the interactions this run recorded are added to
 what the file holds now instead of replacing it (``saving`` tells the save which ones are
-new). The temporary files of a save killed half-way are removed by the next save.
+new); so are those of a later test of the same pytest session that records a shared
+cassette from scratch (``session_saves``). The temporary files of a save killed half-way
+are removed by the next save.
 
 ``Persister`` is a vcrpy persister. For cassettes that use llmcassette's serializer it reads
 and writes the JSONL files itself; for any other serializer (a user who keeps YAML) it hands
@@ -41,6 +43,7 @@ from llmcassette.errors import CassetteFormatError, CassetteLockError
 if TYPE_CHECKING:
     from filelock import FileLock
 
+    from llmcassette._vcr.session_saves import SessionSaves
     from llmcassette.config import Expiry
     from llmcassette.matching.matchers import LlmBody
     from llmcassette.matching.report import Context
@@ -221,6 +224,10 @@ class Persister:
         # save's time as its created_at (``python -m llmcassette.workflow --older-than``):
         # kept, it would be chosen again by the next run, and the next.
         self.renew_older_than: float | None = None
+        # Set by the pytest plugin under rewrite and all: the cassettes this pytest session
+        # saved already. A later save of one of them adds to it instead of replacing it
+        # (tests sharing one cassette file, see _merge).
+        self.session_saves: SessionSaves | None = None
         # llmcassette.redact.Redactor: applied to every line written, then checked (fail closed).
         self.redactor = redactor
         self._headers: dict[str, dict[str, Any]] = {}
@@ -426,6 +433,8 @@ class Persister:
                 log.info("llmcassette: removed temporary files of a killed save: %s", removed)
             written = self._save_locked(path, cassette_dict, last_pid)
             self._loaded[os.fspath(path)] = _digest(written)
+            if self.session_saves is not None:
+                self.session_saves.note_saved(path)
             self.read_instead.pop(os.fspath(path), None)
 
     def _merge(
@@ -436,18 +445,23 @@ class Persister:
         old_text: str | None,
         last_pid: int | None,
     ) -> dict[str, Any]:
-        """What to save when another process saved ``path`` after this one loaded it.
+        """What to save when another process saved ``path`` after this one loaded it, or
+        when another test of this pytest session saved it already under rewrite or all.
 
         The file as it is now, then the interactions this run recorded: nothing either
         process recorded is lost, in every record mode (in ``all`` the result is every run
-        that saved since this one loaded, then this run). When the new interactions are not
-        known (a save outside ``use_cassette``), ``CassetteLockError`` instead of a guess.
+        that saved since this one loaded, then this run). Tests sharing one cassette in a
+        session that records it from scratch leave every test's calls: the session's first
+        save replaces the file, the later ones add to it, one test after another as well as
+        in parallel. When the new interactions are not known (a save outside
+        ``use_cassette``), ``CassetteLockError`` instead of a guess.
         """
         key = os.fspath(path)
         if key not in self._loaded or previous is None:
             return cassette_dict
         now = _digest(None if old_text is None else old_text.encode("utf-8"))
-        if now == self._loaded[key]:
+        saved_in_session = self.session_saves is not None and self.session_saves.saved(path)
+        if now == self._loaded[key] and not saved_in_session:
             return cassette_dict
         new = _NEW_INTERACTIONS.get()
         if new is None:
@@ -459,10 +473,11 @@ class Persister:
             )
         requests, responses, _ = self._to_vcr(path, previous)
         log.info(
-            "llmcassette: %s was saved by process %s while this one recorded it; adding %d "
-            "new interaction(s) to its %d",
+            "llmcassette: %s was saved by %s; adding %d new interaction(s) to its %d",
             path,
-            last_pid,
+            "another test of this session"
+            if saved_in_session
+            else f"process {last_pid} while this one recorded it",
             len(new),
             len(requests),
         )
@@ -592,6 +607,39 @@ def _file_read(path: Path) -> str:
             if path.with_suffix(suffix).is_file():
                 return os.fspath(path.with_suffix(suffix))
     return os.fspath(path)
+
+
+def own_file(cassette: Any) -> Path | None:
+    """The ``.jsonl`` file a vcrpy cassette saves to, when llmcassette's persister and
+    serializer write it (None for a cassette kept in another serializer)."""
+    persister = getattr(cassette, "_persister", None)
+    path = getattr(cassette, "_path", None)
+    if not isinstance(persister, Persister) or path is None:
+        return None
+    if getattr(cassette, "_serializer", None) is not jsonl:
+        return None
+    return persister.resolve(path)
+
+
+def remove_unrecorded(path: Path, saves: SessionSaves, timeout: float = LOCK_TIMEOUT) -> bool:
+    """Remove cassette ``path``, recorded from scratch (rewrite, all) by the one test of the
+    session ``saves`` names that uses it, which passed without making a call: what the file
+    holds are calls the code no longer makes, and kept they fail every replay as unused.
+
+    Not when a save of this session wrote the file. True when a file was removed.
+    """
+    if not path.is_file():
+        return False
+    with locked(path, timeout):
+        if saves.saved(path):
+            return False
+        tempfiles.remove_stale(path)
+        try:
+            path.unlink()
+        except FileNotFoundError:
+            return False
+    log.info("llmcassette: removed %s: its test passed without recording a call", path)
+    return True
 
 
 def owned_count(cassette: Any) -> int | None:

@@ -24,6 +24,13 @@ def new_interactions(cassette: Any) -> list[tuple[Any, Any]]:
     return list(cassette.data[getattr(cassette, "_loaded_count", 0) :])
 
 
+def recorded_nothing(cassette: Any) -> bool:
+    """Whether no request went out through the cassette since it was loaded: nothing new
+    (a response with an error status counts until the save drops it), none that failed
+    before its answer."""
+    return not new_interactions(cassette) and not cassette.__dict__.get(_FAILED)
+
+
 def _status(response: Any) -> int:
     try:
         return int(response["status"]["code"])
