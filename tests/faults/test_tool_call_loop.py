@@ -126,7 +126,9 @@ def test_a_placeholder_that_matches_nothing_names_the_cassette(
     ):
         agent(client)
     cause = raised.value
-    assert re.search(r"tool_loop\.jsonl: interaction 0 \(entries\[0\] of .*\), body: ", str(cause))
+    assert re.search(
+        r"tool_loop\.jsonl: interaction #1 \(at 0 in entries\[0\] of .*\), body: ", str(cause)
+    )
     assert "matches nothing in the request's body" in str(cause)
 
 

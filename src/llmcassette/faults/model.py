@@ -111,6 +111,7 @@ class Fault:
 class Entry:
     """One interaction of the overridden list.
 
+    ``index`` is its place in the list, from 0 as the sidecar's ``at`` counts;
     ``recorded`` is the recorded interaction whose request it answers and whose response it
     starts from (None for a scripted entry, which answers any request, or those named by
     ``match``), ``fault`` what is changed.
@@ -120,8 +121,22 @@ class Entry:
     recorded: int | None
     fault: Fault | None
     match: tuple[tuple[str, str], ...] = ()
-    #: Where it was declared, for reports: "entries[1] of x.overrides.json".
+    #: Where it was declared, for reports, with the sidecar's values as they are written:
+    #: "at 3 in entries[1] of x.overrides.json"; "" for an interaction left as recorded.
     origin: str = ""
+    #: Its index in the overrides' ``entries`` (None for an interaction left as recorded).
+    position: int | None = None
+
+    @property
+    def number(self) -> int:
+        """Its number as messages count interactions, from 1 (docs/errors.md, "Counting")."""
+        return self.index + 1
+
+    @property
+    def where(self) -> str:
+        """The interaction as an error names it: ``interaction #4 (at 3 in entries[1] of
+        x.overrides.json)``, or ``interaction #2`` for one left as recorded."""
+        return f"interaction #{self.number}" + (f" ({self.origin})" if self.origin else "")
 
     def accepts(self, method: str, path: str) -> bool:
         """Whether a scripted entry's ``match`` lets this request through."""
@@ -207,15 +222,16 @@ class Overrides:
                     position,
                     "recorded",
                     f"the cassette has {recorded_count} interaction(s), no index {recorded}",
-                    "count recorded interactions from 0 (`llmcassette show` lists them)",
+                    _indexes_hint("recorded", recorded_count),
                 )
         if self.mode == "replace":
             result = []
             for position, (_, recorded, fault, match) in enumerate(self._validated):
                 self._needs_an_answer(position, recorded, fault, "a scripted entry")
-                result.append(Entry(position, recorded, fault, match, self._origin(position)))
+                origin = self._origin(position)
+                result.append(Entry(position, recorded, fault, match, origin, position))
             return result
-        result = [Entry(i, i, None, (), f"recorded interaction {i}") for i in range(recorded_count)]
+        result = [Entry(i, i, None) for i in range(recorded_count)]
         appended = sorted(
             (at, position)
             for position, (at, *_) in enumerate(self._validated)
@@ -229,21 +245,28 @@ class Overrides:
                     "at",
                     f"index {at} leaves a gap: the cassette has {recorded_count} interaction(s), "
                     f"so the next appended entry is at {expected}",
-                    f"use at={expected}, or patch an existing interaction (0-{recorded_count - 1})",
+                    f"use at={expected}"
+                    + (
+                        f", or patch a recorded interaction with at 0-{recorded_count - 1}"
+                        if recorded_count
+                        else ""
+                    ),
                 )
         for position, (at, recorded, fault, match) in enumerate(self._validated):
             if at < recorded_count:
                 base = recorded if recorded is not None else None if match else at
                 self._needs_an_answer(position, base, fault, "an entry with 'match'")
-                result[at] = Entry(at, base, fault, match, self._origin(position))
+                result[at] = Entry(at, base, fault, match, self._origin(position, at), position)
         for at, position in appended:
             _, recorded, fault, match = self._validated[position]
             self._needs_an_answer(position, recorded, fault, "an appended entry")
-            result.append(Entry(at, recorded, fault, match, self._origin(position)))
+            origin = self._origin(position, at)
+            result.append(Entry(at, recorded, fault, match, origin, position))
         return result
 
-    def _origin(self, position: int) -> str:
-        return f"entries[{position}] of {self.source}"
+    def _origin(self, position: int, at: int | None = None) -> str:
+        entry = f"entries[{position}] of {self.source}"
+        return entry if at is None else f"at {at} in {entry}"
 
     def _needs_an_answer(
         self, position: int, recorded: int | None, fault: Fault | None, what: str
@@ -255,8 +278,19 @@ class Overrides:
                 None,
                 f"{what} needs 'recorded' (which recorded interaction it replays), "
                 "'status' or 'fail'",
-                'e.g. {"recorded": 0} to answer with recorded interaction 0',
+                'e.g. {"recorded": 0} to answer as the first recorded interaction (#1) did',
             )
+
+
+def _indexes_hint(field_name: str, recorded_count: int) -> str:
+    """How to name a recorded interaction in ``field_name``, which counts from 0 where
+    ``llmcassette show`` numbers them from 1."""
+    if not recorded_count:
+        return "the cassette has no interactions to name: record it first"
+    return (
+        f"{field_name} counts from 0: use 0-{recorded_count - 1} for the interactions "
+        f"`llmcassette show` lists as #1-#{recorded_count}"
+    )
 
 
 # An entry's own keys, and a fault's fields (the Fault dataclass is the list of them).

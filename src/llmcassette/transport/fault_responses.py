@@ -200,7 +200,8 @@ def _events_kept(
 
 
 def _at(where: str, kind: str | None, index: int) -> str:
-    return f"{where}, event {index}" if kind is not None else f"{where}, body"
+    # Events are numbered from 1 in messages, as interactions are (docs/errors.md).
+    return f"{where}, event #{index + 1}" if kind is not None else f"{where}, body"
 
 
 def _is_json(response: Mapping[str, Any]) -> bool:
