@@ -170,4 +170,4 @@ def test_text_to_replace_that_is_not_there_says_where_to_look(
         assert "is not in any event of the recorded stream" in message
         assert "text is replaced within one event" in message
     else:
-        assert "'no such text' is not in the recorded response" in message
+        assert "the replace text ('no such text') is not in the recorded response" in message

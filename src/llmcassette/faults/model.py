@@ -24,7 +24,7 @@ _T = TypeVar("_T")
 _QUOTED_AT_MOST = 16
 
 
-def _shown(value: Any) -> str:
+def shown(value: Any) -> str:
     """A wrong value as an error message names it. A number, a boolean or null is quoted,
     and so is a short string (a typo: ``'dns'``); a longer string or a list or object only
     by its kind: a sidecar is written by hand, and a credential pasted into the wrong field
@@ -184,7 +184,7 @@ class Overrides:
                 source,
                 None,
                 "mode",
-                f"must be 'patch' or 'replace', not {_shown(mode)}",
+                f"must be 'patch' or 'replace', not {shown(mode)}",
                 "'patch' changes recorded interactions by index, 'replace' lists them all anew",
             )
         entries = data.get("entries")
@@ -311,20 +311,20 @@ def _parse_entry(
     at = entry.get("at")
     if mode == "patch":
         if not _is_index(at):
-            raise error("at", f"must be a 0-based interaction index, got {_shown(at)}")
+            raise error("at", f"must be a 0-based interaction index, got {shown(at)}")
     elif at is not None and at != position:
         raise error(
-            "at", f"is {_shown(at)} but the entry is at position {position} of a replace list"
+            "at", f"is {shown(at)} but the entry is at position {position} of a replace list"
         )
     recorded = entry.get("recorded")
     if recorded is not None and not _is_index(recorded):
-        raise error("recorded", f"must be a 0-based interaction index, got {_shown(recorded)}")
+        raise error("recorded", f"must be a 0-based interaction index, got {shown(recorded)}")
     match = entry.get("match") or {}
     if not isinstance(match, Mapping) or set(match) - {"method", "path"}:
         raise error("match", "must be an object with 'method' and/or 'path'")
     for key, value in match.items():
         if not isinstance(value, str):
-            raise error(f"match.{key}", f"must be a string, got {_shown(value)}")
+            raise error(f"match.{key}", f"must be a string, got {shown(value)}")
     if match and recorded is not None:
         raise error("match", "a replayed recorded interaction is matched by its own request")
     values = {key: entry[key] for key in entry if key not in ("at", "recorded", "match", "comment")}
@@ -360,7 +360,7 @@ class FieldError(LlmCassetteError):
 
 def _seconds(name: str, value: Any) -> float:
     if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0:
-        raise FieldError(name, f"must be a number of seconds >= 0, got {_shown(value)}")
+        raise FieldError(name, f"must be a number of seconds >= 0, got {shown(value)}")
     if value > sys.float_info.max or not math.isfinite(value):  # a huge int: no float
         raise FieldError(name, "must be finite", "leave a stream hanging with hang_after")
     return float(value)
@@ -368,7 +368,7 @@ def _seconds(name: str, value: Any) -> float:
 
 def _count(name: str, value: Any) -> int:
     if not _is_index(value):
-        raise FieldError(name, f"must be a whole number of events >= 0, got {_shown(value)}")
+        raise FieldError(name, f"must be a whole number of events >= 0, got {shown(value)}")
     return int(value)
 
 
@@ -382,7 +382,7 @@ def _text_pairs(name: str, value: Any) -> tuple[tuple[str, str], ...]:
         raise FieldError(name, f"must be an object of strings, got {type(value).__name__}")
     for key, item in value.items():
         if not isinstance(item, (str, int, float)) or isinstance(item, bool):
-            raise FieldError(f"{name}.{key}", f"must be a string, got {_shown(item)}")
+            raise FieldError(f"{name}.{key}", f"must be a string, got {shown(item)}")
     return tuple((str(key), str(item)) for key, item in value.items())
 
 
@@ -392,21 +392,21 @@ def fault_from_fields(values: Mapping[str, Any], base_dir: str | None = None) ->
     if status is not None and (
         isinstance(status, bool) or not isinstance(status, int) or not 100 <= status <= 599
     ):
-        raise FieldError("status", f"must be an HTTP status 100-599, got {_shown(status)}")
+        raise FieldError("status", f"must be an HTTP status 100-599, got {shown(status)}")
     fail = values.get("fail")
     if fail is not None and fail not in FAILURES:
         raise FieldError(
-            "fail", f"unknown failure {_shown(fail)}", f"use one of {', '.join(FAILURES)}"
+            "fail", f"unknown failure {shown(fail)}", f"use one of {', '.join(FAILURES)}"
         )
     cut = values.get("cut", "error")
     if cut not in CUT_ENDINGS:
-        raise FieldError("cut", f"must be one of {', '.join(CUT_ENDINGS)}, got {_shown(cut)}")
+        raise FieldError("cut", f"must be one of {', '.join(CUT_ENDINGS)}, got {shown(cut)}")
     cut_after = _optional(values, "cut_after", _count)
     hang_after = _optional(values, "hang_after", _count)
     marker = values.get("marker")
     if marker is not None:
         if not isinstance(marker, str) or not marker:
-            raise FieldError("marker", f"must be a file path, got {_shown(marker)}")
+            raise FieldError("marker", f"must be a file path, got {shown(marker)}")
         if hang_after is None:
             raise FieldError("marker", "is touched when a hang starts: add hang_after")
         if base_dir is not None:
