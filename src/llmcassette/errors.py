@@ -469,8 +469,8 @@ class OverridesError(LlmCassetteError, ValueError):
 class FaultError(LlmCassetteError):
     """A fault or placeholder cannot be carried out for the request it applies to.
 
-    ``cassette`` is the cassette file, ``location`` where in it (``interaction 2, event
-    5``), ``problem`` what is wrong.
+    ``cassette`` is the cassette file, ``location`` where in it (``interaction #2, event
+    #5``, counted from 1), ``problem`` what is wrong.
     """
 
     code = "LC502 fault"

@@ -419,6 +419,163 @@ def test_a_short_wrong_overrides_value_is_still_quoted(tmp_path: Path) -> None:
     assert "unknown failure 'dns'" in result.stdout + result.stderr
 
 
+def _events(*words: str) -> str:
+    return "".join(
+        json.dumps({"type": "event", "data": {"choices": [{"delta": {"content": word}}]}}) + "\n"
+        for word in words
+    )
+
+
+#: A GET answered with JSON, then a chat stream that says a ticket id in three pieces.
+GET_AND_STREAM = (
+    ONE_GET
+    + '{"type":"request","method":"POST","uri":"https://api.openai.com/v1/chat/completions",'
+    '"body":{"json":{"stream":true}}}\n'
+    '{"type":"response","status":200,"headers":{"content-type":"text/event-stream"},'
+    '"body":{"stream":"sse"}}\n'
+    + _events("ticket ", "5f0c8a6e", "-3b7e")
+    + '{"type":"event","text":"[DONE]"}\n'
+    '{"type":"end","events":4}\n'
+)
+
+
+@pytest.mark.parametrize(
+    ("entry", "code", "path", "problem"),
+    [
+        (
+            {"at": 0, "replace": {"ok": "{{fromRequest:id (\\d+)"}},
+            "LC503 placeholder",
+            "entries[0].replace",
+            "interaction #1 of c.jsonl, body: unterminated placeholder",
+        ),
+        (
+            {"at": 0, "replace": {"ok": "{{fromRequest:(}}"}},
+            "LC503 placeholder",
+            "entries[0].replace",
+            "interaction #1 of c.jsonl, body: invalid regex in {{fromRequest:(}}",
+        ),
+        (
+            {"at": 1, "replace": {"ticket": "{{fromRequest.nowhere:x}}"}},
+            "LC503 placeholder",
+            "entries[0].replace",
+            "interaction #2 of c.jsonl, event #1: malformed placeholder",
+        ),
+        (
+            {"at": 0, "status": 500, "body": {"error": "{{fromRequest:x"}},
+            "LC503 placeholder",
+            "entries[0].body",
+            "interaction #1 of c.jsonl, body: unterminated placeholder",
+        ),
+        (
+            {"at": 0, "replace": {"ok": "fine", "gone": "x"}},
+            "LC502 fault",
+            "entries[0].replace",
+            "interaction #1 of c.jsonl: replace text 2 of 2 ('gone') is not in the recorded "
+            "response",
+        ),
+        (
+            {"at": 1, "replace": {"5f0c8a6e-3b7e": "{{fromRequest:ticket (\\S+)}}"}},
+            "LC502 fault",
+            "entries[0].replace",
+            "interaction #2 of c.jsonl: the replace text ('5f0c8a6e-3b7e') is not in any event "
+            "of the recorded stream",
+        ),
+        (
+            {"at": 1, "cut_after": 9},
+            "LC502 fault",
+            "entries[0].cut_after",
+            "interaction #2 of c.jsonl: cut_stream(after=9), but the recorded stream has 4 "
+            "event(s)",
+        ),
+        (
+            {"at": 2, "recorded": 0, "hang_after": 1},
+            "LC502 fault",
+            "entries[0].hang_after",
+            "interaction #3 of c.jsonl: hang(after=1) needs a streamed response",
+        ),
+    ],
+)
+def test_check_finds_a_sidecar_fault_that_can_only_fail_at_replay(
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    entry: dict[str, Any],
+    code: str,
+    path: str,
+    problem: str,
+) -> None:
+    """check said "no problems" of a sidecar whose fault fails whatever the request: it now
+    runs replay's own steps on the recorded response, with no request to fill placeholders."""
+    monkeypatch.chdir(tmp_path)
+    Path("c.jsonl").write_text(GET_AND_STREAM)
+    Path("c.overrides.json").write_text(json.dumps({"entries": [entry]}))
+    assert main(["check", "--json", "c.jsonl"]) == 1
+    (found,) = findings(capsys.readouterr().out)
+    assert (found["code"], found["kind"], found["file"], found["path"]) == (
+        code,
+        "overrides",
+        "c.overrides.json",
+        path,
+    )
+    assert found["message"].startswith(f"{path}: {problem}"), found["message"]
+    assert found["how_to_fix"]
+
+
+def test_a_sidecar_finding_is_what_replay_raises(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import httpx2
+
+    import llmcassette
+
+    monkeypatch.chdir(tmp_path)
+    Path("c.jsonl").write_text(GET_AND_STREAM)
+    Path("c.overrides.json").write_text(json.dumps({"entries": [{"at": 0, "replace": {"x": "y"}}]}))
+    with (
+        pytest.raises(llmcassette.FaultError) as replayed,
+        llmcassette.use_cassette("c.jsonl", record_mode="none", allow_unused=True),
+    ):
+        httpx2.get("https://example.com/")
+    assert main(["check", "--json", "c.jsonl"]) == 1
+    (found,) = findings(capsys.readouterr().out)
+    assert (
+        found["message"]
+        == f"entries[0].replace: interaction #1 of c.jsonl: {replayed.value.problem}"
+    )
+    assert found["how_to_fix"] == replayed.value.hint
+
+
+def test_sidecar_faults_replay_can_carry_out_are_no_problem(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A placeholder that needs a request to match is not judged without one.
+    monkeypatch.chdir(tmp_path)
+    Path("c.jsonl").write_text(GET_AND_STREAM)
+    entries = [
+        {"at": 0, "replace": {"ok": "{{fromRequest:(\\d{3})}}", "true": "{{!fromRequest"}},
+        {"at": 1, "replace": {"5f0c8a6e": "{{fromRequest:nothing like it}}"}, "cut_after": 4},
+        {"at": 2, "status": 429, "body": {"error": "{{fromRequest.url:/(\\w+)$}}"}},
+        {"at": 3, "fail": "connect_error"},
+        {"at": 4, "recorded": 1, "hang_after": 0},
+    ]
+    Path("c.overrides.json").write_text(json.dumps({"entries": entries}))
+    result = cli("check", "c.jsonl", cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+
+
+def test_a_replace_text_that_is_not_there_is_named_without_its_value(tmp_path: Path) -> None:
+    """A key pasted as the text to replace: check (and replay) say which text by its kind."""
+    key = "sk-proj-" + "Ab3Cd" * 5 + "T3BlbkFJ" + "xY9z" * 5  # in pieces, for secret scanners
+    (tmp_path / "c.jsonl").write_text(ONE_GET)
+    sidecar = tmp_path / "c.overrides.json"
+    sidecar.write_text(json.dumps({"entries": [{"at": 0, "replace": {key: "x"}}]}))
+    result = cli("check", "--no-secrets", "--json", tmp_path / "c.jsonl")
+    assert result.returncode == 1
+    assert key[8:30] not in result.stdout + result.stderr
+    (found,) = findings(result.stdout)
+    assert f"the replace text (a string of {len(key)} characters) is not in" in found["message"]
+
+
 VCRPY_CUT_AFTER_ITS_REQUEST = """\
 interactions:
 - request:

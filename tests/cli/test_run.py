@@ -142,6 +142,41 @@ def test_a_cassette_path_that_cannot_be_a_file_stops_the_program_too(tmp_path: P
     assert "Error in sitecustomize" not in result.stderr
 
 
+def test_a_missing_cassette_under_replay_stops_the_program_before_any_request(
+    tmp_path: Path, provider: LocalProvider
+) -> None:
+    # The program ran and failed at its first request, whose mismatch was the first word
+    # that the cassette was never recorded.
+    (tmp_path / "app.py").write_text(APP)
+    cassette = tmp_path / "app.jsonl"
+    seen = len(provider.requests)
+    app = [sys.executable, "app.py", provider.url, "Name a river"]
+    result = cli("run", "--replay", cassette, "--", *app, cwd=tmp_path)
+    assert (result.returncode, result.stdout) == (2, ""), result.stderr
+    assert f"{cassette}: the cassette does not exist, and record mode none" in result.stderr
+    assert f"how to fix: record it first: llmcassette run --record {cassette} --" in result.stderr
+    assert "the program was stopped before its first line" in result.stderr
+    assert "Traceback" not in result.stderr
+    assert not cassette.exists()
+    assert len(provider.requests) == seen
+
+    # --cassette with --mode none is the same replay-only mode.
+    same = cli("run", "--cassette", cassette, "--mode", "none", "--", *app, cwd=tmp_path)
+    assert (same.returncode, same.stdout) == (2, "")
+
+
+def test_a_missing_cassette_in_a_mode_that_records_is_recorded(
+    tmp_path: Path, provider: LocalProvider
+) -> None:
+    (tmp_path / "app.py").write_text(APP)
+    cassette = tmp_path / "app.jsonl"
+    app = [sys.executable, "app.py", provider.url, "Name a river"]
+    result = cli("run", "--cassette", cassette, "--mode", "once", "--", *app, cwd=tmp_path)
+    assert (result.returncode, result.stdout) == (0, "200\n"), result.stderr
+    assert "1 interaction(s) recorded" in result.stderr
+    assert cassette.is_file()
+
+
 def test_a_mode_that_is_not_one_is_refused_without_a_fatal_error(tmp_path: Path) -> None:
     env = run.environment(str(tmp_path / "app.jsonl"), "bogus")
     result = subprocess.run(

@@ -18,7 +18,7 @@ def request(body: object, uri: str = "http://127.0.0.1/v1/chat?trace=t-42") -> R
 
 def fill(text: str, req: Request, json_strings: bool = False) -> str:
     return placeholders.resolve(
-        text, req, json_strings=json_strings, cassette="c.jsonl", location="interaction 0, body"
+        text, req, json_strings=json_strings, cassette="c.jsonl", location="interaction #1, body"
     )
 
 
@@ -79,10 +79,10 @@ def test_failures_name_the_cassette_and_location(text: str, problem: str) -> Non
     with pytest.raises(PlaceholderError) as raised:
         fill(text, request({"a": "b"}))
     message = str(raised.value)
-    assert message.startswith("c.jsonl: interaction 0, body: ")
+    assert message.startswith("c.jsonl: interaction #1, body: ")
     assert problem in message
     assert raised.value.cassette == "c.jsonl"
-    assert raised.value.location == "interaction 0, body"
+    assert raised.value.location == "interaction #1, body"
 
 
 def test_text_without_markers_is_returned_as_is() -> None:

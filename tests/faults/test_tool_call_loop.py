@@ -126,7 +126,9 @@ def test_a_placeholder_that_matches_nothing_names_the_cassette(
     ):
         agent(client)
     cause = raised.value
-    assert re.search(r"tool_loop\.jsonl: interaction 0 \(entries\[0\] of .*\), body: ", str(cause))
+    assert re.search(
+        r"tool_loop\.jsonl: interaction #1 \(at 0 in entries\[0\] of .*\), body: ", str(cause)
+    )
     assert "matches nothing in the request's body" in str(cause)
 
 
@@ -168,4 +170,4 @@ def test_text_to_replace_that_is_not_there_says_where_to_look(
         assert "is not in any event of the recorded stream" in message
         assert "text is replaced within one event" in message
     else:
-        assert "'no such text' is not in the recorded response" in message
+        assert "the replace text ('no such text') is not in the recorded response" in message

@@ -201,8 +201,8 @@ def answer(cassette: Any, request: Any, overrides: Any) -> Answer | None:
     fault = _combine(entry.fault, scheduled)
     response = None if entry.recorded is None else cassette.data[entry.recorded][1]
     if response is None and (fault is None or not fault.answers_alone):
-        raise FaultError(plan.source, entry.origin, "answers with nothing")
-    return Answer(response, fault, where or f"interaction {entry.index} ({entry.origin})")
+        raise FaultError(plan.source, entry.where, "answers with nothing")
+    return Answer(response, fault, where or entry.where)
 
 
 def _combine(first: Fault | None, second: Fault | None) -> Fault | None:

@@ -15,7 +15,13 @@ from vcr.errors import CannotOverwriteExistingCassetteException
 
 from llmcassette._vcr.drift import drift_mode
 from llmcassette._vcr.lookup import body_matcher, is_method_matcher
-from llmcassette._vcr.persister import display_path, is_legacy, loaded_from, owned_count
+from llmcassette._vcr.persister import (
+    display_path,
+    is_legacy,
+    loaded_from,
+    never_recorded,
+    owned_count,
+)
 from llmcassette.errors import LlmCassetteError
 from llmcassette.matching import report
 from llmcassette.matching.jsondiff import Difference, Missing
@@ -152,7 +158,7 @@ class CassetteMismatch(LlmCassetteError, CannotOverwriteExistingCassetteExceptio
                     matcher.config if matcher is not None else MatchConfig(),
                     ranked[0].differences,
                 )
-        if not getattr(cassette, "rewound", False) and not len(cassette):
+        if never_recorded(cassette):
             reason = "cassette_not_found"
         elif ranked and not ranked[0].differences and ranked[0].session != session:
             reason = "other_session"

@@ -642,6 +642,12 @@ def remove_unrecorded(path: Path, saves: SessionSaves, timeout: float = LOCK_TIM
     return True
 
 
+def never_recorded(cassette: Any) -> bool:
+    """Whether a vcrpy cassette found no file to read (its own, or a vcrpy cassette it
+    replays instead) and has recorded nothing since: a cassette that does not exist yet."""
+    return not getattr(cassette, "rewound", False) and not len(cassette)
+
+
 def owned_count(cassette: Any) -> int | None:
     """How many of a vcrpy cassette's loaded interactions came from its own file (None:
     not known, all of them count)."""

@@ -3,7 +3,8 @@
 Every check is about one file: its structure and format version (strict read, every event
 line), streams cut short, its age (``created_at`` against ``max_age``), whether a test still
 uses it (``orphans``) and values that a redaction rule still matches (``secrets``). The
-temporary files a killed save left beside a cassette are reported too (``stale-temp``).
+temporary files a killed save left beside a cassette are reported too (``stale-temp``), and
+an overrides sidecar that replay would refuse or fail on, judged against its cassette.
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ from llmcassette.faults.sidecar import SUFFIX as SIDECAR_SUFFIX
 if TYPE_CHECKING:
     from llmcassette.cassette.jsonl import Cassette
     from llmcassette.cli.paths import Opened
+    from llmcassette.faults.model import Entry
 
 # Problem kinds, as they appear in ``--json`` records.
 UNREADABLE = "unreadable"  # the file cannot be opened: exit code 2, not 1
@@ -41,7 +43,7 @@ EXPIRED = "expired"
 AGE_UNKNOWN = "age-unknown"
 ORPHAN = "orphan"
 SECRET = "secret"
-OVERRIDES = "overrides"  # an overrides sidecar (llmcassette.faults) that does not validate
+OVERRIDES = "overrides"  # an overrides sidecar (llmcassette.faults) replay would refuse or fail on
 STALE_TEMP = "stale-temp"  # a killed save's temporary file (llmcassette._vcr.tempfiles)
 LOST_BODY = "lost-body"  # a response stored empty whose headers say it had a body
 
@@ -258,28 +260,74 @@ def _modules_under(root: Path) -> dict[str, list[Path]]:
 
 
 def _overrides(path: Path) -> Iterator[Problem]:
-    """The problem of an overrides sidecar that ``use_cassette`` would refuse: one that does
-    not validate, or whose indexes its cassette (beside it) does not have, checked by the
-    same ``Overrides.resolve`` that replay runs."""
+    """The problems of an overrides sidecar that replay would fail on, found with the
+    functions replay runs: one that ``use_cassette`` refuses (it does not validate, or
+    names an index its cassette beside it does not have: ``Overrides.resolve``), and a
+    fault that cannot be carried out whatever the request (``fault_responses.unplayable``:
+    a ``replace`` text the recorded response lacks, a malformed placeholder, a cut past
+    the recorded events)."""
+    from llmcassette.cli.paths import JSONL
     from llmcassette.faults import sidecar
 
+    cassette = _cassette_beside(path)
     try:
         overrides = sidecar.load(path)
-        count = _interaction_count(path)
-        if overrides is not None and count is not None:
-            overrides.resolve(count)
+        count = None if cassette is None else _interaction_count(cassette)
+        if overrides is None or count is None:
+            return
+        entries = overrides.resolve(count)
     except OverridesError as error:
         where = error.location
         message = f"{where}: {error.problem}" if where else error.problem
         yield Problem(
             os.fspath(path), None, OVERRIDES, message, error.hint or None, error.code, where or None
         )
+        return
+    if cassette is not None and cassette.kind == JSONL and cassette.cassette is not None:
+        yield from _unplayable_faults(path, cassette.path, cassette.cassette, entries)
 
 
-def _interaction_count(sidecar_path: Path) -> int | None:
-    """How many interactions the cassette of an overrides sidecar holds; None when it has
-    none beside it (an orphan) or it cannot be read (reported as that file's problem)."""
-    from llmcassette.cli.paths import JSONL, VCRPY, open_file
+def _unplayable_faults(
+    sidecar_path: Path, cassette_path: Path, cassette: Cassette, entries: list[Entry]
+) -> Iterator[Problem]:
+    """The faults of a sidecar's entries that replay could carry out for no request, each
+    named by its JSON path in the sidecar (``entries[2].replace``)."""
+    from urllib.parse import urlsplit
+
+    from llmcassette._vcr.bridge import to_vcr
+    from llmcassette.transport.fault_responses import unplayable
+
+    for entry in entries:
+        if entry.fault is None or entry.position is None:
+            continue  # an interaction the sidecar leaves as recorded
+        item = None if entry.recorded is None else cassette.interactions[entry.recorded]
+        recorded = None if item is None else to_vcr(item)[1]
+        url_path = urlsplit(item.uri).path if item else dict(entry.match).get("path", "")
+        where = f"interaction #{entry.number} of {cassette_path.name}"
+        errors = unplayable(
+            recorded,
+            entry.fault,
+            url_path=url_path,
+            cassette=os.fspath(cassette_path),
+            where=where,
+        )
+        for field_name, error in errors:
+            json_path = f"entries[{entry.position}].{field_name}"
+            yield Problem(
+                os.fspath(sidecar_path),
+                None,
+                OVERRIDES,
+                f"{json_path}: {error.location}: {error.problem}",
+                error.hint or None,
+                error.code,
+                json_path,
+            )
+
+
+def _cassette_beside(sidecar_path: Path) -> Opened | None:
+    """The cassette of an overrides sidecar; None when it has none beside it (an orphan) or
+    it cannot be read (reported as that file's problem)."""
+    from llmcassette.cli.paths import open_file
 
     stem = sidecar_path.name[: -len(SIDECAR_SUFFIX)]
     for suffix in SUFFIXES:
@@ -287,16 +335,20 @@ def _interaction_count(sidecar_path: Path) -> int | None:
         if not cassette.is_file():
             continue
         try:
-            opened = open_file(cassette)
+            return open_file(cassette)
         except CassetteFormatError:
             return None
-        if opened is None:  # pragma: no cover - a file named is opened or refused
-            return None
-        if opened.kind == JSONL and opened.cassette is not None:
-            return len(opened.cassette.interactions)
-        if opened.kind == VCRPY and opened.vcrpy is not None:
-            return len(opened.vcrpy["interactions"])
-        return None
+    return None
+
+
+def _interaction_count(opened: Opened) -> int | None:
+    """How many interactions an opened cassette holds; None when it is no cassette."""
+    from llmcassette.cli.paths import JSONL, VCRPY
+
+    if opened.kind == JSONL and opened.cassette is not None:
+        return len(opened.cassette.interactions)
+    if opened.kind == VCRPY and opened.vcrpy is not None:
+        return len(opened.vcrpy["interactions"])
     return None
 
 

@@ -12,7 +12,8 @@ At the end it says in one paragraph what happened: interactions recorded or repl
 requests no recorded interaction matched. The exit code is the program's, or 1 when it
 exited 0 but a request was missed or the cassette failed at exit (interactions not played).
 A cassette that cannot be opened stops the program before its first line (exit 2): run
-without it, a ``--replay`` would send the program's requests to the network.
+without it, a ``--replay`` would send the program's requests to the network. So does a
+cassette that does not exist in record mode ``none`` (``--replay``): nothing could answer.
 """
 
 from __future__ import annotations

@@ -41,6 +41,8 @@ def activate() -> None:
     import llmcassette
     from llmcassette._vcr import mismatch
     from llmcassette._vcr.install import RecordModeName, use_cassette_for_run
+    from llmcassette._vcr.persister import never_recorded
+    from llmcassette.errors import located
 
     # use_cassette, with a mismatch's hints naming run's options (--record, --mode).
     try:
@@ -49,12 +51,20 @@ def activate() -> None:
     except Exception as failure:  # a damaged file, a path that is no file, ...
         # Going on without the cassette would send the program's requests to the network,
         # even under --replay: the program is stopped before its first line instead.
-        if summary_file:
-            with open(summary_file, "w", encoding="utf-8") as written:
-                json.dump({"cassette": path, "mode": mode, "opened": False}, written)
         if isinstance(failure, llmcassette.LlmCassetteError):
-            _stop(str(failure))  # it names the file and line, and says how to fix it
-        _stop(f"llmcassette: {path}: cannot open the cassette: {failure}")
+            _refuse(summary_file, path, mode, str(failure))  # it names the file and line
+        _refuse(
+            summary_file, path, mode, f"llmcassette: {path}: cannot open the cassette: {failure}"
+        )
+    if mode == "none" and never_recorded(cassette):
+        # Nothing to replay: the program would only fail at its first request, after doing
+        # whatever comes before it.
+        problem = (
+            "the cassette does not exist, and record mode none (--replay) only replays "
+            "recorded interactions"
+        )
+        hint = f"record it first: llmcassette run --record {path} -- COMMAND"
+        _refuse(summary_file, path, mode, located(path, problem, hint))
     loaded = len(cassette.data)
     if sys.excepthook is sys.__excepthook__:  # the program's own hook, if any, is its own
         sys.excepthook = functools.partial(_print_redacted, cassette)
@@ -94,6 +104,15 @@ def _uncaught() -> tuple[Any, Any, Any]:
     if not isinstance(error, BaseException):
         return None, None, None
     return type(error), error, error.__traceback__
+
+
+def _refuse(summary_file: str | None, path: str, mode: str, message: str) -> NoReturn:
+    """Stop the program before its first line because its cassette cannot be used, telling
+    the ``run`` command so (it then says that nothing was recorded, replayed or sent)."""
+    if summary_file:
+        with open(summary_file, "w", encoding="utf-8") as written:
+            json.dump({"cassette": path, "mode": mode, "opened": False}, written)
+    _stop(message)
 
 
 def _stop(message: str) -> NoReturn:

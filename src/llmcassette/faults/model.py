@@ -24,7 +24,7 @@ _T = TypeVar("_T")
 _QUOTED_AT_MOST = 16
 
 
-def _shown(value: Any) -> str:
+def shown(value: Any) -> str:
     """A wrong value as an error message names it. A number, a boolean or null is quoted,
     and so is a short string (a typo: ``'dns'``); a longer string or a list or object only
     by its kind: a sidecar is written by hand, and a credential pasted into the wrong field
@@ -111,6 +111,7 @@ class Fault:
 class Entry:
     """One interaction of the overridden list.
 
+    ``index`` is its place in the list, from 0 as the sidecar's ``at`` counts;
     ``recorded`` is the recorded interaction whose request it answers and whose response it
     starts from (None for a scripted entry, which answers any request, or those named by
     ``match``), ``fault`` what is changed.
@@ -120,8 +121,22 @@ class Entry:
     recorded: int | None
     fault: Fault | None
     match: tuple[tuple[str, str], ...] = ()
-    #: Where it was declared, for reports: "entries[1] of x.overrides.json".
+    #: Where it was declared, for reports, with the sidecar's values as they are written:
+    #: "at 3 in entries[1] of x.overrides.json"; "" for an interaction left as recorded.
     origin: str = ""
+    #: Its index in the overrides' ``entries`` (None for an interaction left as recorded).
+    position: int | None = None
+
+    @property
+    def number(self) -> int:
+        """Its number as messages count interactions, from 1 (docs/errors.md, "Counting")."""
+        return self.index + 1
+
+    @property
+    def where(self) -> str:
+        """The interaction as an error names it: ``interaction #4 (at 3 in entries[1] of
+        x.overrides.json)``, or ``interaction #2`` for one left as recorded."""
+        return f"interaction #{self.number}" + (f" ({self.origin})" if self.origin else "")
 
     def accepts(self, method: str, path: str) -> bool:
         """Whether a scripted entry's ``match`` lets this request through."""
@@ -169,7 +184,7 @@ class Overrides:
                 source,
                 None,
                 "mode",
-                f"must be 'patch' or 'replace', not {_shown(mode)}",
+                f"must be 'patch' or 'replace', not {shown(mode)}",
                 "'patch' changes recorded interactions by index, 'replace' lists them all anew",
             )
         entries = data.get("entries")
@@ -207,15 +222,16 @@ class Overrides:
                     position,
                     "recorded",
                     f"the cassette has {recorded_count} interaction(s), no index {recorded}",
-                    "count recorded interactions from 0 (`llmcassette show` lists them)",
+                    _indexes_hint("recorded", recorded_count),
                 )
         if self.mode == "replace":
             result = []
             for position, (_, recorded, fault, match) in enumerate(self._validated):
                 self._needs_an_answer(position, recorded, fault, "a scripted entry")
-                result.append(Entry(position, recorded, fault, match, self._origin(position)))
+                origin = self._origin(position)
+                result.append(Entry(position, recorded, fault, match, origin, position))
             return result
-        result = [Entry(i, i, None, (), f"recorded interaction {i}") for i in range(recorded_count)]
+        result = [Entry(i, i, None) for i in range(recorded_count)]
         appended = sorted(
             (at, position)
             for position, (at, *_) in enumerate(self._validated)
@@ -229,21 +245,28 @@ class Overrides:
                     "at",
                     f"index {at} leaves a gap: the cassette has {recorded_count} interaction(s), "
                     f"so the next appended entry is at {expected}",
-                    f"use at={expected}, or patch an existing interaction (0-{recorded_count - 1})",
+                    f"use at={expected}"
+                    + (
+                        f", or patch a recorded interaction with at 0-{recorded_count - 1}"
+                        if recorded_count
+                        else ""
+                    ),
                 )
         for position, (at, recorded, fault, match) in enumerate(self._validated):
             if at < recorded_count:
                 base = recorded if recorded is not None else None if match else at
                 self._needs_an_answer(position, base, fault, "an entry with 'match'")
-                result[at] = Entry(at, base, fault, match, self._origin(position))
+                result[at] = Entry(at, base, fault, match, self._origin(position, at), position)
         for at, position in appended:
             _, recorded, fault, match = self._validated[position]
             self._needs_an_answer(position, recorded, fault, "an appended entry")
-            result.append(Entry(at, recorded, fault, match, self._origin(position)))
+            origin = self._origin(position, at)
+            result.append(Entry(at, recorded, fault, match, origin, position))
         return result
 
-    def _origin(self, position: int) -> str:
-        return f"entries[{position}] of {self.source}"
+    def _origin(self, position: int, at: int | None = None) -> str:
+        entry = f"entries[{position}] of {self.source}"
+        return entry if at is None else f"at {at} in {entry}"
 
     def _needs_an_answer(
         self, position: int, recorded: int | None, fault: Fault | None, what: str
@@ -255,8 +278,19 @@ class Overrides:
                 None,
                 f"{what} needs 'recorded' (which recorded interaction it replays), "
                 "'status' or 'fail'",
-                'e.g. {"recorded": 0} to answer with recorded interaction 0',
+                'e.g. {"recorded": 0} to answer as the first recorded interaction (#1) did',
             )
+
+
+def _indexes_hint(field_name: str, recorded_count: int) -> str:
+    """How to name a recorded interaction in ``field_name``, which counts from 0 where
+    ``llmcassette show`` numbers them from 1."""
+    if not recorded_count:
+        return "the cassette has no interactions to name: record it first"
+    return (
+        f"{field_name} counts from 0: use 0-{recorded_count - 1} for the interactions "
+        f"`llmcassette show` lists as #1-#{recorded_count}"
+    )
 
 
 # An entry's own keys, and a fault's fields (the Fault dataclass is the list of them).
@@ -277,20 +311,20 @@ def _parse_entry(
     at = entry.get("at")
     if mode == "patch":
         if not _is_index(at):
-            raise error("at", f"must be a 0-based interaction index, got {_shown(at)}")
+            raise error("at", f"must be a 0-based interaction index, got {shown(at)}")
     elif at is not None and at != position:
         raise error(
-            "at", f"is {_shown(at)} but the entry is at position {position} of a replace list"
+            "at", f"is {shown(at)} but the entry is at position {position} of a replace list"
         )
     recorded = entry.get("recorded")
     if recorded is not None and not _is_index(recorded):
-        raise error("recorded", f"must be a 0-based interaction index, got {_shown(recorded)}")
+        raise error("recorded", f"must be a 0-based interaction index, got {shown(recorded)}")
     match = entry.get("match") or {}
     if not isinstance(match, Mapping) or set(match) - {"method", "path"}:
         raise error("match", "must be an object with 'method' and/or 'path'")
     for key, value in match.items():
         if not isinstance(value, str):
-            raise error(f"match.{key}", f"must be a string, got {_shown(value)}")
+            raise error(f"match.{key}", f"must be a string, got {shown(value)}")
     if match and recorded is not None:
         raise error("match", "a replayed recorded interaction is matched by its own request")
     values = {key: entry[key] for key in entry if key not in ("at", "recorded", "match", "comment")}
@@ -326,7 +360,7 @@ class FieldError(LlmCassetteError):
 
 def _seconds(name: str, value: Any) -> float:
     if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0:
-        raise FieldError(name, f"must be a number of seconds >= 0, got {_shown(value)}")
+        raise FieldError(name, f"must be a number of seconds >= 0, got {shown(value)}")
     if value > sys.float_info.max or not math.isfinite(value):  # a huge int: no float
         raise FieldError(name, "must be finite", "leave a stream hanging with hang_after")
     return float(value)
@@ -334,7 +368,7 @@ def _seconds(name: str, value: Any) -> float:
 
 def _count(name: str, value: Any) -> int:
     if not _is_index(value):
-        raise FieldError(name, f"must be a whole number of events >= 0, got {_shown(value)}")
+        raise FieldError(name, f"must be a whole number of events >= 0, got {shown(value)}")
     return int(value)
 
 
@@ -348,7 +382,7 @@ def _text_pairs(name: str, value: Any) -> tuple[tuple[str, str], ...]:
         raise FieldError(name, f"must be an object of strings, got {type(value).__name__}")
     for key, item in value.items():
         if not isinstance(item, (str, int, float)) or isinstance(item, bool):
-            raise FieldError(f"{name}.{key}", f"must be a string, got {_shown(item)}")
+            raise FieldError(f"{name}.{key}", f"must be a string, got {shown(item)}")
     return tuple((str(key), str(item)) for key, item in value.items())
 
 
@@ -358,21 +392,21 @@ def fault_from_fields(values: Mapping[str, Any], base_dir: str | None = None) ->
     if status is not None and (
         isinstance(status, bool) or not isinstance(status, int) or not 100 <= status <= 599
     ):
-        raise FieldError("status", f"must be an HTTP status 100-599, got {_shown(status)}")
+        raise FieldError("status", f"must be an HTTP status 100-599, got {shown(status)}")
     fail = values.get("fail")
     if fail is not None and fail not in FAILURES:
         raise FieldError(
-            "fail", f"unknown failure {_shown(fail)}", f"use one of {', '.join(FAILURES)}"
+            "fail", f"unknown failure {shown(fail)}", f"use one of {', '.join(FAILURES)}"
         )
     cut = values.get("cut", "error")
     if cut not in CUT_ENDINGS:
-        raise FieldError("cut", f"must be one of {', '.join(CUT_ENDINGS)}, got {_shown(cut)}")
+        raise FieldError("cut", f"must be one of {', '.join(CUT_ENDINGS)}, got {shown(cut)}")
     cut_after = _optional(values, "cut_after", _count)
     hang_after = _optional(values, "hang_after", _count)
     marker = values.get("marker")
     if marker is not None:
         if not isinstance(marker, str) or not marker:
-            raise FieldError("marker", f"must be a file path, got {_shown(marker)}")
+            raise FieldError("marker", f"must be a file path, got {shown(marker)}")
         if hang_after is None:
             raise FieldError("marker", "is touched when a hang starts: add hang_after")
         if base_dir is not None:

@@ -20,6 +20,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterator
+from dataclasses import dataclass
 from typing import Any
 
 from llmcassette.cassette import jsontext
@@ -57,26 +58,32 @@ def escape_body(body: bytes, headers: dict[str, list[str]]) -> tuple[bytes, dict
     return escape(text).encode("utf-8"), decoded_headers
 
 
-def resolve(
-    text: str,
-    request: Any,
-    *,
-    json_strings: bool,
-    cassette: str | None,
-    location: str,
-) -> str:
-    """``text`` with its placeholders filled in from ``request`` and its escapes undone."""
-    out: list[str] = []
+@dataclass(frozen=True)
+class _Found:
+    """A placeholder or an escaped marker at ``text[start:end]``."""
+
+    start: int
+    end: int
+    #: What an escaped marker stands for, or the placeholder as written.
+    text: str
+    #: The part of the request a placeholder reads (None: an escaped marker).
+    scope: str | None = None
+    pattern: re.Pattern[str] | None = None
+
+
+def _found_in(
+    text: str, *, json_strings: bool, cassette: str | None, location: str
+) -> Iterator[_Found]:
+    """The placeholders and escaped markers of ``text``, in order; raises
+    ``PlaceholderError`` for one that is malformed, unterminated or an invalid regex."""
     position = 0
-    values: dict[str, list[str]] = {}
     for opening in _OPENING.finditer(text):
         if opening.start() < position:
             continue
-        out.append(text[position : opening.start()])
         bangs = opening.group(1)
         if bangs:  # an escaped marker: drop one "!"
-            out.append("{{" + bangs[1:] + "fromRequest")
             position = opening.end()
+            yield _Found(opening.start(), position, "{{" + bangs[1:] + "fromRequest")
             continue
         scope_match = _SCOPE.match(text, opening.end())
         if scope_match is None:
@@ -87,7 +94,6 @@ def resolve(
                 "{{fromRequest:REGEX}} (or .url / .headers / .body before the colon)",
                 "write {{!fromRequest to keep the text as it is",
             )
-        scope = scope_match.group(1) or "body"
         close = text.find("}}", scope_match.end())
         if close < 0:
             raise PlaceholderError(
@@ -106,22 +112,54 @@ def resolve(
             compiled = re.compile(pattern)
         except re.error as problem:
             raise PlaceholderError(
-                cassette, location, f"invalid regex in {placeholder}: {problem}"
+                cassette,
+                location,
+                f"invalid regex in {placeholder}: {problem}",
+                "write a pattern Python's re module compiles (in JSON text, with its "
+                "backslashes doubled: \\\\d)",
             ) from None
-        if scope not in values:
-            values[scope] = list(_request_strings(request, scope))
-        found = _last_match(compiled, values[scope])
-        if found is None:
+        position = end
+        yield _Found(opening.start(), end, placeholder, scope_match.group(1) or "body", compiled)
+
+
+def check(text: str, *, json_strings: bool, cassette: str | None, location: str) -> None:
+    """Raise the ``PlaceholderError`` that ``resolve`` raises for ``text`` whatever the
+    request: a placeholder that is malformed, unterminated or an invalid regex."""
+    for _ in _found_in(text, json_strings=json_strings, cassette=cassette, location=location):
+        pass
+
+
+def resolve(
+    text: str,
+    request: Any,
+    *,
+    json_strings: bool,
+    cassette: str | None,
+    location: str,
+) -> str:
+    """``text`` with its placeholders filled in from ``request`` and its escapes undone."""
+    out: list[str] = []
+    position = 0
+    values: dict[str, list[str]] = {}
+    for found in _found_in(text, json_strings=json_strings, cassette=cassette, location=location):
+        out.append(text[position : found.start])
+        position = found.end
+        if found.scope is None or found.pattern is None:
+            out.append(found.text)
+            continue
+        if found.scope not in values:
+            values[found.scope] = list(_request_strings(request, found.scope))
+        match = _last_match(found.pattern, values[found.scope])
+        if match is None:
             raise PlaceholderError(
                 cassette,
                 location,
-                f"{placeholder} matches nothing in the request's {scope}",
+                f"{found.text} matches nothing in the request's {found.scope}",
                 "check the pattern against the request this interaction answers "
                 "(`llmcassette show --raw` prints it)",
             )
-        out.append(json.dumps(found, ensure_ascii=False)[1:-1] if json_strings else found)
-        position = end
-    if not values and position == 0:
+        out.append(json.dumps(match, ensure_ascii=False)[1:-1] if json_strings else match)
+    if position == 0:
         return text
     out.append(text[position:])
     return "".join(out)

@@ -14,7 +14,7 @@ from typing import Any
 
 from llmcassette.errors import FaultError
 from llmcassette.faults import placeholders
-from llmcassette.faults.model import CUT_ENDINGS, FAILURES, Fault
+from llmcassette.faults.model import CUT_ENDINGS, FAILURES, Fault, shown
 from llmcassette.transport.recorded import META_KEY
 from llmcassette.transport.replay import Hang, Shape, event_pieces, recorded_failure
 
@@ -122,22 +122,19 @@ def shape(
     ``cassette`` gives the cassette's file, for errors: asked only when something changes.
     """
 
-    body = response["body"]["string"] or b""
-    if isinstance(body, str):
-        body = body.encode("utf-8")
+    body = _body_of(response)
     needs_text = placeholders.has_markers(body)
     if fault is None and not needs_text:
         return None
     path = cassette()
-    meta = response.get(META_KEY) or {}
-    kind = meta.get("stream")
+    kind = _stream_kind(response)
     if fault is not None and fault.replace:
         body = _replace(body, fault, path, where, kind)
         response = {**response, "body": {"string": body}}
     pieces, times = event_pieces(response)
     content_length = None
     if placeholders.has_markers(body):
-        json_strings = kind is not None or _is_json(response)
+        json_strings = _json_strings(response, kind)
         pieces = [
             _fill(piece, vcr_request, json_strings, path, _at(where, kind, index))
             for index, piece in enumerate(pieces)
@@ -179,6 +176,101 @@ def shape(
     return Shape(pieces, times, failure, hang, False, content_length)
 
 
+def unplayable(
+    recorded: Mapping[str, Any] | None,
+    fault: Fault,
+    *,
+    url_path: str,
+    cassette: str | None,
+    where: str,
+) -> list[tuple[str, FaultError]]:
+    """What replaying ``recorded`` under ``fault`` fails with whatever the request, found
+    without one (``llmcassette check``): each error replay raises, with the fault's field
+    that causes it (``replace``, ``body``, ``cut_after``, ``hang_after``).
+
+    The steps are replay's own (``error_response``, then those of ``shape``). ``url_path``
+    is the request's, which an HTTP error's default body is shaped by. A transport failure
+    answers before any response: nothing to check. A placeholder that fails in the recorded
+    response itself is the cassette's problem, not the fault's, and is left out.
+    """
+    if fault.fail is not None:
+        return []
+    response = recorded
+    blamed: str | None = None  # the field a placeholder in ``response`` as it is comes from
+    if fault.status is not None:
+        response = error_response(fault, recorded, url_path)
+        blamed = "body"
+    if response is None:  # an entry with nothing to answer: Overrides.resolve refuses it
+        return []
+    kind = _stream_kind(response)
+    problems: list[tuple[str, FaultError]] = []
+    before = _placeholder_errors(response, kind, cassette, where)
+    if blamed is not None:
+        problems.extend((blamed, error) for error in before.values())
+    if fault.replace:
+        try:
+            replaced = _replace(_body_of(response), fault, cassette, where, kind)
+        except FaultError as error:
+            problems.append(("replace", error))
+        except UnicodeDecodeError:  # a binary body: replace fails, but not as a fault
+            pass
+        else:
+            response = {**response, "body": {"string": replaced}}
+            after = _placeholder_errors(response, kind, cassette, where)
+            problems.extend(
+                ("replace", error) for location, error in after.items() if location not in before
+            )
+    pieces, _ = event_pieces(response)
+    for field_name, count, what in (
+        ("cut_after", fault.cut_after, "cut_stream"),
+        ("hang_after", fault.hang_after, "hang"),
+    ):
+        if count is not None:
+            try:
+                _events_kept(count, what, pieces, kind, cassette, where)
+            except FaultError as error:
+                problems.append((field_name, error))
+    return problems
+
+
+def _placeholder_errors(
+    response: Mapping[str, Any], kind: str | None, cassette: str | None, where: str
+) -> dict[str, FaultError]:
+    """The error each piece of ``response`` fails with for any request (a placeholder that
+    is malformed, unterminated, an invalid regex), by its location, as ``shape`` fills them."""
+    if not placeholders.has_markers(_body_of(response)):
+        return {}
+    json_strings = _json_strings(response, kind)
+    errors: dict[str, FaultError] = {}
+    for index, piece in enumerate(event_pieces(response)[0]):
+        if not placeholders.has_markers(piece):
+            continue
+        location = _at(where, kind, index)
+        try:
+            text = piece.decode("utf-8", "replace")
+            placeholders.check(
+                text, json_strings=json_strings, cassette=cassette, location=location
+            )
+        except FaultError as error:
+            errors[location] = error
+    return errors
+
+
+def _body_of(response: Mapping[str, Any]) -> bytes:
+    body = response["body"]["string"] or b""
+    return body.encode("utf-8") if isinstance(body, str) else bytes(body)
+
+
+def _stream_kind(response: Mapping[str, Any]) -> str | None:
+    kind = (response.get(META_KEY) or {}).get("stream")
+    return None if kind is None else str(kind)
+
+
+def _json_strings(response: Mapping[str, Any], kind: str | None) -> bool:
+    """Whether placeholders in ``response`` are inside JSON strings (an event, a JSON body)."""
+    return kind is not None or _is_json(response)
+
+
 def _events_kept(
     count: int, what: str, pieces: list[bytes], kind: str | None, cassette: str | None, where: str
 ) -> int:
@@ -200,7 +292,8 @@ def _events_kept(
 
 
 def _at(where: str, kind: str | None, index: int) -> str:
-    return f"{where}, event {index}" if kind is not None else f"{where}, body"
+    # Events are numbered from 1 in messages, as interactions are (docs/errors.md).
+    return f"{where}, event #{index + 1}" if kind is not None else f"{where}, body"
 
 
 def _is_json(response: Mapping[str, Any]) -> bool:
@@ -225,26 +318,32 @@ def _replace(
     body: bytes, fault: Fault, cassette: str | None, where: str, kind: str | None
 ) -> bytes:
     text = body.decode("utf-8")
-    for old, new in fault.replace:
+    for number, (old, new) in enumerate(fault.replace, start=1):
         if old not in text:
-            shown = f"llmcassette show --raw {cassette or 'CASSETTE'}"
+            show = f"llmcassette show --raw {cassette or 'CASSETTE'}"
+            # Named as a wrong value of a sidecar is (``shown``): a long text only by its
+            # length, as it may be a credential pasted into the sidecar.
+            which = "the replace text" if len(fault.replace) == 1 else f"replace text {number}"
+            if len(fault.replace) > 1:
+                which += f" of {len(fault.replace)}"
+            which += f" ({shown(old)})"
             if kind is None:
                 raise FaultError(
                     cassette,
                     where,
-                    f"replace: {old!r} is not in the recorded response",
+                    f"{which} is not in the recorded response",
                     f"replace text the response holds, as its line in the cassette spells it "
-                    f"({shown}); if the cassette was recorded again, update the text",
+                    f"({show}); if the cassette was recorded again, update the text",
                 )
             # A streamed answer holds its text in pieces, one per event: a value the
             # model streamed ("b8fdea4f", "-", "82ea", ...) is in no one event whole.
             raise FaultError(
                 cassette,
                 where,
-                f"replace: {old!r} is not in any event of the recorded stream; streamed text "
+                f"{which} is not in any event of the recorded stream; streamed text "
                 "comes in pieces, and text is replaced within one event",
                 f"replace what one event holds, as its line in the cassette spells it "
-                f"({shown}), or put the placeholder in by hand; if the cassette was recorded "
+                f"({show}), or put the placeholder in by hand; if the cassette was recorded "
                 "again, update the text",
             )
         text = text.replace(old, new)
