@@ -652,11 +652,20 @@ _NUMBER = re.compile(r"[-+]?[0-9]+(?:\.[0-9]+)?(?:[eE][-+]?[0-9]+)?")
 
 def is_prose(value: str) -> bool:
     """Whether a value of a credential-named header is words, not a credential: three or
-    more words and no ``=`` (``x-clerk-auth-message: Invalid JWT form. A JWT consists of
-    three parts``). A credential is one token, maybe after a scheme (``Bearer sk-...``);
-    signatures with parts (AWS SigV4, Digest) have ``=``. Prose is still searched for
-    credential shapes and known values."""
-    return "=" not in value and len(value.split(None, 2)) == 3
+    more words apart by spaces, no ``=`` and no word that looks like a token
+    (``x-clerk-auth-message: Invalid JWT form. A JWT consists of three parts``). A
+    credential is one token, maybe after a scheme (``Bearer sk-...``); signatures with
+    parts (AWS SigV4, Digest) have ``=``. A tab or a line break is in no sentence of a
+    header: ``Bearer <key>\t<more>`` is a credential whole, not three words whose first
+    token alone would be found by its shape. Prose is still searched for credential shapes
+    and known values."""
+    if "=" in value or any(c.isspace() and c != " " for c in value):
+        return False
+    words = value.split()
+    return len(words) >= 3 and not any(looks_like_token(w.strip(_PUNCTUATION)) for w in words)
+
+
+_PUNCTUATION = ".,;:!?()[]{}'\"`"
 
 
 _XML_ENTITY = re.compile(r"&(?:(lt|gt|amp|quot|apos)|#([0-9]{1,7})|#x([0-9A-Fa-f]{1,6}));")
@@ -1099,14 +1108,16 @@ class Rules:
 
     def is_no_credential(self, name: str, value: str) -> bool:
         """Whether ``value`` of header ``name``, which ``header_action`` names a credential,
-        is none: words (``is_prose``), or a number in a header that only a part of its name
-        makes one (Hugging Face TGI's ``x-time-per-token: 21``). Either is still searched
-        for credential shapes and known values."""
-        if is_prose(value):
-            return True
+        is none: words (``is_prose``) or a number (Hugging Face TGI's ``x-time-per-token:
+        21``) in a header that only a part of its name makes one. Either is still searched
+        for credential shapes and known values. The value of a header named a credential
+        whole (``authorization``, ``x-api-key``, ``headers`` of the configuration) always
+        is one."""
         lower = name.lower()
         named = lower in self._extra_headers or lower in CREDENTIAL_HEADERS
-        return not named and _NUMBER.fullmatch(value.strip()) is not None
+        if named:  # ``authorization``, ``x-api-key``...: what they hold is a credential
+            return False
+        return is_prose(value) or _NUMBER.fullmatch(value.strip()) is not None
 
     def is_secret_key(self, key: str, path: tuple[str, ...] = ()) -> bool:
         """Whether the string value of JSON key ``key`` is a credential; ``path``: the

@@ -1,0 +1,72 @@
+"""Every file llmcassette writes keeps the promise: a red-team pass over the writers.
+
+What it found, each written nowhere now:
+
+- A credential header value with a tab (``Bearer short<TAB><key>``) counted as three
+  words, a message, searched by shape only: an unshaped key after the tab was written as
+  sent, by a recording and by ``convert``.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import httpx
+import pytest
+
+import llmcassette
+from llmcassette.redact import RedactionConfig, Redactor, scan
+from llmcassette.redact.rules import Rules
+
+from ._server import serving
+from .test_vcrpy_serializers import TokenServer
+
+# No known shape (Mistral, Cohere): a secret only by the header it travels in.
+UNSHAPED = "Qm7Xk2Lp9Wn4Zr8Tv3Yb6Hc1Jd5Fg0Ks"
+RULES = Rules(environ={})
+
+
+@pytest.mark.parametrize(
+    ("name", "value"),
+    [
+        ("authorization", f"Bearer short\t{UNSHAPED}"),
+        ("authorization", f"Bearer {UNSHAPED}\tmore"),
+        ("authorization", f"Bearer a b {UNSHAPED}"),
+        ("x-api-key", f"one two {UNSHAPED}"),
+        ("x-my-auth", f"Bearer x\t{UNSHAPED}"),
+        ("x-my-auth", f"invalid key given {UNSHAPED}"),
+    ],
+)
+def test_a_credential_header_with_more_than_one_word_is_redacted_whole(
+    name: str, value: str
+) -> None:
+    redacted = Redactor(RedactionConfig(env=False)).header_value(name, value)
+    assert UNSHAPED not in redacted
+    assert redacted.endswith(">"), "the whole value after the scheme is the credential"
+    found: list[tuple[object, str]] = []
+    scan._in_headers(RULES, {name: [value]}, (), found)
+    assert found, "the scan reads it as the credential it is"
+
+
+@pytest.mark.parametrize(
+    ("name", "value"),
+    [
+        ("x-clerk-auth-message", "Invalid JWT form. A JWT consists of three parts."),
+        ("x-time-per-token", "21"),
+    ],
+)
+def test_words_and_numbers_in_a_header_named_so_by_a_part_are_kept(name: str, value: str) -> None:
+    assert Redactor(RedactionConfig(env=False)).header_value(name, value) == value
+    found: list[tuple[object, str]] = []
+    scan._in_headers(RULES, {name: [value]}, (), found)
+    assert not found
+
+
+def test_a_key_after_a_tab_is_written_nowhere(tmp_path: Path) -> None:
+    path = tmp_path / "tab.jsonl"
+    with serving(TokenServer) as base, llmcassette.use_cassette(str(path), record_mode="all"):
+        httpx.post(base + "/v1/chat", headers={"authorization": f"Bearer short\t{UNSHAPED}"})
+    request = json.loads(path.read_text().split("\n")[1])
+    assert request["headers"]["authorization"] == "Bearer <REDACTED:bearer-token>"
+    assert UNSHAPED not in path.read_text()
