@@ -5,6 +5,9 @@ What it found, each written nowhere now:
 - A credential header value with a tab (``Bearer short<TAB><key>``) counted as three
   words, a message, searched by shape only: an unshaped key after the tab was written as
   sent, by a recording and by ``convert``.
+- ``serializer="yaml"`` (or ``"json"``) could not save what requests, aiohttp or boto3
+  recorded, nor add to a vcrpy cassette in ``new_episodes``: copying a request copied the
+  redactor it is marked with, whose lock cannot be copied (``TypeError``).
 """
 
 from __future__ import annotations
@@ -14,6 +17,7 @@ from pathlib import Path
 
 import httpx
 import pytest
+import requests
 
 import llmcassette
 from llmcassette.redact import RedactionConfig, Redactor, scan
@@ -70,3 +74,17 @@ def test_a_key_after_a_tab_is_written_nowhere(tmp_path: Path) -> None:
     request = json.loads(path.read_text().split("\n")[1])
     assert request["headers"]["authorization"] == "Bearer <REDACTED:bearer-token>"
     assert UNSHAPED not in path.read_text()
+
+
+@pytest.mark.parametrize("record_mode", ["all", "new_episodes"])
+def test_a_vcrpy_serializer_saves_what_requests_recorded(tmp_path: Path, record_mode: str) -> None:
+    path = tmp_path / "requests.yaml"
+    for _ in range(2):  # the second time, new_episodes adds to the file the first wrote
+        with (
+            serving(TokenServer) as base,
+            llmcassette.use_cassette(str(path), record_mode=record_mode, serializer="yaml"),
+        ):
+            requests.post(base + "/v1/chat", headers={"authorization": f"Bearer {UNSHAPED}"})
+    text = path.read_text()
+    assert "Bearer <REDACTED:bearer-token>" in text
+    assert UNSHAPED not in text

@@ -399,9 +399,7 @@ class Persister:
         # Again, now that the responses taught the redactor their credentials: a token a
         # response handed out and a later request sent back (an OAuth access token in a
         # path or a body) was not known yet when that request was redacted, as it was sent.
-        requests = [
-            redactor.vcr_request(copy.deepcopy(request)) for request in cassette_dict["requests"]
-        ]
+        requests = [redactor.vcr_request(_copied(request)) for request in cassette_dict["requests"]]
         redacted = {**cassette_dict, "requests": requests, "responses": responses}
         text = vcr_serialize(redacted, serializer)
         if redactor.config.fail_closed:
@@ -558,6 +556,13 @@ class Persister:
                 f"{error.problem}; refusing to overwrite a cassette that cannot be read",
                 "fix or delete the file, or re-record it with --record-mode=rewrite",
             ) from error
+
+
+def _copied(request: Any) -> Any:
+    """A deep copy of a vcrpy request, sharing the redactor it is marked with
+    (``redacted_by``): a redactor holds a lock, which cannot be copied."""
+    by = getattr(request, "redacted_by", None)
+    return copy.deepcopy(request, {} if by is None else {id(by): by})
 
 
 #: Set on a request loaded from a vcrpy cassette (or a .jsonl converted from one): the file.
