@@ -8,22 +8,35 @@ What it found, each written nowhere now:
 - ``serializer="yaml"`` (or ``"json"``) could not save what requests, aiohttp or boto3
   recorded, nor add to a vcrpy cassette in ``new_episodes``: copying a request copied the
   redactor it is marked with, whose lock cannot be copied (``TypeError``).
+- vcrpy's cassette ``metadata`` (``cassette.get_metadata(key, value)``) was neither redacted
+  nor scanned in a YAML or JSON cassette (a JSONL one refused it): a token stored there was
+  written, and ``llmcassette scan`` did not see it.
+- A serializer of one's own whose text hides what it holds (compressed, base64) was scanned
+  as that text only: a compressed request body holding a key (which redaction leaves to the
+  scan) was written. What the serializer was handed is read too.
 """
 
 from __future__ import annotations
 
+import base64
+import gzip
 import json
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
 import requests
+import vcr
+import yaml
 
 import llmcassette
+from llmcassette.errors import SecretLeakError
 from llmcassette.redact import RedactionConfig, Redactor, scan
 from llmcassette.redact.rules import Rules
 
 from ._server import serving
+from .test_rules import OPENAI
 from .test_vcrpy_serializers import TokenServer
 
 # No known shape (Mistral, Cohere): a secret only by the header it travels in.
@@ -88,3 +101,68 @@ def test_a_vcrpy_serializer_saves_what_requests_recorded(tmp_path: Path, record_
     text = path.read_text()
     assert "Bearer <REDACTED:bearer-token>" in text
     assert UNSHAPED not in text
+
+
+@pytest.mark.parametrize("serializer", ["jsonl", "yaml", "json"])
+def test_a_key_in_the_cassettes_metadata_is_refused(tmp_path: Path, serializer: str) -> None:
+    path = tmp_path / f"meta.{serializer}"
+    with (
+        pytest.raises(SecretLeakError, match=r"metadata\.token"),
+        serving(TokenServer) as base,
+        llmcassette.use_cassette(str(path), record_mode="all", serializer=serializer) as cassette,
+    ):
+        cassette.get_metadata("token", OPENAI)
+        httpx.post(base + "/v1/chat")
+    assert not path.exists()
+
+
+def test_the_scan_reads_a_vcrpy_cassettes_metadata() -> None:
+    text = yaml.safe_dump({"interactions": [], "version": 1, "metadata": {"token": OPENAI}})
+    findings = scan.find_in_vcrpy(RULES, yaml.safe_load(text), text, "x.yaml")
+    assert [(f.line, f.json_path, f.rule) for f in findings] == [
+        (3, "metadata.token", "openai-api-key")
+    ]
+
+
+class Packed:
+    """A serializer of one's own whose text shows nothing: gzip-compressed YAML, in base64."""
+
+    @staticmethod
+    def serialize(data: dict[str, Any]) -> str:
+        return base64.b64encode(gzip.compress(yaml.safe_dump(data).encode())).decode()
+
+    @staticmethod
+    def deserialize(text: str) -> Any:
+        return yaml.safe_load(gzip.decompress(base64.b64decode(text)))
+
+
+@pytest.mark.parametrize("where", ["gzip body", "metadata", "nothing"])
+def test_a_serializer_that_packs_its_text_is_read_as_what_it_was_handed(
+    tmp_path: Path, where: str
+) -> None:
+    my_vcr = vcr.VCR()
+    my_vcr.register_serializer("packed", Packed)
+    llmcassette.configure(my_vcr)
+    path = tmp_path / "packed.txt"
+    note = json.dumps({"note": f"my key is {OPENAI}" if where == "gzip body" else "hi"})
+
+    def record() -> None:
+        with (
+            serving(TokenServer) as base,
+            my_vcr.use_cassette(str(path), serializer="packed", record_mode="all") as cassette,
+        ):
+            if where == "metadata":
+                cassette.get_metadata("token", OPENAI)
+            httpx.post(
+                base + "/v1/chat",
+                content=gzip.compress(note.encode()),
+                headers={"content-type": "application/json", "content-encoding": "gzip"},
+            )
+
+    if where == "nothing":
+        record()
+        assert Packed.deserialize(path.read_text())["interactions"]
+        return
+    with pytest.raises(SecretLeakError, match="openai-api-key"):
+        record()
+    assert not path.exists()

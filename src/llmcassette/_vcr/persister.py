@@ -401,11 +401,16 @@ class Persister:
         # path or a body) was not known yet when that request was redacted, as it was sent.
         requests = [redactor.vcr_request(_copied(request)) for request in cassette_dict["requests"]]
         redacted = {**cassette_dict, "requests": requests, "responses": responses}
-        text = vcr_serialize(redacted, serializer)
+        handed = _Handed(serializer)
+        text = vcr_serialize(redacted, handed)
         if redactor.config.fail_closed:
-            from llmcassette.redact.scan import check_vcrpy_text
+            from llmcassette.redact.scan import check_vcrpy_data, check_vcrpy_text
 
             check_vcrpy_text(redactor.rules, text, path)
+            if serializer not in (yamlserializer, jsonserializer):
+                # A serializer of the user's own: its text may not show what it holds (a
+                # compressed or encoded file), so what it was handed is read too.
+                check_vcrpy_data(redactor.rules, handed.data, path)
         fallback = self.fallback
         if getattr(fallback, "save_cassette", None) is not FilesystemPersister.save_cassette:
             # a persister of the user's own (a bucket, a database, a save that trims what it
@@ -556,6 +561,18 @@ class Persister:
                 f"{error.problem}; refusing to overwrite a cassette that cannot be read",
                 "fix or delete the file, or re-record it with --record-mode=rewrite",
             ) from error
+
+
+class _Handed:
+    """A vcrpy serializer that keeps the data it was handed to serialize."""
+
+    def __init__(self, serializer: Any) -> None:
+        self.serializer = serializer
+        self.data: Any = None
+
+    def serialize(self, data: Any) -> Any:
+        self.data = data
+        return self.serializer.serialize(data)
 
 
 def _copied(request: Any) -> Any:

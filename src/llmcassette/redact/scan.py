@@ -367,6 +367,15 @@ def check_vcrpy_text(rules: Rules, text: str, path: str | os.PathLike[str]) -> N
     _refuse(find_in_vcrpy(rules, data, text, os.fspath(path)), path)
 
 
+def check_vcrpy_data(rules: Rules, data: Any, path: str | os.PathLike[str]) -> None:
+    """Fail closed for what a serializer of the user's own was handed to write (vcrpy's
+    ``{"interactions": [...], "version": 1}``), read as a vcrpy cassette: the text it
+    makes of it may not show it (compressed, encoded, or bodies left out of sight)."""
+    if not isinstance(data, dict) or vcrpy_files.layout(data) is None:
+        return
+    _refuse(find_in_vcrpy(rules, data, "", os.fspath(path)), path)
+
+
 def _refuse(findings: list[Finding], path: str | os.PathLike[str]) -> None:
     if findings:
         first = findings[0]
@@ -455,15 +464,33 @@ def _value_line(
     return at + 1 if key_found else None
 
 
+# The keys of a vcrpy cassette's data that hold its interactions, per layout.
+_INTERACTION_KEYS = {
+    "interactions": ("interactions",),
+    vcrpy_files.PARALLEL_LISTS: ("requests", "responses"),
+}
+
+
 def find_in_vcrpy(rules: Rules, data: dict[str, Any], text: str, path: str) -> list[Finding]:
     """Findings in a parsed vcrpy cassette (``data``, parsed from ``text``), response
     bodies decoded first; a finding's line is that of its value (or key) in ``text`` when
-    it can be told (``_value_line``), else that of its interaction."""
+    it can be told (``_value_line``), else that of its interaction. What the file holds
+    besides its interactions (vcrpy's ``metadata``, which a test stores with
+    ``cassette.get_metadata``) is read too."""
     findings: list[Finding] = []
     starts = _interaction_lines(text)
+    layout = vcrpy_files.layout(data)
     # The langchain layout's two lists have no line per interaction: none is named.
-    listed = vcrpy_files.layout(data) != vcrpy_files.PARALLEL_LISTS
+    listed = layout != vcrpy_files.PARALLEL_LISTS
     lines: list[str] | None = None
+    skipped = _INTERACTION_KEYS.get(layout or "", ())
+    rest = {key: value for key, value in data.items() if key not in skipped}
+    besides: Found = []
+    _walk(rules, rest, (), besides)
+    for where, rule in besides:
+        lines = text.split("\n") if lines is None else lines
+        at = _value_line(rules, lines, 0, len(lines), rest, where) if text else None
+        findings.append(Finding(path, at, _spelled("", where), rule))
     for index, entry in enumerate(vcrpy_files.interactions_of(data)):
         if not isinstance(entry, dict):
             continue
@@ -471,6 +498,10 @@ def find_in_vcrpy(rules: Rules, data: dict[str, Any], text: str, path: str) -> l
         request = _decoded_request(entry.get("request"), rules)
         response = decoded_response(entry.get("response") or {}, rules)
         found: list[tuple[Any, Where, str]] = []  # (record, where in it, rule)
+        others = {k: v for k, v in entry.items() if k not in ("request", "response")}
+        in_others: Found = []
+        _walk(rules, others, (), in_others)
+        found += [(others, where, rule) for where, rule in in_others]
         for part, decoded in (("request", request), ("response", response)):
             if decoded is None:
                 found.append(({}, (part, "body"), UNSCANNABLE_BODY))  # at its body's key
