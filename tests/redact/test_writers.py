@@ -14,6 +14,13 @@ What it found, each written nowhere now:
 - A serializer of one's own whose text hides what it holds (compressed, base64) was scanned
   as that text only: a compressed request body holding a key (which redaction leaves to the
   scan) was written. What the serializer was handed is read too.
+- With ``serializer="yaml"``, a Bedrock event-stream body was redacted as bytes: a key in
+  an InvokeModel chunk (``{"bytes": base64}``, the model's text) was written, and a key
+  replaced in a frame left its length and CRC wrong, so the replayed stream broke. The
+  scan read the frames as bytes too. Both read the frames now, as a JSONL cassette does.
+- With ``serializer="yaml"`` or ``"json"``, Gemini's streamed JSON array
+  (``:streamGenerateContent`` without ``alt=sse``) was redacted as one JSON body: a key
+  the model streamed across two elements was written.
 """
 
 from __future__ import annotations
@@ -21,6 +28,7 @@ from __future__ import annotations
 import base64
 import gzip
 import json
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 from typing import Any
 
@@ -31,6 +39,7 @@ import vcr
 import yaml
 
 import llmcassette
+from llmcassette import _eventstream as wire
 from llmcassette.errors import SecretLeakError
 from llmcassette.redact import RedactionConfig, Redactor, scan
 from llmcassette.redact.rules import Rules
@@ -41,6 +50,7 @@ from .test_vcrpy_serializers import TokenServer
 
 # No known shape (Mistral, Cohere): a secret only by the header it travels in.
 UNSHAPED = "Qm7Xk2Lp9Wn4Zr8Tv3Yb6Hc1Jd5Fg0Ks"
+GITHUB = "ghp_" + "Rt5u" * 9
 RULES = Rules(environ={})
 
 
@@ -106,13 +116,17 @@ def test_a_vcrpy_serializer_saves_what_requests_recorded(tmp_path: Path, record_
 @pytest.mark.parametrize("serializer", ["jsonl", "yaml", "json"])
 def test_a_key_in_the_cassettes_metadata_is_refused(tmp_path: Path, serializer: str) -> None:
     path = tmp_path / f"meta.{serializer}"
-    with (
-        pytest.raises(SecretLeakError, match=r"metadata\.token"),
-        serving(TokenServer) as base,
-        llmcassette.use_cassette(str(path), record_mode="all", serializer=serializer) as cassette,
-    ):
-        cassette.get_metadata("token", OPENAI)
-        httpx.post(base + "/v1/chat")
+
+    def record() -> None:
+        with (
+            serving(TokenServer) as base,
+            llmcassette.use_cassette(str(path), record_mode="all", serializer=serializer) as c,
+        ):
+            c.get_metadata("token", OPENAI)
+            httpx.post(base + "/v1/chat")
+
+    with pytest.raises(SecretLeakError, match=r"metadata\.token"):
+        record()
     assert not path.exists()
 
 
@@ -166,3 +180,130 @@ def test_a_serializer_that_packs_its_text_is_read_as_what_it_was_handed(
     with pytest.raises(SecretLeakError, match="openai-api-key"):
         record()
     assert not path.exists()
+
+
+class Answers(BaseHTTPRequestHandler):
+    """Answers every call with ``BODY`` as ``CONTENT_TYPE`` (set on a subclass)."""
+
+    BODY = b""
+    CONTENT_TYPE = "application/json"
+
+    def log_message(self, *args: Any) -> None:
+        pass
+
+    def do_POST(self) -> None:
+        self.rfile.read(int(self.headers.get("content-length") or 0))
+        self.send_response(200)
+        self.send_header("content-type", self.CONTENT_TYPE)
+        self.send_header("content-length", str(len(self.BODY)))
+        self.end_headers()
+        self.wfile.write(self.BODY)
+
+
+def _chunk(event: dict[str, Any]) -> bytes:
+    """An InvokeModelWithResponseStream frame: the event's JSON, base64, under ``bytes``."""
+    headers = wire.string_headers(
+        [
+            (":event-type", "chunk"),
+            (":content-type", "application/json"),
+            (":message-type", "event"),
+        ]
+    )
+    inner = base64.b64encode(json.dumps(event).encode()).decode()
+    return wire.encode_frame(headers, json.dumps({"bytes": inner}).encode())
+
+
+def _text(text: str) -> dict[str, Any]:
+    return {
+        "type": "content_block_delta",
+        "index": 0,
+        "delta": {"type": "text_delta", "text": text},
+    }
+
+
+class BedrockStream(Answers):
+    CONTENT_TYPE = "application/vnd.amazon.eventstream"
+    BODY = b"".join(
+        [
+            _chunk(_text(f"a key {OPENAI[:20]}")),
+            _chunk(_text(f"{OPENAI[20:]} and {GITHUB} done")),
+            _chunk({"type": "message_stop"}),
+        ]
+    )
+
+
+def _frames_text(body: bytes) -> str:
+    """What the frames of an event-stream body say, chunks decoded (CRCs checked)."""
+    out = []
+    for frame in wire.decode_frames(body):
+        payload = json.loads(frame.payload)
+        out.append(base64.b64decode(payload["bytes"]).decode())
+    return "".join(out)
+
+
+def test_a_key_in_a_bedrock_stream_is_redacted_in_a_yaml_cassette(tmp_path: Path) -> None:
+    path = tmp_path / "bedrock.yaml"
+    with (
+        serving(BedrockStream) as base,
+        llmcassette.use_cassette(str(path), record_mode="all", serializer="yaml"),
+        httpx.Client() as client,
+        client.stream("POST", base + "/model/m/invoke-with-response-stream") as response,
+    ):
+        response.read()
+    body = yaml.safe_load(path.read_text())["interactions"][0]["response"]["body"]["string"]
+    said = _frames_text(body)  # the frames still rebuild: lengths and CRCs are right
+    assert "<REDACTED:openai-api-key>" in said
+    assert "<REDACTED:github-token>" in said
+    for piece in (OPENAI[:20], OPENAI[20:], GITHUB):
+        assert piece not in said
+
+
+def test_the_scan_reads_a_bedrock_stream_in_a_vcrpy_cassette() -> None:
+    data = {
+        "interactions": [
+            {
+                "request": {"body": None, "headers": {}, "method": "POST", "uri": "http://x/m"},
+                "response": {
+                    "body": {"string": BedrockStream.BODY},
+                    "headers": {"Content-Type": [BedrockStream.CONTENT_TYPE]},
+                    "status": {"code": 200, "message": "OK"},
+                },
+            }
+        ],
+        "version": 1,
+    }
+    found = {(f.json_path, f.rule) for f in scan.find_in_vcrpy(RULES, data, "", "x.yaml")}
+    assert (
+        "interactions[0].response.body.string[1].data.bytes.delta.text",
+        "github-token",
+    ) in found
+
+
+class GeminiArray(Answers):
+    BODY = json.dumps(
+        [
+            {"candidates": [{"content": {"parts": [{"text": f"a key {OPENAI[:20]}"}]}}]},
+            {
+                "candidates": [
+                    {
+                        "content": {"parts": [{"text": f"{OPENAI[20:]} done"}]},
+                        "finishReason": "STOP",
+                    }
+                ]
+            },
+        ]
+    ).encode()
+
+
+@pytest.mark.parametrize("serializer", ["yaml", "json"])
+def test_a_key_split_across_a_gemini_array_is_redacted(tmp_path: Path, serializer: str) -> None:
+    path = tmp_path / f"gemini.{serializer}"
+    with (
+        serving(GeminiArray) as base,
+        llmcassette.use_cassette(str(path), record_mode="all", serializer=serializer),
+    ):
+        httpx.post(base + "/v1beta/models/gemini-2.0-flash:streamGenerateContent")
+    text = path.read_text()
+    assert "<REDACTED:openai-api-key>" in text
+    assert OPENAI[:20] not in text
+    assert OPENAI[20:] not in text

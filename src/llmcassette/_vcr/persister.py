@@ -395,7 +395,12 @@ class Persister:
         """Save a cassette in a vcrpy serializer (YAML) with the same promise as JSONL: the
         responses redacted (requests were, as they were recorded), the text scanned."""
         redactor = self.redactor
-        responses = [redactor.vcr_response(response) for response in cassette_dict["responses"]]
+        responses = [
+            redactor.vcr_response(response, getattr(request, "uri", None))
+            for request, response in zip(
+                cassette_dict["requests"], cassette_dict["responses"], strict=True
+            )
+        ]
         # Again, now that the responses taught the redactor their credentials: a token a
         # response handed out and a later request sent back (an OAuth access token in a
         # path or a body) was not known yet when that request was redacted, as it was sent.

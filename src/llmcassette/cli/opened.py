@@ -177,7 +177,9 @@ def _redact_vcrpy(redactor: Redactor, path: Path, text: str) -> str:
             _replace_contents(request, redactor.known_in(request))
         response = entry.get("response")
         if isinstance(response, dict):
-            _replace_contents(response, redactor.vcr_response(response))
+            uri = request.get("uri") if isinstance(request, dict) else None
+            redacted = redactor.vcr_response(response, uri if isinstance(uri, str) else None)
+            _replace_contents(response, redacted)
     return vcrpy_text(loaded, json_file=json_file)
 
 

@@ -23,6 +23,7 @@ from urllib.parse import unquote_plus
 
 from llmcassette.cassette import vcrpy_files
 from llmcassette.cassette.compression import content_codings, decode_content
+from llmcassette.cassette.eventstream import encode_records, is_eventstream
 from llmcassette.errors import UNSCANNABLE_BODY, SecretLeakError
 from llmcassette.redact.rules import (
     JSON_OPENINGS,
@@ -543,12 +544,34 @@ def _decoded_request(request: Any, rules: Rules) -> Any:
 
 def decoded_response(response: dict[str, Any], rules: Rules) -> dict[str, Any] | None:
     """A vcrpy response with its body's content-encodings undone, for reading; None when
-    they cannot be undone and ``rules`` do not allow unscanned bodies."""
+    they cannot be undone and ``rules`` do not allow unscanned bodies. An AWS event-stream
+    body is read as its frames, as a JSONL cassette stores them: an InvokeModel chunk's
+    ``{"bytes": base64}`` decoded, a frame that does not rebuild as its bytes."""
     body = response.get("body")
     raw = body.get("string") if isinstance(body, dict) else None
     if isinstance(raw, bytes) and isinstance(body, dict):
         decoded = _decoded(rules, response.get("headers"), raw)
         if decoded is None:
             return None
-        return {**response, "body": {**body, "string": decoded}}
+        read: Any = decoded
+        if is_eventstream(_media_type(response.get("headers"))):
+            read = [_frame_read(frame) for frame in encode_records(decoded)]
+        return {**response, "body": {**body, "string": read}}
     return response
+
+
+def _media_type(headers: Any) -> str | None:
+    """The ``content-type`` of vcrpy headers (a value or a list of values, any case)."""
+    for name, value in (headers or {}).items() if isinstance(headers, dict) else ():
+        if str(name).lower() == "content-type":
+            first = value[0] if isinstance(value, list) and value else value
+            return first if isinstance(first, str) else None
+    return None
+
+
+def _frame_read(frame: dict[str, Any]) -> dict[str, Any]:
+    """A frame record as the scan reads it: one kept as ``base64`` as its bytes."""
+    if "base64" in frame:
+        raw = _base64_bytes(frame["base64"])
+        return {"base64": raw} if raw is not None else frame
+    return frame
