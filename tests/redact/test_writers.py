@@ -21,6 +21,10 @@ What it found, each written nowhere now:
 - With ``serializer="yaml"`` or ``"json"``, Gemini's streamed JSON array
   (``:streamGenerateContent`` without ``alt=sse``) was redacted as one JSON body: a key
   the model streamed across two elements was written.
+- A test parametrized with a key (``@pytest.mark.parametrize("key", [api_key])``) has its
+  cassette named after it by pytest-recording (``test_x[sk-proj-...].yaml``): the key was
+  written as the cassette's file name (and its lock and temporary files' names). Such a
+  name is refused, and the error shows it redacted.
 """
 
 from __future__ import annotations
@@ -307,3 +311,45 @@ def test_a_key_split_across_a_gemini_array_is_redacted(tmp_path: Path, serialize
     assert "<REDACTED:openai-api-key>" in text
     assert OPENAI[:20] not in text
     assert OPENAI[20:] not in text
+
+
+@pytest.mark.parametrize("serializer", ["jsonl", "yaml"])
+def test_a_cassette_named_after_a_key_is_not_written(tmp_path: Path, serializer: str) -> None:
+    path = tmp_path / f"test_chat[{OPENAI}].{serializer}"
+    with (
+        pytest.raises(SecretLeakError, match="the file name holds a credential") as raised,
+        serving(TokenServer) as base,
+        llmcassette.use_cassette(str(path), record_mode="all", serializer=serializer),
+    ):
+        httpx.post(base + "/v1/chat")
+    assert list(tmp_path.iterdir()) == []  # no cassette, lock or temporary file
+    assert OPENAI not in str(raised.value)
+    assert raised.value.path == str(tmp_path / f"test_chat[<REDACTED:openai-api-key>].{serializer}")
+
+
+PARAMETRIZED = """
+import os
+import httpx
+import pytest
+
+KEY = "{key}"
+
+
+@pytest.mark.vcr
+@pytest.mark.parametrize("key", [KEY, pytest.param(KEY, id="openai")])
+def test_chat(key):
+    httpx.post(os.environ["BASE"] + "/v1/chat", headers={{"authorization": "Bearer " + key}})
+"""
+
+
+def test_a_test_parametrized_with_a_key_gets_no_cassette_named_after_it(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    pytester.makepyfile(test_mod=PARAMETRIZED.format(key=OPENAI))
+    with serving(TokenServer) as base:
+        monkeypatch.setenv("BASE", base)
+        result = pytester.runpytest_subprocess("--record-mode=once", "-p", "no:cacheprovider")
+    result.assert_outcomes(passed=2, errors=1)
+    result.stdout.fnmatch_lines(["*the file name holds a credential*"])
+    written = sorted(p.name for p in (pytester.path / "cassettes").rglob("*") if p.is_file())
+    assert written == ["test_chat[openai].jsonl"]

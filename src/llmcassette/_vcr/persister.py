@@ -384,12 +384,22 @@ class Persister:
         self, cassette_path: str | os.PathLike[str], cassette_dict: dict[str, Any], serializer: Any
     ) -> None:
         """Write the cassette atomically; refuse to replace a file that cannot be read."""
+        redactor = self.redactor
+        if redactor is not None and redactor.config.enabled and redactor.config.fail_closed:
+            from llmcassette.redact.scan import check_path
+
+            # Before its lock and temporary files, which are named after it too.
+            check_path(redactor.rules, self._target(cassette_path, serializer))
         if serializer is jsonl:
             self._save(self.resolve(cassette_path), cassette_dict)
         elif self.redactor is not None and self.redactor.config.enabled:
             self._save_vcrpy(Path(cassette_path), cassette_dict, serializer)
         else:
             self.fallback.save_cassette(cassette_path, cassette_dict, serializer=serializer)
+
+    def _target(self, cassette_path: str | os.PathLike[str], serializer: Any) -> Path:
+        """The file ``save_cassette`` writes for ``cassette_path``."""
+        return self.resolve(cassette_path) if serializer is jsonl else Path(cassette_path)
 
     def _save_vcrpy(self, path: Path, cassette_dict: dict[str, Any], serializer: Any) -> None:
         """Save a cassette in a vcrpy serializer (YAML) with the same promise as JSONL: the

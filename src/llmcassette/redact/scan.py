@@ -24,7 +24,7 @@ from urllib.parse import unquote_plus
 from llmcassette.cassette import vcrpy_files
 from llmcassette.cassette.compression import content_codings, decode_content
 from llmcassette.cassette.eventstream import encode_records, is_eventstream
-from llmcassette.errors import UNSCANNABLE_BODY, SecretLeakError
+from llmcassette.errors import FILE_NAME, UNSCANNABLE_BODY, SecretLeakError
 from llmcassette.redact.rules import (
     JSON_OPENINGS,
     PLACEHOLDER_RE,
@@ -366,6 +366,24 @@ def check_vcrpy_text(rules: Rules, text: str, path: str | os.PathLike[str]) -> N
         _refuse([Finding(os.fspath(path), None, "(text)", rule) for _, rule in found], path)
         return
     _refuse(find_in_vcrpy(rules, data, text, os.fspath(path)), path)
+
+
+def check_path(rules: Rules, path: str | os.PathLike[str]) -> None:
+    """Fail closed for a file about to be written whose path holds a secret shape (a
+    pytest-recording cassette of a test parametrized with a key is named after it: the
+    name would put the key on disk, and in every listing of the folder). The error shows
+    the path with the secret replaced."""
+    name = os.fspath(path)
+    spans = rules.shapes(name)
+    kinds = rules.kinds_in(name) if not spans else [kind for _, _, kind in spans]
+    if not kinds:
+        return
+    shown = name
+    for start, end, kind in reversed(spans):
+        shown = f"{shown[:start]}<REDACTED:{kind}>{shown[end:]}"
+    if not spans:  # URL-encoded or escaped: no span of the name to show it by
+        shown = os.path.join(os.path.dirname(name), f"<REDACTED:{kinds[0]}>")
+    raise SecretLeakError(shown, None, FILE_NAME, kinds[0])
 
 
 def check_vcrpy_data(rules: Rules, data: Any, path: str | os.PathLike[str]) -> None:
