@@ -170,6 +170,14 @@ LOCATIONS = {
         ),
         (4, "data.bytes.delta.text"),
     ),
+    "base64 text in a request JSON body": (
+        _exchange(
+            request_body=json.dumps(
+                {"file": {"data": base64.b64encode(f"key={OPENAI}".encode()).decode()}}
+            ).encode()
+        ),
+        (2, "body.json.file.data"),
+    ),
     "the cassette's metadata (cassette.get_metadata)": (
         {**_exchange(), "metadata": {"token": GOOGLE}},
         (1, "metadata.token"),

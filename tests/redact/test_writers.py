@@ -25,6 +25,10 @@ What it found, each written nowhere now:
   cassette named after it by pytest-recording (``test_x[sk-proj-...].yaml``): the key was
   written as the cassette's file name (and its lock and temporary files' names). Such a
   name is refused, and the error shows it redacted.
+- A key in base64 text (``{"data": base64("key=sk-proj-...")}``, a document a prompt
+  attaches, a blob a tool returns) was written: only ``Basic`` credentials and bodies
+  stored as base64 were decoded. A base64 run that may encode a rule's trigger is decoded;
+  the redactor encodes it again with the placeholder inside, and the scan reads it decoded.
 """
 
 from __future__ import annotations
@@ -353,3 +357,55 @@ def test_a_test_parametrized_with_a_key_gets_no_cassette_named_after_it(
     result.stdout.fnmatch_lines(["*the file name holds a credential*"])
     written = sorted(p.name for p in (pytester.path / "cassettes").rglob("*") if p.is_file())
     assert written == ["test_chat[openai].jsonl"]
+
+
+def _b64(text: str, urlsafe: bool = False) -> str:
+    encode = base64.urlsafe_b64encode if urlsafe else base64.b64encode
+    return encode(text.encode()).decode()
+
+
+@pytest.mark.parametrize("prefix", ["", "key=", "my keys: ", "api_key: "])
+@pytest.mark.parametrize("urlsafe", [False, True])
+def test_a_key_in_base64_text_is_redacted_and_stays_base64(prefix: str, urlsafe: bool) -> None:
+    blob = _b64(f"{prefix}{OPENAI} and {GITHUB}\n", urlsafe)
+    redacted = Redactor(RedactionConfig(env=False)).json({"data": blob, "n": 1})
+    decoded = base64.b64decode(redacted["data"], altchars=b"-_" if urlsafe else None).decode()
+    assert decoded == f"{prefix}<REDACTED:openai-api-key> and <REDACTED:github-token>\n"
+    assert RULES.kinds_in(blob) == ["openai-api-key"]
+    assert RULES.kinds_in(redacted["data"]) == []
+
+
+def test_base64_data_without_a_secret_is_kept() -> None:
+    image = base64.b64encode(bytes(range(256)) * 64).decode()  # 21 KB of binary
+    text = _b64("the quick brown fox jumps over the lazy dog, " * 20)
+    value = {"image": image, "text": text, "id": "chatcmpl-AbCdEfGhIjKlMnOpQrStUvWxYz012"}
+    assert Redactor(RedactionConfig(env=False)).json(value) == value
+    assert RULES.kinds_in(json.dumps(value)) == []
+
+
+def test_a_key_in_a_long_base64_run_is_data() -> None:
+    """A run longer than ``BASE64_DECODED_MAX`` (an image, a file) is not decoded."""
+    from llmcassette.redact.rules import BASE64_DECODED_MAX
+
+    blob = _b64("x" * BASE64_DECODED_MAX + f" {OPENAI}")
+    assert RULES.base64_spans(blob) == []
+
+
+@pytest.mark.parametrize("serializer", ["jsonl", "yaml"])
+def test_a_key_in_base64_is_written_nowhere(tmp_path: Path, serializer: str) -> None:
+    path = tmp_path / f"b64.{serializer}"
+    attachment = _b64(f"config:\n  openai_key: {OPENAI}\n")
+    with (
+        serving(TokenServer) as base,
+        llmcassette.use_cassette(str(path), record_mode="all", serializer=serializer),
+    ):
+        httpx.post(base + "/v1/chat", json={"file": {"data": attachment}})
+    text = "".join(path.read_text().split())  # (YAML folds a long line)
+    assert attachment not in text
+    assert _b64("config:\n  openai_key: <REDACTED:openai-api-key>\n") in text
+
+
+def test_the_scan_refuses_a_key_in_base64(tmp_path: Path) -> None:
+    line = json.dumps({"type": "request", "body": {"json": {"data": _b64(f"k={OPENAI}")}}})
+    findings = scan.find_in_jsonl(RULES, line + "\n", "x.jsonl")
+    assert [(f.json_path, f.rule) for f in findings] == [("body.json.data", "openai-api-key")]

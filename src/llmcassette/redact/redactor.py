@@ -114,6 +114,15 @@ class Redactor:
             if redacted == result:
                 break
             result = redacted
+        # A secret in base64 text (``{"data": "c2stcHJvai0..."}``): the run is decoded,
+        # redacted, and encoded again, so it stays base64 and decodes to the placeholder.
+        for start, end, _ in reversed(self.rules.base64_spans(result)):
+            run = result[start:end]
+            decoded = rules.base64_decoded(run)
+            if decoded is not None:
+                redacted = self.text(decoded)
+                if redacted != decoded:
+                    result = result[:start] + rules.base64_like(redacted, run) + result[end:]
         return result
 
     def _secrets_in(self, text: str) -> list[tuple[int, int, str, str]]:
