@@ -214,6 +214,9 @@ class HealError(LlmCassetteError):
 #: The rule of a finding in a body no rule can look inside (a content-encoding that
 #: cannot be decoded): it may hold anything, so it is refused like a match.
 UNSCANNABLE_BODY = "unscannable-body"
+#: The ``json_path`` of a finding in the name of the file about to be written (a test
+#: parametrized with a credential names its cassette after it).
+FILE_NAME = "the file name"
 
 
 class SecretLeakError(LlmCassetteError):
@@ -253,6 +256,13 @@ class SecretLeakError(LlmCassetteError):
                 "llmcassette[zstd]), have the client not ask for that encoding "
                 "(accept-encoding), or set allow_unscanned_bodies = true in "
                 "[tool.llmcassette.redaction] to store such bodies as they are"
+            )
+        elif json_path == FILE_NAME:
+            problem = f"{json_path} holds a credential (redaction rule {rule!r})"
+            self.hint = (
+                "the file was not written; name the cassette without it: a parametrized "
+                "test's cassette is named after its parameters, so give that one an id "
+                '(pytest.param(key, id="openai")) or name the cassette yourself'
             )
         else:
             problem = f"{json_path} still matches redaction rule {rule!r}"

@@ -42,3 +42,53 @@ def test_the_count_is_the_values_replaced_and_the_sum_of_the_kinds(
     assert OTHER_KEY not in text
     assert main(["redact", str(cassette)]) == 0
     assert capsys.readouterr().out == f"{cassette}: unchanged\n"
+
+
+def _vcrpy_cassette(path: Path, request_body: object, metadata: object = None) -> Path:
+    import yaml
+
+    data: dict[str, object] = {
+        "interactions": [
+            {
+                "request": {
+                    "body": request_body,
+                    "headers": {"content-encoding": ["gzip"]} if request_body else {},
+                    "method": "POST",
+                    "uri": "https://api.example.test/v1/chat",
+                },
+                "response": {
+                    "body": {"string": "{}"},
+                    "headers": {},
+                    "status": {"code": 200, "message": "OK"},
+                },
+            }
+        ],
+        "version": 1,
+    }
+    if metadata is not None:
+        data["metadata"] = metadata
+    path.write_text(yaml.safe_dump(data))
+    return path
+
+
+@pytest.mark.parametrize("where", ["gzip request body", "metadata"])
+def test_a_value_redact_cannot_replace_is_said_not_passed_over(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], where: str
+) -> None:
+    """Found by a red-team pass: ``scan`` found these and advised ``redact``, which said
+    "unchanged" (or "redacted N values" of the others) and exited 0, the key still there."""
+    import gzip
+
+    if where == "metadata":
+        cassette = _vcrpy_cassette(tmp_path / "x.yaml", None, {"token": KEY})
+    else:
+        body = gzip.compress(json.dumps({"note": KEY}).encode())
+        cassette = _vcrpy_cassette(tmp_path / "x.yaml", body)
+    before = cassette.read_bytes()
+    assert main(["redact", str(cassette)]) == 2
+    err = capsys.readouterr().err
+    assert "still matches redaction rule 'openai-api-key'" in err
+    assert "no rule of redact replaces this value" in err
+    assert err.rstrip().endswith("not changed")
+    assert KEY not in err
+    assert cassette.read_bytes() == before

@@ -391,6 +391,12 @@ class Persister:
         self, cassette_path: str | os.PathLike[str], cassette_dict: dict[str, Any], serializer: Any
     ) -> None:
         """Write the cassette atomically; refuse to replace a file that cannot be read."""
+        redactor = self.redactor
+        if redactor is not None and redactor.config.enabled and redactor.config.fail_closed:
+            from llmcassette.redact.scan import check_path
+
+            # Before its lock and temporary files, which are named after it too.
+            check_path(redactor.rules, self._target(cassette_path, serializer))
         if serializer is jsonl:
             self._save(self.resolve(cassette_path), cassette_dict)
         elif self.redactor is not None and self.redactor.config.enabled:
@@ -398,23 +404,35 @@ class Persister:
         else:
             self.fallback.save_cassette(cassette_path, cassette_dict, serializer=serializer)
 
+    def _target(self, cassette_path: str | os.PathLike[str], serializer: Any) -> Path:
+        """The file ``save_cassette`` writes for ``cassette_path``."""
+        return self.resolve(cassette_path) if serializer is jsonl else Path(cassette_path)
+
     def _save_vcrpy(self, path: Path, cassette_dict: dict[str, Any], serializer: Any) -> None:
         """Save a cassette in a vcrpy serializer (YAML) with the same promise as JSONL: the
         responses redacted (requests were, as they were recorded), the text scanned."""
         redactor = self.redactor
-        responses = [redactor.vcr_response(response) for response in cassette_dict["responses"]]
+        responses = [
+            redactor.vcr_response(response, getattr(request, "uri", None))
+            for request, response in zip(
+                cassette_dict["requests"], cassette_dict["responses"], strict=True
+            )
+        ]
         # Again, now that the responses taught the redactor their credentials: a token a
         # response handed out and a later request sent back (an OAuth access token in a
         # path or a body) was not known yet when that request was redacted, as it was sent.
-        requests = [
-            redactor.vcr_request(copy.deepcopy(request)) for request in cassette_dict["requests"]
-        ]
+        requests = [redactor.vcr_request(_copied(request)) for request in cassette_dict["requests"]]
         redacted = {**cassette_dict, "requests": requests, "responses": responses}
-        text = vcr_serialize(redacted, serializer)
+        handed = _Handed(serializer)
+        text = vcr_serialize(redacted, handed)
         if redactor.config.fail_closed:
-            from llmcassette.redact.scan import check_vcrpy_text
+            from llmcassette.redact.scan import check_vcrpy_data, check_vcrpy_text
 
             check_vcrpy_text(redactor.rules, text, path)
+            if serializer not in (yamlserializer, jsonserializer):
+                # A serializer of the user's own: its text may not show what it holds (a
+                # compressed or encoded file), so what it was handed is read too.
+                check_vcrpy_data(redactor.rules, handed.data, path)
         fallback = self.fallback
         if getattr(fallback, "save_cassette", None) is not FilesystemPersister.save_cassette:
             # a persister of the user's own (a bucket, a database, a save that trims what it
@@ -573,6 +591,25 @@ class Persister:
                 f"{error.problem}; refusing to overwrite a cassette that cannot be read",
                 "fix or delete the file, or re-record it with --record-mode=rewrite",
             ) from error
+
+
+class _Handed:
+    """A vcrpy serializer that keeps the data it was handed to serialize."""
+
+    def __init__(self, serializer: Any) -> None:
+        self.serializer = serializer
+        self.data: Any = None
+
+    def serialize(self, data: Any) -> Any:
+        self.data = data
+        return self.serializer.serialize(data)
+
+
+def _copied(request: Any) -> Any:
+    """A deep copy of a vcrpy request, sharing the redactor it is marked with
+    (``redacted_by``): a redactor holds a lock, which cannot be copied."""
+    by = getattr(request, "redacted_by", None)
+    return copy.deepcopy(request, {} if by is None else {id(by): by})
 
 
 #: Set on a request loaded from a vcrpy cassette (or a .jsonl converted from one): the file.

@@ -102,7 +102,7 @@ def _scan(args: argparse.Namespace) -> int:
 
 
 def _redact(args: argparse.Namespace) -> int:
-    from llmcassette.cli.opened import redact_opened
+    from llmcassette.cli.opened import LEFT_HINT, check_left, redact_opened
     from llmcassette.cli.progress import path_of, track
     from llmcassette.config import project_redaction
     from llmcassette.redact import Redactor
@@ -128,12 +128,19 @@ def _redact(args: argparse.Namespace) -> int:
         redactor = Redactor(config)  # placeholders are numbered per cassette
         try:
             text, kinds = redact_opened(redactor, opened)
+            if config.enabled and config.fail_closed:
+                check_left(redactor, opened, text)  # never "redacted" with a secret left
             if text is not None and not args.dry_run:
                 from llmcassette._vcr.tempfiles import atomic_write
 
                 atomic_write(path, text.encode("utf-8"))
         except OSError as error:
             out.cannot_write(path, error)
+            continue
+        except SecretLeakError as error:
+            error.hint = LEFT_HINT
+            problem = str(error).split("\n  how to fix:", 1)[0]
+            out.failed(error, f"{problem}\n  how to fix: {error.hint}\n  not changed")
             continue
         except LlmCassetteError as error:
             out.failed(error, f"{path}: cannot redact: {error}; not changed")

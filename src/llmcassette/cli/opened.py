@@ -18,6 +18,7 @@ from llmcassette.redact.redactor import Redactor, _content_type
 from llmcassette.redact.scan import (
     Finding,
     check_text,
+    check_vcrpy_text,
     find_in_jsonl,
     find_in_value,
     find_in_vcrpy,
@@ -141,6 +142,25 @@ def redact_opened(redactor: Redactor, opened: Opened) -> tuple[str | None, dict[
     return text, replaced(opened.text, text)
 
 
+def check_left(redactor: Redactor, opened: Opened, text: str | None) -> None:
+    """The fail-closed scan of what ``redact`` leaves in a file: ``text`` about to be
+    written, or the file as it is (None: unchanged). ``SecretLeakError`` when a rule still
+    matches (a compressed request body, a value of vcrpy's ``metadata``, which no rule of
+    ``redact`` rewrites): nothing is written, and the file is not said to be clean."""
+    left = opened.text if text is None else text
+    if opened.kind == JSONL:
+        check_text(redactor.rules, left, opened.path)
+    elif opened.kind == VCRPY:
+        check_vcrpy_text(redactor.rules, left, opened.path)
+
+
+#: What ``redact`` advises for a value it has no rule to replace.
+LEFT_HINT = (
+    "no rule of redact replaces this value (a compressed request body, a value of the "
+    "cassette's metadata): edit it out of the file, or record the cassette again"
+)
+
+
 _PLACEHOLDER_KIND = re.compile(r"<REDACTED:([A-Za-z0-9_.\-]+?)(?::[0-9]+)?>")
 
 
@@ -177,7 +197,9 @@ def _redact_vcrpy(redactor: Redactor, path: Path, text: str) -> str:
             _replace_contents(request, redactor.known_in(request))
         response = entry.get("response")
         if isinstance(response, dict):
-            _replace_contents(response, redactor.vcr_response(response))
+            uri = request.get("uri") if isinstance(request, dict) else None
+            redacted = redactor.vcr_response(response, uri if isinstance(uri, str) else None)
+            _replace_contents(response, redacted)
     return vcrpy_text(loaded, json_file=json_file)
 
 

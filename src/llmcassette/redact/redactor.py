@@ -20,7 +20,7 @@ from typing import Any
 from urllib.parse import unquote_plus
 
 from llmcassette.cassette import events as stream_events
-from llmcassette.cassette import jsontext
+from llmcassette.cassette import eventstream, jsontext
 from llmcassette.cassette.compression import decode_content
 from llmcassette.config import RedactionConfig
 from llmcassette.redact import rules
@@ -114,6 +114,15 @@ class Redactor:
             if redacted == result:
                 break
             result = redacted
+        # A secret in base64 text (``{"data": "c2stcHJvai0..."}``): the run is decoded,
+        # redacted, and encoded again, so it stays base64 and decodes to the placeholder.
+        for start, end, _ in reversed(self.rules.base64_spans(result)):
+            run = result[start:end]
+            decoded = rules.base64_decoded(run)
+            if decoded is not None:
+                redacted = self.text(decoded)
+                if redacted != decoded:
+                    result = result[:start] + rules.base64_like(redacted, run) + result[end:]
         return result
 
     def _secrets_in(self, text: str) -> list[tuple[int, int, str, str]]:
@@ -666,10 +675,22 @@ class Redactor:
             if new_body != body:
                 request.body = new_body
 
-    def _body_of_vcr_response(self, body: bytes, content_type: str) -> bytes:
+    def _body_of_vcr_response(
+        self, body: bytes, content_type: str, uri: str | None = None
+    ) -> bytes:
         """A whole response body, redacted; a stream event by event, as in a JSONL cassette
-        (a key split across two events is found)."""
-        kind = stream_events.stream_kind(content_type)
+        (a key split across two events is found): SSE, NDJSON, Gemini's streamed JSON
+        array (told by ``uri``, its request's) and AWS event-stream frames, whose
+        InvokeModel chunks (``{"bytes": base64}``) are read decoded and whose lengths and
+        CRCs are computed again."""
+        if eventstream.is_eventstream(content_type):
+            frames = eventstream.encode_records(body)
+            before = self.changes
+            self.events(frames)
+            if self.changes == before:
+                return body
+            return b"".join(eventstream.render_frame(frame) for frame in frames)
+        kind = stream_events.stream_kind(content_type, uri, body)
         try:
             text = body.decode("utf-8") if kind else None
         except UnicodeDecodeError:
@@ -683,10 +704,11 @@ class Redactor:
             return body
         return "".join(stream_events.render_event(kind, r) for r in records).encode("utf-8")
 
-    def vcr_response(self, response: dict[str, Any]) -> dict[str, Any]:
+    def vcr_response(self, response: dict[str, Any], uri: str | None = None) -> dict[str, Any]:
         """A redacted copy of a vcrpy response dict (``{"status", "headers", "body":
-        {"string": ...}}``), for cassettes vcrpy serializes (YAML). A body in a
-        content-encoding is decoded first and stored decoded when redaction changed it."""
+        {"string": ...}}``), for cassettes vcrpy serializes (YAML); ``uri``: its request's.
+        A body in a content-encoding is decoded first and stored decoded when redaction
+        changed it."""
         if not self.config.enabled:
             return response
         headers = {
@@ -701,7 +723,7 @@ class Redactor:
             raw = raw.encode("utf-8")
         if isinstance(body, dict) and isinstance(raw, bytes) and raw:
             decoded, decoded_headers = decode_content(raw, out["headers"])
-            new = self._body_of_vcr_response(decoded, _content_type(decoded_headers))
+            new = self._body_of_vcr_response(decoded, _content_type(decoded_headers), uri)
             if new != decoded:
                 out["headers"] = decoded_headers
                 out["body"] = {**body, "string": new.decode("utf-8") if as_text else new}

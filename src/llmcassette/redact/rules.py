@@ -649,14 +649,77 @@ def looks_like_token(value: str) -> bool:
 
 _NUMBER = re.compile(r"[-+]?[0-9]+(?:\.[0-9]+)?(?:[eE][-+]?[0-9]+)?")
 
+#: The shortest base64 run read decoded (the encoding of 15 characters): a text shorter
+#: than that (most strings of traffic: a streamed piece of text, an id) is not searched.
+BASE64_DECODED_MIN = 20
+#: A run of base64 characters (either alphabet) that could encode a secret, with padding.
+_BASE64_TEXT = re.compile(f"[A-Za-z0-9+/_\\-]{{{BASE64_DECODED_MIN},}}={{0,2}}")
+#: The longest base64 run read decoded. A longer one is data (an image, a file), as a
+#: long run is for the shapes (``BASE64_RUN_MIN``): only known values are looked for there.
+BASE64_DECODED_MAX = 65536
+_URLSAFE_TO_STANDARD = str.maketrans("-_", "+/")
+_STANDARD_TO_URLSAFE = str.maketrans("+/", "-_")
+
+
+def base64_cores(word: str) -> list[str]:
+    """What the base64 encoding of any text holding ``word`` holds, whatever comes before
+    it: at each of the three alignments, the characters that ``word``'s bits alone decide,
+    in the standard and the URL-safe alphabet; none shorter than 3 characters."""
+    data = word.encode("utf-8")
+    out: list[str] = []
+    for shift in range(3):
+        encoded = base64.b64encode(b"\0" * shift + data + b"\0\0").decode("ascii")
+        first, end = 8 * shift, 8 * (shift + len(data))  # word's bits
+        decided = [i for i in range(len(encoded)) if 6 * i >= first and 6 * i + 6 <= end]
+        if len(decided) < 3:
+            continue
+        core = encoded[decided[0] : decided[-1] + 1]
+        out += dict.fromkeys([core, core.translate(_STANDARD_TO_URLSAFE)])
+    return out
+
+
+def base64_decoded(run: str) -> str | None:
+    """The bytes a base64 run (either alphabet, padded or not) encodes, as Latin-1 text
+    (every byte one character: an ASCII secret reads as itself); None when it is not
+    base64 (a length no encoding has)."""
+    body = run.rstrip("=")
+    if len(body) % 4 == 1:
+        return None
+    try:
+        raw = base64.b64decode(
+            body.translate(_URLSAFE_TO_STANDARD) + "=" * (-len(body) % 4), validate=True
+        )
+    except (binascii.Error, ValueError):
+        return None
+    return raw.decode("latin-1")
+
+
+def base64_like(decoded: str, run: str) -> str:
+    """``decoded`` (Latin-1 text, as ``base64_decoded`` gives it) encoded as ``run`` is:
+    its alphabet, and padded unless ``run`` is base64 without its padding."""
+    encoded = base64.b64encode(decoded.encode("latin-1")).decode("ascii")
+    if "-" in run or "_" in run:
+        encoded = encoded.translate(_STANDARD_TO_URLSAFE)
+    unpadded = not run.endswith("=") and len(run) % 4 != 0
+    return encoded.rstrip("=") if unpadded else encoded
+
 
 def is_prose(value: str) -> bool:
     """Whether a value of a credential-named header is words, not a credential: three or
-    more words and no ``=`` (``x-clerk-auth-message: Invalid JWT form. A JWT consists of
-    three parts``). A credential is one token, maybe after a scheme (``Bearer sk-...``);
-    signatures with parts (AWS SigV4, Digest) have ``=``. Prose is still searched for
-    credential shapes and known values."""
-    return "=" not in value and len(value.split(None, 2)) == 3
+    more words apart by spaces, no ``=`` and no word that looks like a token
+    (``x-clerk-auth-message: Invalid JWT form. A JWT consists of three parts``). A
+    credential is one token, maybe after a scheme (``Bearer sk-...``); signatures with
+    parts (AWS SigV4, Digest) have ``=``. A tab or a line break is in no sentence of a
+    header: ``Bearer <key>\t<more>`` is a credential whole, not three words whose first
+    token alone would be found by its shape. Prose is still searched for credential shapes
+    and known values."""
+    if "=" in value or any(c.isspace() and c != " " for c in value):
+        return False
+    words = value.split()
+    return len(words) >= 3 and not any(looks_like_token(w.strip(_PUNCTUATION)) for w in words)
+
+
+_PUNCTUATION = ".,;:!?()[]{}'\"`"
 
 
 _XML_ENTITY = re.compile(r"&(?:(lt|gt|amp|quot|apos)|#([0-9]{1,7})|#x([0-9A-Fa-f]{1,6}));")
@@ -840,6 +903,13 @@ class Rules:
         self._triggers: re.Pattern[str] | None = None
         if all(rule.triggers for rule in shape_rules):
             self._triggers = re.compile(trigger_search(triggers))
+        # The same triggers base64-encoded (``base64_cores``): what a base64 run that
+        # encodes a secret holds (``base64_spans``). None: every run is decoded (a custom
+        # pattern without triggers may match anything).
+        self._encoded_triggers: re.Pattern[str] | None = None
+        if self._triggers is not None:
+            cores = [core for trigger in triggers for core in base64_cores(trigger)]
+            self._encoded_triggers = re.compile(trigger_search(cores) if cores else "(?!)")
         # Which triggers a text holds (``_shapes_triggered_in``): a word of one character is
         # looked for on its own, at C speed; searched with the others it would stop the
         # search at each of its hits, and "@" is one byte in 200 of a binary body.
@@ -895,6 +965,9 @@ class Rules:
             return True
         if self._triggers.search(text) is not None:
             return True
+        encoded = self._encoded_triggers
+        if len(text) >= BASE64_DECODED_MIN and encoded is not None and encoded.search(text):
+            return True  # base64 that may encode a trigger (``base64_spans``)
         if "orm-data" in text and self.form_field_secrets(text):
             return True
         keys = self._keys if '"' in text else None  # a key is spelled with quotes
@@ -1058,7 +1131,29 @@ class Rules:
         kinds = [kind for _, _, kind in self.shapes(text)]
         for decoded, _ in decoded_forms(text):
             kinds += [kind for _, _, kind in self.shapes(decoded)]
-        return kinds
+        return kinds + [kind for _, _, kind in self.base64_spans(text)]
+
+    def base64_spans(self, text: str) -> list[Span]:
+        """The base64 runs of ``text`` (``{"data": "c2stcHJvai0..."}``, a data URI, a
+        header value) that encode a secret: decoded, they hold a shape or a literal
+        (``kinds_in``, so also one encoded again inside). A run longer than
+        ``BASE64_DECODED_MAX`` is data, not read. A run glued to the word before it
+        (``key-c2st...``) is read from each of its first four characters."""
+        encoded = self._encoded_triggers
+        if len(text) < BASE64_DECODED_MIN or (encoded is not None and not encoded.search(text)):
+            return []  # (the one search most texts cost)
+        spans: list[Span] = []
+        for match in _BASE64_TEXT.finditer(text):
+            run = match.group()
+            if len(run) > BASE64_DECODED_MAX or (encoded is not None and not encoded.search(run)):
+                continue
+            for skip in range(4):
+                decoded = base64_decoded(run[skip:])
+                kinds = self.kinds_in(decoded) if decoded else []
+                if kinds:
+                    spans.append((match.start() + skip, match.end(), kinds[0]))
+                    break
+        return spans
 
     def secret_kind(self, value: str, name: str) -> str | None:
         """The kind of ``value``, known to be a credential (the value of header, key or
@@ -1099,14 +1194,16 @@ class Rules:
 
     def is_no_credential(self, name: str, value: str) -> bool:
         """Whether ``value`` of header ``name``, which ``header_action`` names a credential,
-        is none: words (``is_prose``), or a number in a header that only a part of its name
-        makes one (Hugging Face TGI's ``x-time-per-token: 21``). Either is still searched
-        for credential shapes and known values."""
-        if is_prose(value):
-            return True
+        is none: words (``is_prose``) or a number (Hugging Face TGI's ``x-time-per-token:
+        21``) in a header that only a part of its name makes one. Either is still searched
+        for credential shapes and known values. The value of a header named a credential
+        whole (``authorization``, ``x-api-key``, ``headers`` of the configuration) always
+        is one."""
         lower = name.lower()
         named = lower in self._extra_headers or lower in CREDENTIAL_HEADERS
-        return not named and _NUMBER.fullmatch(value.strip()) is not None
+        if named:  # ``authorization``, ``x-api-key``...: what they hold is a credential
+            return False
+        return is_prose(value) or _NUMBER.fullmatch(value.strip()) is not None
 
     def is_secret_key(self, key: str, path: tuple[str, ...] = ()) -> bool:
         """Whether the string value of JSON key ``key`` is a credential; ``path``: the

@@ -23,7 +23,8 @@ from urllib.parse import unquote_plus
 
 from llmcassette.cassette import vcrpy_files
 from llmcassette.cassette.compression import content_codings, decode_content
-from llmcassette.errors import UNSCANNABLE_BODY, SecretLeakError
+from llmcassette.cassette.eventstream import encode_records, is_eventstream
+from llmcassette.errors import FILE_NAME, UNSCANNABLE_BODY, SecretLeakError
 from llmcassette.redact.rules import (
     JSON_OPENINGS,
     PLACEHOLDER_RE,
@@ -367,6 +368,33 @@ def check_vcrpy_text(rules: Rules, text: str, path: str | os.PathLike[str]) -> N
     _refuse(find_in_vcrpy(rules, data, text, os.fspath(path)), path)
 
 
+def check_path(rules: Rules, path: str | os.PathLike[str]) -> None:
+    """Fail closed for a file about to be written whose path holds a secret shape (a
+    pytest-recording cassette of a test parametrized with a key is named after it: the
+    name would put the key on disk, and in every listing of the folder). The error shows
+    the path with the secret replaced."""
+    name = os.fspath(path)
+    spans = rules.shapes(name)
+    kinds = rules.kinds_in(name) if not spans else [kind for _, _, kind in spans]
+    if not kinds:
+        return
+    shown = name
+    for start, end, kind in reversed(spans):
+        shown = f"{shown[:start]}<REDACTED:{kind}>{shown[end:]}"
+    if not spans:  # URL-encoded or escaped: no span of the name to show it by
+        shown = os.path.join(os.path.dirname(name), f"<REDACTED:{kinds[0]}>")
+    raise SecretLeakError(shown, None, FILE_NAME, kinds[0])
+
+
+def check_vcrpy_data(rules: Rules, data: Any, path: str | os.PathLike[str]) -> None:
+    """Fail closed for what a serializer of the user's own was handed to write (vcrpy's
+    ``{"interactions": [...], "version": 1}``), read as a vcrpy cassette: the text it
+    makes of it may not show it (compressed, encoded, or bodies left out of sight)."""
+    if not isinstance(data, dict) or vcrpy_files.layout(data) is None:
+        return
+    _refuse(find_in_vcrpy(rules, data, "", os.fspath(path)), path)
+
+
 def _refuse(findings: list[Finding], path: str | os.PathLike[str]) -> None:
     if findings:
         first = findings[0]
@@ -455,15 +483,33 @@ def _value_line(
     return at + 1 if key_found else None
 
 
+# The keys of a vcrpy cassette's data that hold its interactions, per layout.
+_INTERACTION_KEYS = {
+    "interactions": ("interactions",),
+    vcrpy_files.PARALLEL_LISTS: ("requests", "responses"),
+}
+
+
 def find_in_vcrpy(rules: Rules, data: dict[str, Any], text: str, path: str) -> list[Finding]:
     """Findings in a parsed vcrpy cassette (``data``, parsed from ``text``), response
     bodies decoded first; a finding's line is that of its value (or key) in ``text`` when
-    it can be told (``_value_line``), else that of its interaction."""
+    it can be told (``_value_line``), else that of its interaction. What the file holds
+    besides its interactions (vcrpy's ``metadata``, which a test stores with
+    ``cassette.get_metadata``) is read too."""
     findings: list[Finding] = []
     starts = _interaction_lines(text)
+    layout = vcrpy_files.layout(data)
     # The langchain layout's two lists have no line per interaction: none is named.
-    listed = vcrpy_files.layout(data) != vcrpy_files.PARALLEL_LISTS
+    listed = layout != vcrpy_files.PARALLEL_LISTS
     lines: list[str] | None = None
+    skipped = _INTERACTION_KEYS.get(layout or "", ())
+    rest = {key: value for key, value in data.items() if key not in skipped}
+    besides: Found = []
+    _walk(rules, rest, (), besides)
+    for where, rule in besides:
+        lines = text.split("\n") if lines is None else lines
+        at = _value_line(rules, lines, 0, len(lines), rest, where) if text else None
+        findings.append(Finding(path, at, _spelled("", where), rule))
     for index, entry in enumerate(vcrpy_files.interactions_of(data)):
         if not isinstance(entry, dict):
             continue
@@ -471,6 +517,10 @@ def find_in_vcrpy(rules: Rules, data: dict[str, Any], text: str, path: str) -> l
         request = _decoded_request(entry.get("request"), rules)
         response = decoded_response(entry.get("response") or {}, rules)
         found: list[tuple[Any, Where, str]] = []  # (record, where in it, rule)
+        others = {k: v for k, v in entry.items() if k not in ("request", "response")}
+        in_others: Found = []
+        _walk(rules, others, (), in_others)
+        found += [(others, where, rule) for where, rule in in_others]
         for part, decoded in (("request", request), ("response", response)):
             if decoded is None:
                 found.append(({}, (part, "body"), UNSCANNABLE_BODY))  # at its body's key
@@ -512,12 +562,34 @@ def _decoded_request(request: Any, rules: Rules) -> Any:
 
 def decoded_response(response: dict[str, Any], rules: Rules) -> dict[str, Any] | None:
     """A vcrpy response with its body's content-encodings undone, for reading; None when
-    they cannot be undone and ``rules`` do not allow unscanned bodies."""
+    they cannot be undone and ``rules`` do not allow unscanned bodies. An AWS event-stream
+    body is read as its frames, as a JSONL cassette stores them: an InvokeModel chunk's
+    ``{"bytes": base64}`` decoded, a frame that does not rebuild as its bytes."""
     body = response.get("body")
     raw = body.get("string") if isinstance(body, dict) else None
     if isinstance(raw, bytes) and isinstance(body, dict):
         decoded = _decoded(rules, response.get("headers"), raw)
         if decoded is None:
             return None
-        return {**response, "body": {**body, "string": decoded}}
+        read: Any = decoded
+        if is_eventstream(_media_type(response.get("headers"))):
+            read = [_frame_read(frame) for frame in encode_records(decoded)]
+        return {**response, "body": {**body, "string": read}}
     return response
+
+
+def _media_type(headers: Any) -> str | None:
+    """The ``content-type`` of vcrpy headers (a value or a list of values, any case)."""
+    for name, value in (headers or {}).items() if isinstance(headers, dict) else ():
+        if str(name).lower() == "content-type":
+            first = value[0] if isinstance(value, list) and value else value
+            return first if isinstance(first, str) else None
+    return None
+
+
+def _frame_read(frame: dict[str, Any]) -> dict[str, Any]:
+    """A frame record as the scan reads it: one kept as ``base64`` as its bytes."""
+    if "base64" in frame:
+        raw = _base64_bytes(frame["base64"])
+        return {"base64": raw} if raw is not None else frame
+    return frame
