@@ -11,7 +11,7 @@ import json
 import os
 import shlex
 import sys
-from collections.abc import Generator, Iterable
+from collections.abc import Callable, Generator, Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
@@ -54,6 +54,11 @@ _PERSISTER = pytest.StashKey[Any]()
 _PROBLEMS = pytest.StashKey[set[str]]()
 # The UnusedInteractionsError pytest_runtest_call raised, so its report can point at the test.
 _UNUSED_RAISED = pytest.StashKey[Exception]()
+# Set when a fixture's teardown failed while the test's cassette was still open, and the
+# llmcassette section saying what that teardown's discard left unsaved (see
+# pytest_fixture_setup).
+_TEARDOWN_FAILED = pytest.StashKey[bool]()
+_TEARDOWN_DISCARDED = pytest.StashKey[str]()
 # Filled only while LLMCASSETTE_REPORT is set, emptied when a session starts.
 _report_entries: list[dict[str, Any]] = []
 # report.user_properties name of a test's first legacy drift, and the tests that had one
@@ -99,6 +104,9 @@ def pytest_runtest_makereport(
         _note_problems(item, call, raised)
         if call.when in ("setup", "call"):  # a fixture may record, then fail the setup
             _discard_failed_recording(item, call, report)
+        discarded = item.stash.get(_TEARDOWN_DISCARDED, None)
+        if call.when == "teardown" and discarded is not None and report.failed:
+            report.sections.append(("llmcassette", discarded))
         if call.when == "teardown" and os.environ.get(REPORT_ENV):
             _report_entries.append(_report_entry(item))
     if mismatch is not None and raised and report.failed and call.when != "teardown":
@@ -262,22 +270,91 @@ def _discard_failed_recording(
     cassette = getattr(item, "funcargs", {}).get("vcr")
     if cassette is None or call.excinfo is None or not report.failed:
         return  # skipped, or an xfail test failing as expected: replay must do the same
-    if _options_of(item).get("record_failed", False) or not cassette.dirty:
+    if _options_of(item).get("record_failed", False):
         return
+    said = _discard_recording(
+        cassette, "the test failed while recording: its {count} new interaction(s) were not saved"
+    )
+    if said is not None:
+        report.sections.append(("llmcassette", said))
+
+
+def _discard_recording(cassette: Any, headline: str) -> str | None:
+    """Make ``cassette`` save nothing of this run; what the report says (``headline`` with
+    the ``{count}`` of interactions), if it recorded anything."""
+    if not cassette.dirty:
+        return None
     from llmcassette._vcr.save_policy import discard_new
 
     count = discard_new(cassette)
     path = _cassette_file(cassette)
     state = "left as it was" if os.path.exists(path) else "not created"
-    report.sections.append(
-        (
-            "llmcassette",
-            f"the test failed while recording: its {count} new interaction(s) were not saved\n"
-            f"  cassette: {path} ({state})\n"
-            "  fix the test and record again; to keep what a failed test records, use "
-            "@pytest.mark.vcr(record_failed=True)",
-        )
+    return (
+        f"{headline.format(count=count)}\n"
+        f"  cassette: {path} ({state})\n"
+        "  fix the test and record again; to keep what a failed test records, use "
+        "@pytest.mark.vcr(record_failed=True)"
     )
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_fixture_setup(
+    fixturedef: pytest.FixtureDef[Any], request: pytest.FixtureRequest
+) -> Generator[None, object, object]:
+    """Save nothing when a fixture's teardown fails while the test's cassette is open.
+
+    The teardown phase is reported only once every fixture is torn down, after pytest-
+    recording's ``vcr`` fixture saved the cassette: too late for _discard_failed_recording.
+    So the teardowns of the function-scoped fixtures set up after ``vcr`` (those torn down
+    before it, while it still records) note a failure on the test, and ``vcr`` checks for
+    one right before its own teardown saves.
+    """
+    item = request.node
+    if request.scope == "function" and _PERSISTER in item.stash:  # vcr is set up already
+        # A yield fixture's teardown is added through its request too (pytest's
+        # call_fixture_func), as is each of request.addfinalizer's.
+        noting = _noting_a_failure(item, request.addfinalizer)
+        request.addfinalizer = noting  # type: ignore[method-assign,assignment]
+    value = yield
+    is_test_cassette = fixturedef.argname == "vcr" and _PERSISTER in item.stash
+    if value is not None and is_test_cassette and not _options_of(item).get("record_failed"):
+        cassette = value  # runs before the teardown of vcr, which saves it
+        request.addfinalizer(lambda: _discard_after_failed_teardown(item, cassette))
+    return value
+
+
+def _noting_a_failure(
+    item: pytest.Item, add_finalizer: Callable[[Callable[[], object]], None]
+) -> Callable[[Callable[[], object]], None]:
+    """``add_finalizer`` whose finalizers note on ``item`` that they raised."""
+
+    def add_noting_finalizer(finalizer: Callable[[], object]) -> None:
+        def finalize() -> None:
+            __tracebackhide__ = True  # the fixture's own frames are what the user needs
+            try:
+                finalizer()
+            except pytest.skip.Exception:
+                raise  # a skipped teardown fails nothing
+            except BaseException:
+                item.stash[_TEARDOWN_FAILED] = True
+                raise
+
+        add_finalizer(finalize)
+
+    return add_noting_finalizer
+
+
+def _discard_after_failed_teardown(item: pytest.Item, cassette: Any) -> None:
+    """Run by ``vcr``'s teardown before it saves: nothing is saved after a failed teardown."""
+    if not item.stash.get(_TEARDOWN_FAILED, False):
+        return
+    said = _discard_recording(
+        cassette,
+        "a fixture's teardown failed while recording: the test's {count} new interaction(s) "
+        "were not saved",
+    )
+    if said is not None:
+        item.stash[_TEARDOWN_DISCARDED] = said
 
 
 def _cassette_file(cassette: Any) -> str:
