@@ -14,12 +14,12 @@ import os
 import re
 import stat
 import sys
-import warnings
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
+from llmcassette import _warning_site
 from llmcassette.errors import (
     CassetteExpiredError,
     CassetteExpiredWarning,
@@ -391,7 +391,7 @@ class Expiry:
             first, _, rest = message.partition("\n")
             note = "; not recorded again: expired='rerecord' needs a record mode that records"
             message = f"{first}{note} (once, new_episodes, rewrite)\n{rest}"
-        warnings.warn(CassetteExpiredWarning(message), stacklevel=2)
+        _warning_site.warn(CassetteExpiredWarning(message), stacklevel=2)
 
 
 def project_expiry(

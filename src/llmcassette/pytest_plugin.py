@@ -7,17 +7,19 @@ command-line option, ``--llmcassette-report=FILE``, writes the run report for to
 
 from __future__ import annotations
 
+import inspect
 import json
 import os
 import shlex
 import sys
 from collections.abc import Callable, Generator, Iterable
 from pathlib import Path
+from types import FrameType
 from typing import TYPE_CHECKING, Any, cast
 
 import pytest
 
-from llmcassette import run_report
+from llmcassette import _warning_site, run_report
 from llmcassette._vcr.install import configure
 
 if TYPE_CHECKING:
@@ -65,6 +67,40 @@ _report_entries: list[dict[str, Any]] = []
 # (nodeid: "file: path"), for the terminal summary.
 _DRIFT_PROPERTY = "llmcassette_legacy_drift"
 _drifted_tests: dict[str, str] = {}
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_protocol(
+    item: pytest.Item, nextitem: pytest.Item | None
+) -> Generator[None, object, object]:
+    """Point llmcassette's warnings at the test, not at the library code that issues them
+    (vcrpy's cassette exit, pytest-recording's fixture, an SDK's transport)."""
+    with _warning_site.pointing_at(lambda frame: _test_location(item, frame)):
+        return (yield)
+
+
+def _test_location(item: pytest.Item, frame: FrameType) -> _warning_site.Location | None:
+    """The line of ``item``'s test function that ``frame`` was called from, else the test
+    itself: a warning at the cassette's exit, at its loading, or in a thread of the test."""
+    function = getattr(item, "obj", None)
+    if function is None:
+        return None
+    # pytest-asyncio runs a coroutine test through a wrapper; the test's own frame has the
+    # code of the function it wraps.
+    code = getattr(inspect.unwrap(function), "__code__", None)
+    caller: FrameType | None = frame
+    while caller is not None:
+        if caller.f_code is code:
+            return _warning_site.frame_location(caller)
+        caller = caller.f_back
+    path, lineno, _ = item.reportinfo()
+    module = getattr(item, "module", None)
+    return _warning_site.Location(
+        os.fspath(path),
+        (lineno or 0) + 1,
+        getattr(module, "__name__", None),
+        getattr(module, "__dict__", {}).setdefault("__warningregistry__", {}),
+    )
 
 
 @pytest.hookimpl(wrapper=True)
