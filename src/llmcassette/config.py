@@ -377,12 +377,18 @@ class Expiry:
         """Whether an expired cassette is recorded again (rather than warned about or failed)."""
         return self.expired == "rerecord" and self.can_record
 
-    def enforce(self, path: str | os.PathLike[str], header: Mapping[str, object]) -> None:
+    def enforce(
+        self,
+        path: str | os.PathLike[str],
+        header: Mapping[str, object],
+        rerecord: str | None = None,
+    ) -> None:
         """Warn about or raise for an expired cassette (call only when it is expired and not
-        being recorded again)."""
+        being recorded again); ``rerecord`` is the command that records its test again, when
+        known."""
         assert self.max_age is not None
         error = CassetteExpiredError(
-            path, str(header.get("created_at")), age_of(header) or 0.0, self.max_age
+            path, str(header.get("created_at")), age_of(header) or 0.0, self.max_age, rerecord
         )
         if self.expired == "fail":
             raise error

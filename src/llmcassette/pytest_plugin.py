@@ -21,6 +21,7 @@ import pytest
 
 from llmcassette import _warning_site, run_report
 from llmcassette._vcr.install import configure
+from llmcassette.errors import UnusedInteractionsError
 
 if TYPE_CHECKING:
     from typing import Literal
@@ -293,8 +294,6 @@ def _note_problems(
         reason = getattr(error, "reason", None)  # a CassetteMismatch; fault errors have none
         if reason is not None:
             problems.add("missing" if reason == "cassette_not_found" else "mismatch")
-    from llmcassette.errors import UnusedInteractionsError
-
     if call.excinfo is not None and call.excinfo.errisinstance(UnusedInteractionsError):
         problems.add("unused")
 
@@ -570,9 +569,20 @@ def pytest_runtest_call(item: pytest.Item) -> Generator[None, None, None]:
     # What vcrpy left unplayed as well is drift, or (repeats) no unused call at all.
     unused = unused_error(cassette, _drift_setting(item.config, _options_of(item)))
     if unused is not None:
+        unused = _naming_the_test(item, unused)
         item.stash[_UNUSED_RAISED] = unused
         raise unused
     return result
+
+
+def _naming_the_test(item: pytest.Item, unused: UnusedInteractionsError) -> UnusedInteractionsError:
+    """``unused`` with a hint whose command records exactly this test again."""
+    from llmcassette._vcr.persister import rerecord_command
+
+    command = rerecord_command(item.stash.get(_PERSISTER, None))
+    if command is None:
+        return unused
+    return unused.with_hint(UnusedInteractionsError.PYTEST_HINT.format(command=command))
 
 
 def _unused_longrepr(item: pytest.Item, error: Exception) -> str:
@@ -681,3 +691,4 @@ def pytest_recording_configure(config: pytest.Config, vcr: Any) -> None:
         vcr.persister.renew_older_than = parse_age(renew)
     if _current_item is not None:
         _current_item.stash[_PERSISTER] = vcr.persister
+        vcr.persister.test = _current_item.nodeid  # hints give the command for this test

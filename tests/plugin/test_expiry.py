@@ -87,7 +87,8 @@ def test_expired_fail_is_an_error_that_says_how_to_re_record(
         [
             f"*CassetteExpiredError: *test_it.jsonl: cassette expired: recorded {OLD}, * ago, "
             "max_age is 30d",
-            "*how to fix: record it again (pytest --record-mode=rewrite*",
+            "*how to fix: record it again (pytest test_mod.py::test_it --record-mode=rewrite, "
+            "or python -m llmcassette.workflow --only expired), or raise max_age",
         ]
     )
 
