@@ -14,12 +14,12 @@ import os
 import re
 import stat
 import sys
-import warnings
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
+from llmcassette import _warning_site
 from llmcassette.errors import (
     CassetteExpiredError,
     CassetteExpiredWarning,
@@ -377,12 +377,18 @@ class Expiry:
         """Whether an expired cassette is recorded again (rather than warned about or failed)."""
         return self.expired == "rerecord" and self.can_record
 
-    def enforce(self, path: str | os.PathLike[str], header: Mapping[str, object]) -> None:
+    def enforce(
+        self,
+        path: str | os.PathLike[str],
+        header: Mapping[str, object],
+        rerecord: str | None = None,
+    ) -> None:
         """Warn about or raise for an expired cassette (call only when it is expired and not
-        being recorded again)."""
+        being recorded again); ``rerecord`` is the command that records its test again, when
+        known."""
         assert self.max_age is not None
         error = CassetteExpiredError(
-            path, str(header.get("created_at")), age_of(header) or 0.0, self.max_age
+            path, str(header.get("created_at")), age_of(header) or 0.0, self.max_age, rerecord
         )
         if self.expired == "fail":
             raise error
@@ -391,7 +397,7 @@ class Expiry:
             first, _, rest = message.partition("\n")
             note = "; not recorded again: expired='rerecord' needs a record mode that records"
             message = f"{first}{note} (once, new_episodes, rewrite)\n{rest}"
-        warnings.warn(CassetteExpiredWarning(message), stacklevel=2)
+        _warning_site.warn(CassetteExpiredWarning(message), stacklevel=2)
 
 
 def project_expiry(

@@ -8,6 +8,7 @@ docs/errors.md, never reused) and ``to_dict()``, the fields a program acts on; t
 from __future__ import annotations
 
 import os
+import shlex
 from typing import Any, ClassVar
 
 #: The fields of an error or finding besides ``code``, ``message`` and ``docs``; None where
@@ -34,6 +35,16 @@ def located(where: str, problem: str, hint: str | None = None) -> str:
     """``where: problem``, and ``how to fix: hint`` indented on a second line when given."""
     message = f"{where}: {problem}"
     return f"{message}\n  how to fix: {hint}" if hint else message
+
+
+def command_for_test(test: str | None, record_mode: str, *, forced: bool = False) -> str:
+    """The command that runs ``test`` (a pytest node id, quoted for the shell) in
+    ``record_mode``: ``pytest 'tests/test_chat.py::test_say[gpt 4]' --record-mode=rewrite``;
+    every test without one. ``forced`` gives ``--llmcassette-record-mode``, which wins over a
+    record_mode that vcr_config or the vcr marker sets (``--record-mode`` does not)."""
+    option = "--llmcassette-record-mode" if forced else "--record-mode"
+    selection = f" {shlex.quote(test)}" if test else ""
+    return f"pytest{selection} {option}={record_mode}"
 
 
 # Errors defined in modules this one cannot import (they import vcrpy): their codes.
@@ -323,11 +334,13 @@ class UnusedInteractionsError(LlmCassetteError):
     """
 
     code = "LC302 unused-interactions"
-    hint = (
-        "record the cassette again (pytest --record-mode=rewrite) if the code makes fewer "
-        "requests now, drop the scripted entries or faults it no longer needs, or allow it "
-        "with @pytest.mark.vcr(allow_unused=True)"
+    #: The hint under pytest, with the ``{command}`` that records the test again.
+    PYTEST_HINT = (
+        "record the cassette again ({command}) if the code makes fewer requests now, drop "
+        "the scripted entries or faults it no longer needs, or allow it with "
+        "@pytest.mark.vcr(allow_unused=True)"
     )
+    hint = PYTEST_HINT.format(command="pytest --record-mode=rewrite")
     #: The hint when ``llmcassette.use_cassette`` raised it.
     USE_CASSETTE_HINT = (
         "record the cassette again (use_cassette(..., record_mode='all')) if the code makes "
@@ -511,14 +524,22 @@ class CassetteExpiredError(LlmCassetteError):
     """
 
     code = "LC303 cassette-expired"
-    hint = (
-        "record it again (pytest --record-mode=rewrite on this test, or "
-        "python -m llmcassette.workflow --only expired), or raise max_age"
+    _HINT = (
+        "record it again ({command}, or python -m llmcassette.workflow --only expired), or "
+        "raise max_age"
     )
+    hint = _HINT.format(command="pytest --record-mode=rewrite on this test")
 
     def __init__(
-        self, path: str | os.PathLike[str], created_at: str, age: float, max_age: float
+        self,
+        path: str | os.PathLike[str],
+        created_at: str,
+        age: float,
+        max_age: float,
+        rerecord: str | None = None,
     ) -> None:
+        if rerecord is not None:  # the command that records the test using it again
+            self.hint = self._HINT.format(command=rerecord)
         self.path = os.fspath(path)
         self.created_at = created_at
         self.age = age
@@ -547,13 +568,18 @@ class LegacyCassetteDriftWarning(LlmCassetteWarning):
     """
 
     code = "LC304 legacy-drift"
-    hint = (
-        "record the test again (pytest --record-mode=rewrite <test>), or leave it: the "
-        "cassette still replays (where warnings are errors, let this one through with "
+    _HINT = (
+        "record the test again ({command}), or leave it: the cassette still replays (where "
+        "warnings are errors, let this one through with "
         "-W default::llmcassette.LegacyCassetteDriftWarning)"
     )
+    hint = _HINT.format(command="pytest --record-mode=rewrite <test>")
 
-    def __init__(self, file: str, path: str, recorded: str, incoming: str) -> None:
+    def __init__(
+        self, file: str, path: str, recorded: str, incoming: str, rerecord: str | None = None
+    ) -> None:
+        if rerecord is not None:  # the command that records the test using it again
+            self.hint = self._HINT.format(command=rerecord)
         self.file = file
         self.path = path
         self.recorded = recorded

@@ -7,20 +7,23 @@ command-line option, ``--llmcassette-report=FILE``, writes the run report for to
 
 from __future__ import annotations
 
+import inspect
 import json
 import os
 import secrets
 import shlex
 import sys
-from collections.abc import Generator, Iterable
+from collections.abc import Callable, Generator, Iterable
 from pathlib import Path
+from types import FrameType
 from typing import TYPE_CHECKING, Any, cast
 
 import pytest
 
-from llmcassette import run_report
+from llmcassette import _warning_site, run_report
 from llmcassette._vcr.install import configure
 from llmcassette._vcr.session_saves import SessionSaves
+from llmcassette.errors import UnusedInteractionsError
 
 if TYPE_CHECKING:
     from typing import Literal
@@ -71,12 +74,51 @@ _CASSETTE_USES = pytest.StashKey[dict[str, list[bool]]]()
 # The cassettes removed at the end of the session (_remove_unrecorded), or that could not
 # be, for the summary: one line each.
 _REMOVED_CASSETTES = pytest.StashKey[list[str]]()
+# Set when a fixture's teardown failed while the test's cassette was still open, and the
+# llmcassette section saying what that teardown's discard left unsaved (see
+# pytest_fixture_setup).
+_TEARDOWN_FAILED = pytest.StashKey[bool]()
+_TEARDOWN_DISCARDED = pytest.StashKey[str]()
 # Filled only while LLMCASSETTE_REPORT is set, emptied when a session starts.
 _report_entries: list[dict[str, Any]] = []
 # report.user_properties name of a test's first legacy drift, and the tests that had one
 # (nodeid: "file: path"), for the terminal summary.
 _DRIFT_PROPERTY = "llmcassette_legacy_drift"
 _drifted_tests: dict[str, str] = {}
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_protocol(
+    item: pytest.Item, nextitem: pytest.Item | None
+) -> Generator[None, object, object]:
+    """Point llmcassette's warnings at the test, not at the library code that issues them
+    (vcrpy's cassette exit, pytest-recording's fixture, an SDK's transport)."""
+    with _warning_site.pointing_at(lambda frame: _test_location(item, frame)):
+        return (yield)
+
+
+def _test_location(item: pytest.Item, frame: FrameType) -> _warning_site.Location | None:
+    """The line of ``item``'s test function that ``frame`` was called from, else the test
+    itself: a warning at the cassette's exit, at its loading, or in a thread of the test."""
+    function = getattr(item, "obj", None)
+    if function is None:
+        return None
+    # pytest-asyncio runs a coroutine test through a wrapper; the test's own frame has the
+    # code of the function it wraps.
+    code = getattr(inspect.unwrap(function), "__code__", None)
+    caller: FrameType | None = frame
+    while caller is not None:
+        if caller.f_code is code:
+            return _warning_site.frame_location(caller)
+        caller = caller.f_back
+    path, lineno, _ = item.reportinfo()
+    module = getattr(item, "module", None)
+    return _warning_site.Location(
+        os.fspath(path),
+        (lineno or 0) + 1,
+        getattr(module, "__name__", None),
+        getattr(module, "__dict__", {}).setdefault("__warningregistry__", {}),
+    )
 
 
 @pytest.hookimpl(wrapper=True)
@@ -117,6 +159,9 @@ def pytest_runtest_makereport(
         if call.when in ("setup", "call"):  # a fixture may record, then fail the setup
             _discard_failed_recording(item, call, report)
         _note_cassette_use(item, call, report)
+        discarded = item.stash.get(_TEARDOWN_DISCARDED, None)
+        if call.when == "teardown" and discarded is not None and report.failed:
+            report.sections.append(("llmcassette", discarded))
         if call.when == "teardown" and os.environ.get(REPORT_ENV):
             _report_entries.append(_report_entry(item))
     if mismatch is not None and raised and report.failed and call.when != "teardown":
@@ -279,8 +324,6 @@ def _note_problems(
         reason = getattr(error, "reason", None)  # a CassetteMismatch; fault errors have none
         if reason is not None:
             problems.add("missing" if reason == "cassette_not_found" else "mismatch")
-    from llmcassette.errors import UnusedInteractionsError
-
     if call.excinfo is not None and call.excinfo.errisinstance(UnusedInteractionsError):
         problems.add("unused")
 
@@ -292,21 +335,30 @@ def _discard_failed_recording(
     cassette = getattr(item, "funcargs", {}).get("vcr")
     if cassette is None or call.excinfo is None or not report.failed:
         return  # skipped, or an xfail test failing as expected: replay must do the same
-    if _options_of(item).get("record_failed", False) or not cassette.dirty:
+    if _options_of(item).get("record_failed", False):
         return
+    said = _discard_recording(
+        cassette, "the test failed while recording: its {count} new interaction(s) were not saved"
+    )
+    if said is not None:
+        report.sections.append(("llmcassette", said))
+
+
+def _discard_recording(cassette: Any, headline: str) -> str | None:
+    """Make ``cassette`` save nothing of this run; what the report says (``headline`` with
+    the ``{count}`` of interactions), if it recorded anything."""
+    if not cassette.dirty:
+        return None
     from llmcassette._vcr.save_policy import discard_new
 
     count = discard_new(cassette)
     path = _cassette_file(cassette)
     state = "left as it was" if os.path.exists(path) else "not created"
-    report.sections.append(
-        (
-            "llmcassette",
-            f"the test failed while recording: its {count} new interaction(s) were not saved\n"
-            f"  cassette: {path} ({state})\n"
-            "  fix the test and record again; to keep what a failed test records, use "
-            "@pytest.mark.vcr(record_failed=True)",
-        )
+    return (
+        f"{headline.format(count=count)}\n"
+        f"  cassette: {path} ({state})\n"
+        "  fix the test and record again; to keep what a failed test records, use "
+        "@pytest.mark.vcr(record_failed=True)"
     )
 
 
@@ -364,6 +416,66 @@ def _remove_unrecorded(session: pytest.Session, exitstatus: int) -> None:
                 removed.append(os.path.relpath(path, root))
         except (CassetteLockError, OSError) as error:  # left as it was: the summary says why
             removed.append(f"{os.path.relpath(path, root)}: not removed ({error})")
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_fixture_setup(
+    fixturedef: pytest.FixtureDef[Any], request: pytest.FixtureRequest
+) -> Generator[None, object, object]:
+    """Save nothing when a fixture's teardown fails while the test's cassette is open.
+
+    The teardown phase is reported only once every fixture is torn down, after pytest-
+    recording's ``vcr`` fixture saved the cassette: too late for _discard_failed_recording.
+    So the teardowns of the function-scoped fixtures set up after ``vcr`` (those torn down
+    before it, while it still records) note a failure on the test, and ``vcr`` checks for
+    one right before its own teardown saves.
+    """
+    item = request.node
+    if request.scope == "function" and _PERSISTER in item.stash:  # vcr is set up already
+        # A yield fixture's teardown is added through its request too (pytest's
+        # call_fixture_func), as is each of request.addfinalizer's.
+        noting = _noting_a_failure(item, request.addfinalizer)
+        request.addfinalizer = noting  # type: ignore[method-assign,assignment]
+    value = yield
+    is_test_cassette = fixturedef.argname == "vcr" and _PERSISTER in item.stash
+    if value is not None and is_test_cassette and not _options_of(item).get("record_failed"):
+        cassette = value  # runs before the teardown of vcr, which saves it
+        request.addfinalizer(lambda: _discard_after_failed_teardown(item, cassette))
+    return value
+
+
+def _noting_a_failure(
+    item: pytest.Item, add_finalizer: Callable[[Callable[[], object]], None]
+) -> Callable[[Callable[[], object]], None]:
+    """``add_finalizer`` whose finalizers note on ``item`` that they raised."""
+
+    def add_noting_finalizer(finalizer: Callable[[], object]) -> None:
+        def finalize() -> None:
+            __tracebackhide__ = True  # the fixture's own frames are what the user needs
+            try:
+                finalizer()
+            except pytest.skip.Exception:
+                raise  # a skipped teardown fails nothing
+            except BaseException:
+                item.stash[_TEARDOWN_FAILED] = True
+                raise
+
+        add_finalizer(finalize)
+
+    return add_noting_finalizer
+
+
+def _discard_after_failed_teardown(item: pytest.Item, cassette: Any) -> None:
+    """Run by ``vcr``'s teardown before it saves: nothing is saved after a failed teardown."""
+    if not item.stash.get(_TEARDOWN_FAILED, False):
+        return
+    said = _discard_recording(
+        cassette,
+        "a fixture's teardown failed while recording: the test's {count} new interaction(s) "
+        "were not saved",
+    )
+    if said is not None:
+        item.stash[_TEARDOWN_DISCARDED] = said
 
 
 def _cassette_file(cassette: Any) -> str:
@@ -569,9 +681,20 @@ def pytest_runtest_call(item: pytest.Item) -> Generator[None, None, None]:
     # What vcrpy left unplayed as well is drift, or (repeats) no unused call at all.
     unused = unused_error(cassette, _drift_setting(item.config, _options_of(item)))
     if unused is not None:
+        unused = _naming_the_test(item, unused)
         item.stash[_UNUSED_RAISED] = unused
         raise unused
     return result
+
+
+def _naming_the_test(item: pytest.Item, unused: UnusedInteractionsError) -> UnusedInteractionsError:
+    """``unused`` with a hint whose command records exactly this test again."""
+    from llmcassette._vcr.persister import rerecord_command
+
+    command = rerecord_command(item.stash.get(_PERSISTER, None))
+    if command is None:
+        return unused
+    return unused.with_hint(UnusedInteractionsError.PYTEST_HINT.format(command=command))
 
 
 def _unused_longrepr(item: pytest.Item, error: Exception) -> str:
@@ -683,3 +806,4 @@ def pytest_recording_configure(config: pytest.Config, vcr: Any) -> None:
         vcr.persister.renew_older_than = parse_age(renew)
     if _current_item is not None:
         _current_item.stash[_PERSISTER] = vcr.persister
+        vcr.persister.test = _current_item.nodeid  # hints give the command for this test

@@ -69,7 +69,10 @@ def test_expired_warn_replays_and_warns(pytester: pytest.Pytester, provider: Loc
     result = pytester.runpytest_subprocess()
     result.assert_outcomes(passed=1, warnings=1)
     result.stdout.fnmatch_lines(
-        [f"*CassetteExpiredWarning: *test_it.jsonl: cassette expired: recorded {OLD}, *"]
+        [  # at the test (it warns as the cassette loads, before the test's code runs)
+            "*test_mod.py:*: CassetteExpiredWarning: "
+            f"*test_it.jsonl: cassette expired: recorded {OLD}, *"
+        ]
     )
     assert cassette(pytester).read_bytes() == aged
 
@@ -84,7 +87,8 @@ def test_expired_fail_is_an_error_that_says_how_to_re_record(
         [
             f"*CassetteExpiredError: *test_it.jsonl: cassette expired: recorded {OLD}, * ago, "
             "max_age is 30d",
-            "*how to fix: record it again (pytest --record-mode=rewrite*",
+            "*how to fix: record it again (pytest test_mod.py::test_it --record-mode=rewrite, "
+            "or python -m llmcassette.workflow --only expired), or raise max_age",
         ]
     )
 

@@ -74,7 +74,16 @@ def test_a_drifted_legacy_cassette_passes_with_its_drift_reported(
             f"{legacy}: body.prompt: recorded 'hi', incoming 'bye'",
         ]
     )
-    result.stdout.fnmatch_lines(["*LegacyCassetteDriftWarning*", DRIFT])  # warnings summary
+    # The warnings summary, at the test's line that made the call.
+    lines = (pytester.path / "test_mod.py").read_text().splitlines()
+    call = next(n for n, line in enumerate(lines, 1) if "ECHO_URL" in line)
+    result.stdout.fnmatch_lines(
+        [
+            f"*test_mod.py:{call}: LegacyCassetteDriftWarning: {DRIFT}",
+            "*how to fix: record the test again "
+            "(pytest test_mod.py::test_echo --record-mode=rewrite), or leave it*",
+        ]
+    )
     result.stdout.fnmatch_lines(
         [
             "*= llmcassette: legacy cassette drift =*",

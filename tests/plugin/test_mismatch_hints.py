@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shlex
 from pathlib import Path
 
 import httpx2
@@ -25,7 +26,10 @@ def test_chat():
                 headers={"authorization": "Bearer sk-test"})
 """
 
-PYTEST_HINTS = ("pytest --record-mode=rewrite", "in vcr_config or the vcr marker")
+PYTEST_HINTS = (
+    "pytest test_mod.py::test_chat --record-mode=rewrite",
+    "in vcr_config or the vcr marker",
+)
 USE_CASSETTE_HINTS = (
     "use_cassette(..., record_mode='all')",
     "record_mode='new_episodes'",
@@ -67,7 +71,54 @@ def test_pytest_and_use_cassette_hints_name_their_own_command(
     assert raised.value.context == "use_cassette"
     assert "body.messages[0].content: recorded 'hi', incoming 'bye'" in message
     assert all(hint in message for hint in USE_CASSETTE_HINTS), message
-    assert not any(hint in message for hint in PYTEST_HINTS), message
+    assert "--record-mode" not in message, message
+
+
+NAMED_TESTS = """
+import os
+import httpx2
+import pytest
+
+def ask(prompt):
+    httpx2.post(os.environ["PROVIDER_URL"] + "/v1/chat/completions",
+                json={"model": "m", "messages": [{"role": "user", "content": prompt}]},
+                headers={"authorization": "Bearer sk-test"})
+
+@pytest.mark.vcr
+@pytest.mark.parametrize("prompt", ["say hi"])
+def test_changed(prompt):
+    ask(prompt + os.environ.get("SUFFIX", ""))
+
+@pytest.mark.vcr
+def test_fewer_calls():
+    ask("first")
+    if not os.environ.get("SUFFIX"):
+        ask("second")
+"""
+
+
+def test_the_hints_name_the_test_to_record_again_quoted_for_the_shell(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    pytester.makepyfile(test_mod=NAMED_TESTS)
+    with LocalProvider() as provider:
+        monkeypatch.setenv("PROVIDER_URL", provider.url)
+        pytester.runpytest_subprocess("--record-mode=once").assert_outcomes(passed=2)
+        monkeypatch.setenv("SUFFIX", "!")
+        # On an xdist worker, which builds the messages: the same node ids.
+        result = pytester.runpytest_subprocess("-n", "1", "-p", "no:randomly")
+        result.assert_outcomes(failed=2)
+        changed = "pytest 'test_mod.py::test_changed[say hi]' --record-mode=rewrite"
+        fewer = "pytest test_mod.py::test_fewer_calls --record-mode=rewrite"
+        output = result.stdout.str()  # not fnmatch: "[say hi]" would be a character class
+        assert f"to fix: if the request changed on purpose, record again ({changed}, or " in output
+        assert f"to fix: record the cassette again ({fewer}) if the code makes fewer " in output
+        # The commands run as the shell would split them, and record exactly those tests.
+        for command in (changed, fewer):
+            program, *args = shlex.split(command)
+            assert program == "pytest"
+            pytester.runpytest_subprocess(*args).assert_outcomes(passed=1)
+    pytester.runpytest_subprocess().assert_outcomes(passed=2)
 
 
 def test_a_missing_cassette_says_how_to_record_it_with_use_cassette(tmp_path: Path) -> None:
@@ -107,8 +158,9 @@ def test_a_record_mode_set_in_vcr_config_is_overridden_by_the_hinted_flag(
         result = pytester.runpytest_subprocess()
         result.assert_outcomes(failed=1)
         hint = (
-            "record again (pytest --llmcassette-record-mode=rewrite; vcr_config or the vcr "
-            "marker sets record_mode, which --record-mode does not override)"
+            "record again (pytest test_mod.py::test_chat --llmcassette-record-mode=rewrite; "
+            "vcr_config or the vcr marker sets record_mode, which --record-mode does not "
+            "override)"
         )
         assert hint in result.stdout.str().replace("\nE         ", " ")
         # ...and following it records the test again.

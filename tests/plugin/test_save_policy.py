@@ -126,6 +126,66 @@ def test_a_setup_that_fails_after_recording_records_no_cassette(
     )
 
 
+FAILING_TEARDOWNS = """
+@pytest.fixture
+def yielding():
+    yield
+    assert chat(content="clean up").status_code == 200
+    raise RuntimeError("the teardown fails after recording")
+
+
+@pytest.fixture
+def finalizing(request):
+    def finalize():
+        assert chat(content="clean up").status_code == 200
+        raise RuntimeError("the finalizer fails after recording")
+
+    request.addfinalizer(finalize)
+
+
+@pytest.mark.vcr
+def test_yielding(yielding):
+    assert chat().status_code == 200
+
+
+@pytest.mark.vcr
+def test_finalizing(finalizing):
+    assert chat().status_code == 200
+
+
+@pytest.mark.vcr(record_failed=True)
+def test_kept(yielding):
+    assert chat().status_code == 200
+"""
+
+
+def test_a_teardown_that_fails_after_recording_records_no_cassette(
+    pytester: pytest.Pytester, provider: LocalProvider
+) -> None:
+    # The test errors: saved, its cassette would replay the body's call without the
+    # teardown's (or with calls of a teardown that never finished) until recorded again.
+    write(pytester, FAILING_TEARDOWNS)
+    result = pytester.runpytest_subprocess("--record-mode=once", "-p", "no:randomly")
+    result.assert_outcomes(passed=3, errors=3)
+    assert len(provider.requests) == 6, "every test and teardown reached the provider"
+    assert not cassette(pytester, "test_yielding").exists()
+    assert not cassette(pytester, "test_finalizing").exists()
+    assert statuses(cassette(pytester, "test_kept")) == [200, 200]
+    result.stdout.fnmatch_lines(
+        [
+            "*ERROR at teardown of test_yielding*",
+            "*a fixture's teardown failed while recording: the test's 2 new interaction(s) "
+            "were not saved",
+            "*cassette: *test_yielding.jsonl (not created)",
+            "*ERROR at teardown of test_finalizing*",
+            "*a fixture's teardown failed while recording: the test's 2 new interaction(s) "
+            "were not saved",
+            "*cassette: *test_finalizing.jsonl (not created)",
+        ]
+    )
+    assert "pytest_plugin.py" not in result.stdout.str(), "tracebacks show the fixture only"
+
+
 XFAIL = """
 @pytest.mark.vcr
 @pytest.mark.xfail(reason="a known bug", raises=AssertionError)

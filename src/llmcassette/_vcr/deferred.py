@@ -9,17 +9,19 @@ Such a warning is kept with the cassette and raised, as itself, when the cassett
 
 from __future__ import annotations
 
-import warnings
 from typing import Any
+
+from llmcassette import _warning_site
 
 _KEPT = "_llmcassette_deferred_warning"
 
 
 def warn(cassette: Any, warning: Warning, stacklevel: int = 1) -> None:
-    """``warnings.warn(warning)``; when the filters turn it into an error, the first such
-    error is kept for ``raise_kept`` instead of raised here."""
+    """``warnings.warn(warning)`` (pointing at the test under pytest: ``_warning_site``);
+    when the filters turn it into an error, the first such error is kept for
+    ``raise_kept`` instead of raised here."""
     try:
-        warnings.warn(warning, stacklevel=stacklevel + 1)
+        _warning_site.warn(warning, stacklevel=stacklevel + 1)
     except Warning as raised:
         if raised is not warning or cassette is None:
             raise

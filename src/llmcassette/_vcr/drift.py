@@ -20,7 +20,7 @@ from typing import Any
 from vcr.matchers import requests_match
 
 from llmcassette._vcr import deferred
-from llmcassette._vcr.persister import LEGACY_ATTRIBUTE, Persister, is_legacy
+from llmcassette._vcr.persister import LEGACY_ATTRIBUTE, Persister, is_legacy, rerecord_command
 from llmcassette.errors import LegacyCassetteDriftWarning, UnusedInteractionsError
 from llmcassette.matching.matchers import comparable_method, method
 from llmcassette.matching.normalize import MatchConfig
@@ -155,7 +155,9 @@ def _report(cassette: Any, file: str, differences: tuple[Any, ...]) -> None:
     for difference in differences:
         recorded, incoming = difference.shown(_VALUE_WIDTH)
         # Inside the client's HTTP call: where warnings are errors, raised at the exit.
-        _emit(LegacyCassetteDriftWarning(file, difference.path, recorded, incoming), cassette)
+        rerecord = rerecord_command(getattr(cassette, "_persister", None))
+        warning = LegacyCassetteDriftWarning(file, difference.path, recorded, incoming, rerecord)
+        _emit(warning, cassette)
 
 
 def _emit(warning: LegacyCassetteDriftWarning, cassette: Any = None) -> None:
@@ -183,6 +185,7 @@ def unplayed_drift(
     own_persister = not isinstance(getattr(cassette, "_persister", None), Persister)
     mode = mode if own_persister and mode is not None else drift_mode(cassette)
     left: list[tuple[tuple[int, str, str], str]] = []
+    rerecord = rerecord_command(getattr(cassette, "_persister", None))
     for entry, described in zip(error.unused, error.described, strict=True):
         index = entry[0] - 1
         request = cassette.data[index][0]
@@ -196,7 +199,7 @@ def unplayed_drift(
         elif mode == "warn":
             # The described request (method, path, model, prompt) is shown as it is.
             path = f"interaction #{entry[0]}"
-            _emit(LegacyCassetteDriftWarning(file, path, described, "(not requested)"))
+            _emit(LegacyCassetteDriftWarning(file, path, described, "(not requested)", rerecord))
     if len(left) == len(error.unused):
         return error
     if not left:

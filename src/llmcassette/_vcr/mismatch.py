@@ -20,6 +20,7 @@ from llmcassette._vcr.persister import (
     is_legacy,
     loaded_from,
     never_recorded,
+    node_id_of,
     owned_count,
 )
 from llmcassette.errors import LlmCassetteError
@@ -49,7 +50,7 @@ class CassetteMismatch(LlmCassetteError, CannotOverwriteExistingCassetteExceptio
     interactions closest first, each with its ``differences`` (``path``, ``recorded``,
     ``incoming``); ``differences`` are the closest candidate's. ``context`` is where the
     cassette is in use (``"pytest"``, ``"use_cassette"`` or ``"vcr"``); the message's hints
-    give the commands for it.
+    give the commands for it, which name ``test`` (the pytest node id) when known.
     """
 
     def __init__(
@@ -64,6 +65,7 @@ class CassetteMismatch(LlmCassetteError, CannotOverwriteExistingCassetteExceptio
         session: str | None = None,
         leave: report.LeaveOut | None = None,
         echoed: bool = False,
+        test: str | None = None,
     ) -> None:
         self.cassette = cassette
         # The llmcassette.session the request was made in: its interactions rank first.
@@ -77,6 +79,7 @@ class CassetteMismatch(LlmCassetteError, CannotOverwriteExistingCassetteExceptio
         self.path = display_path(cassette)
         self.candidates = candidates
         self.context = context
+        self.test = test
         self.differences: tuple[Difference, ...] = candidates[0].differences if candidates else ()
         record_mode = getattr(cassette.record_mode, "value", cassette.record_mode)
         message = report.render(
@@ -92,6 +95,7 @@ class CassetteMismatch(LlmCassetteError, CannotOverwriteExistingCassetteExceptio
             leave=leave,
             session=session,
             echoed=echoed,
+            test=test,
         )
         if session is not None:
             message += (
@@ -119,7 +123,7 @@ class CassetteMismatch(LlmCassetteError, CannotOverwriteExistingCassetteExceptio
             "path": self.differences[0].path if self.differences else None,
             "expected": expected,
             "received": received,
-            "how_to_fix": report.how_to_fix(self.reason, self.context),
+            "how_to_fix": report.how_to_fix(self.reason, self.context, self.test),
             "reason": self.reason,
             "call": self.call,
             "method": self.method,
@@ -176,6 +180,7 @@ class CassetteMismatch(LlmCassetteError, CannotOverwriteExistingCassetteExceptio
             session=session,
             leave=leave,
             echoed=echoed,
+            test=node_id_of(cassette),
         )
         RAISED.append(error)
         return error

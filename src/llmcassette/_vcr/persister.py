@@ -38,7 +38,7 @@ from llmcassette._vcr import tempfiles
 from llmcassette.cassette import jsonl as cassette_file
 from llmcassette.cassette import vcrpy_files
 from llmcassette.cassette.jsonl import Cassette
-from llmcassette.errors import CassetteFormatError, CassetteLockError
+from llmcassette.errors import CassetteFormatError, CassetteLockError, command_for_test
 
 if TYPE_CHECKING:
     from filelock import FileLock
@@ -239,6 +239,9 @@ class Persister:
         self.drift = "warn"
         # Who uses the cassette (``configure``'s ``context``), for the hints of mismatches.
         self.context: Context = "vcr"
+        # The pytest node id of the test using the cassette (the pytest plugin sets it):
+        # hints that say to record again give the command for this test (rerecord_command).
+        self.test: str | None = None
         # The configured ``llm_body`` matcher (``configure``): what tells that difference
         # when the suite's ``match_on`` leaves the body out.
         self.body_matcher: LlmBody | None = None
@@ -348,7 +351,7 @@ class Persister:
             log.info("llmcassette: %s expired; recording it again", path)
             self._renewing.add(os.fspath(path))
             return False
-        self.expiry.enforce(path, header)
+        self.expiry.enforce(path, header, rerecord_command(self))
         return True
 
     def _to_vcr(
@@ -759,3 +762,18 @@ def _load_legacy(path: Path, serializer: Any) -> tuple[list[Any], list[Any], dic
             "fix the file, or delete it to record the test again",
         ) from None
     return list(requests), list(responses), rest[0] if rest else {}
+
+
+def node_id_of(cassette: Any) -> str | None:
+    """The pytest node id of the test using ``cassette``, when the pytest plugin set it."""
+    persister = getattr(cassette, "_persister", None)
+    return persister.test if isinstance(persister, Persister) else None
+
+
+def rerecord_command(persister: Any) -> str | None:
+    """The command that records again the test using ``persister``'s cassettes, when the
+    pytest plugin named the test: ``--llmcassette-record-mode`` where the test's own
+    record_mode wins over ``--record-mode``."""
+    if not isinstance(persister, Persister) or persister.test is None:
+        return None
+    return command_for_test(persister.test, "rewrite", forced=persister.context == "pytest_options")

@@ -9,10 +9,10 @@ also discards everything a failed test recorded (``record_failed=True`` keeps it
 
 from __future__ import annotations
 
-import warnings
 from collections import Counter
 from typing import Any
 
+from llmcassette import _warning_site
 from llmcassette.errors import ErrorResponseNotRecordedWarning, FailedRequestNotRecordedWarning
 
 ERROR_STATUS = 400
@@ -106,7 +106,7 @@ def _warn(cassette: Any, dropped: list[tuple[str, str, int]]) -> None:
             "llmcassette.use_cassette(..., record_errors=True) in the program instead of "
             "llmcassette run, which takes no such option"
         )
-    warnings.warn(
+    _warning_site.warn(
         ErrorResponseNotRecordedWarning(
             f"{display_path(cassette) or 'the cassette'}: error responses received while "
             f"recording were not saved (the code under test saw them):\n{lines}\n"
@@ -164,4 +164,4 @@ def warn_failed(cassette: Any) -> None:
     ]
     if left:
         warning = FailedRequestNotRecordedWarning(display_path(cassette) or "the cassette", left)
-        warnings.warn(warning, stacklevel=4)
+        _warning_site.warn(warning, stacklevel=4)

@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from llmcassette.errors import command_for_test
 from llmcassette.matching.canonical import body_value
 from llmcassette.matching.jsondiff import Difference, Missing, differences
 from llmcassette.matching.matchers import comparable_body, comparable_method, content_type
@@ -36,19 +37,33 @@ class _Hints:
     options: str  # where match= goes, with "{}" for it
 
 
+_OPTIONS_WIN = (
+    "vcr_config or the vcr marker sets record_mode, which --record-mode does not override"
+)
+
+
+def _pytest_hints(test: str | None, forced: bool) -> _Hints:
+    """The hints under the pytest plugin: the commands name the test (its node id) when
+    known, so that it can be copied; ``forced`` where the test's own record_mode wins over
+    --record-mode."""
+    record = command_for_test(test, "once", forced=forced)
+    rerecord = command_for_test(test, "rewrite", forced=forced)
+    if test is None:  # the option alone: "run with --record-mode=once"
+        record = "run with " + record.removeprefix("pytest ")
+    if forced:
+        return _Hints(
+            f"{record} ({_OPTIONS_WIN})",
+            f"{rerecord}; {_OPTIONS_WIN}",
+            "{} in vcr_config or the vcr marker",
+        )
+    return _Hints(
+        record, f"{rerecord}, or record_mode='new_episodes'", "{} in vcr_config or the vcr marker"
+    )
+
+
 _HINTS: dict[str, _Hints] = {
-    "pytest": _Hints(
-        "run with --record-mode=once",
-        "pytest --record-mode=rewrite, or record_mode='new_episodes'",
-        "{} in vcr_config or the vcr marker",
-    ),
-    "pytest_options": _Hints(
-        "run with --llmcassette-record-mode=once (vcr_config or the vcr marker sets "
-        "record_mode, which --record-mode does not override)",
-        "pytest --llmcassette-record-mode=rewrite; vcr_config or the vcr marker sets "
-        "record_mode, which --record-mode does not override",
-        "{} in vcr_config or the vcr marker",
-    ),
+    "pytest": _pytest_hints(None, forced=False),
+    "pytest_options": _pytest_hints(None, forced=True),
     "use_cassette": _Hints(
         "use_cassette(..., record_mode='once')",
         "use_cassette(..., record_mode='all') to record it afresh, "
@@ -71,10 +86,17 @@ _HINTS: dict[str, _Hints] = {
 }
 
 
-def how_to_fix(reason: str, context: Context) -> str | None:
+def _hints(context: Context, test: str | None) -> _Hints:
+    """The hints of ``context``; under pytest, with ``test`` (a node id) in their commands."""
+    if test is not None and context in ("pytest", "pytest_options"):
+        return _pytest_hints(test, forced=context == "pytest_options")
+    return _HINTS[context]
+
+
+def how_to_fix(reason: str, context: Context, test: str | None = None) -> str | None:
     """A mismatch's ``how_to_fix`` in one line, with the commands of where the cassette is
-    used (``context``), as its message's hints give them."""
-    hints = _HINTS[context]
+    used (``context``; the pytest ones name ``test``), as its message's hints give them."""
+    hints = _hints(context, test)
     if reason == "no_match":
         return (
             "make the request match the recorded one (see differences), or record the "
@@ -312,14 +334,16 @@ def render(
     leave: LeaveOut | None = None,
     session: str | None = None,
     echoed: bool = False,
+    test: str | None = None,
 ) -> str:
     """The message of a ``CassetteMismatch`` (see ``llmcassette.errors``); its hints give
     the commands for ``context``. ``named`` are the other tests' cassettes the test names,
     whose interactions ``recorded`` holds too (their ``source``). ``leave`` is what leaves
     the closest candidate's differences out of matching (``leave_out_for``);
     ``session`` the llmcassette.session the request was made in; ``echoed`` says that
-    difference is in an answer of the model the client sends back (``echoes_an_answer``)."""
-    hints = _HINTS[context]
+    difference is in an answer of the model the client sends back (``echoes_an_answer``);
+    ``test`` the pytest node id of the test, which the pytest hints' commands name."""
+    hints = _hints(context, test)
     where = call_label(call, method, uri)
     cassette = _cassette_line(path, recorded, record_mode, named)
     lines: list[str] = []
