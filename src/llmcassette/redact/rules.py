@@ -965,8 +965,7 @@ class Rules:
             return True
         if self._triggers.search(text) is not None:
             return True
-        encoded = self._encoded_triggers
-        if len(text) >= BASE64_DECODED_MIN and encoded is not None and encoded.search(text):
+        if len(text) >= BASE64_DECODED_MIN and next(self._encoded_runs(text), None):
             return True  # base64 that may encode a trigger (``base64_spans``)
         if "orm-data" in text and self.form_field_secrets(text):
             return True
@@ -1139,14 +1138,11 @@ class Rules:
         (``kinds_in``, so also one encoded again inside). A run longer than
         ``BASE64_DECODED_MAX`` is data, not read. A run glued to the word before it
         (``key-c2st...``) is read from each of its first four characters."""
-        encoded = self._encoded_triggers
-        if len(text) < BASE64_DECODED_MIN or (encoded is not None and not encoded.search(text)):
-            return []  # (the one search most texts cost)
+        if len(text) < BASE64_DECODED_MIN:
+            return []
         spans: list[Span] = []
-        for match in _BASE64_TEXT.finditer(text):
+        for match in self._encoded_runs(text):
             run = match.group()
-            if len(run) > BASE64_DECODED_MAX or (encoded is not None and not encoded.search(run)):
-                continue
             for skip in range(4):
                 decoded = base64_decoded(run[skip:])
                 kinds = self.kinds_in(decoded) if decoded else []
@@ -1154,6 +1150,19 @@ class Rules:
                     spans.append((match.start() + skip, match.end(), kinds[0]))
                     break
         return spans
+
+    def _encoded_runs(self, text: str) -> Iterator[re.Match[str]]:
+        """The base64 runs of ``text`` short enough to be read decoded that hold the base64
+        form of a trigger. The runs are found first and only they are searched for the
+        encoded triggers: those are short and many, so searching a whole text for them
+        (prose, or megabytes of an image no run of which is read) costs more than finding
+        its runs."""
+        encoded = self._encoded_triggers
+        for match in _BASE64_TEXT.finditer(text):
+            if match.end() - match.start() > BASE64_DECODED_MAX:
+                continue
+            if encoded is None or encoded.search(match.group()):
+                yield match
 
     def secret_kind(self, value: str, name: str) -> str | None:
         """The kind of ``value``, known to be a credential (the value of header, key or
