@@ -48,4 +48,7 @@ def opened(cassette: Any) -> Iterator[None]:
     finally:
         with _LOCK:
             _OPEN.remove(entry)
-        _OPENED_HERE.set(outer)
+        # Only in the context that opened it: a cassette the garbage collector closes may
+        # be closed from any thread, whose own cassettes must stay as they are.
+        if _OPENED_HERE.get()[-1:] == (token,):
+            _OPENED_HERE.set(outer)
