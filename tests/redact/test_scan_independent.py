@@ -18,6 +18,7 @@ import httpx
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from vcr.cassette import Cassette
 from vcr.request import Request
 
 import llmcassette
@@ -217,6 +218,8 @@ def test_a_yaml_cassette_is_refused_by_the_same_scan(
     from vcr.serializers import yamlserializer
 
     cassette_dict, _ = LOCATIONS[location]
+    if "metadata" in cassette_dict and not hasattr(Cassette, "get_metadata"):
+        pytest.skip("this vcrpy writes no cassette metadata, so there is nothing to leak")
     path = tmp_path / "leak.yaml"
     persister = Persister(redactor=NothingRedacted(environ={}))
     with pytest.raises(SecretLeakError) as caught:

@@ -56,6 +56,13 @@ from ._server import serving
 from .test_rules import OPENAI
 from .test_vcrpy_serializers import TokenServer
 
+# Cassette metadata (``cassette.get_metadata``) came with a vcrpy release newer than the
+# lowest llmcassette supports: an older vcrpy writes none, so there is nothing to leak.
+needs_vcrpy_metadata = pytest.mark.skipif(
+    not hasattr(vcr.cassette.Cassette, "get_metadata"),
+    reason="this vcrpy has no cassette metadata",
+)
+
 # No known shape (Mistral, Cohere): a secret only by the header it travels in.
 UNSHAPED = "Qm7Xk2Lp9Wn4Zr8Tv3Yb6Hc1Jd5Fg0Ks"
 GITHUB = "ghp_" + "Rt5u" * 9
@@ -121,6 +128,7 @@ def test_a_vcrpy_serializer_saves_what_requests_recorded(tmp_path: Path, record_
     assert UNSHAPED not in text
 
 
+@needs_vcrpy_metadata
 @pytest.mark.parametrize("serializer", ["jsonl", "yaml", "json"])
 def test_a_key_in_the_cassettes_metadata_is_refused(tmp_path: Path, serializer: str) -> None:
     path = tmp_path / f"meta.{serializer}"
@@ -158,7 +166,9 @@ class Packed:
         return yaml.safe_load(gzip.decompress(base64.b64decode(text)))
 
 
-@pytest.mark.parametrize("where", ["gzip body", "metadata", "nothing"])
+@pytest.mark.parametrize(
+    "where", ["gzip body", pytest.param("metadata", marks=needs_vcrpy_metadata), "nothing"]
+)
 def test_a_serializer_that_packs_its_text_is_read_as_what_it_was_handed(
     tmp_path: Path, where: str
 ) -> None:
