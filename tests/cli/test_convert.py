@@ -175,6 +175,22 @@ def test_a_json_answer_no_layout_rebuilds_replays_every_byte(tmp_path: Path) -> 
         assert httpx2.post(uri, content=b'{"prompt": "hi"}').content == answer.encode()
 
 
+def test_vcrpy_metadata_is_kept_both_ways(tmp_path: Path) -> None:
+    """vcrpy's cassette metadata (``cassette.get_metadata``) becomes the header's
+    ``metadata`` and goes back with ``--to vcrpy-json``; it was dropped without a word."""
+    text = vcrpy_yaml_answered_on("Tue, 17 Feb 2026 23:44:12 GMT")
+    (tmp_path / "meta.yaml").write_text(text + "metadata:\n  model: gpt-4o\n  seed: 7\n")
+    assert main(["convert", str(tmp_path / "meta.yaml")]) == 0
+    header = cassette_file.read((tmp_path / "meta.jsonl").read_bytes(), "x").header
+    assert header["metadata"] == {"model": "gpt-4o", "seed": 7}
+    (tmp_path / "meta.yaml").unlink()
+    assert main(["convert", "--to", "vcrpy-json", str(tmp_path / "meta.jsonl")]) == 0
+    assert json.loads((tmp_path / "meta.json").read_text())["metadata"] == {
+        "model": "gpt-4o",
+        "seed": 7,
+    }
+
+
 def test_back_to_vcrpy_json_replays_with_plain_vcrpy(tmp_path: Path) -> None:
     with LocalProvider() as provider:
         url = f"{provider.url}/v1/chat/completions"

@@ -273,6 +273,9 @@ def jsonl_of(opened: Opened, redaction: Any = None) -> tuple[str, dict[str, int]
     # Provenance: vcrpy recorded this without checking bodies, so replay may treat a body
     # that changed since as drift to report rather than as a mismatch (issue 19).
     header["converted_from"] = {"format": "vcrpy"}
+    metadata = opened.vcrpy.get("metadata") if isinstance(opened.vcrpy, dict) else None
+    if isinstance(metadata, dict) and metadata:  # vcrpy's cassette.get_metadata values
+        header["metadata"] = metadata
     config = resolve_redaction(redaction)
     if not config.enabled:
         return cassette_file.write(Cassette(header, items)), {}
@@ -348,7 +351,11 @@ def to_vcrpy_json(opened: Opened, target: Path | None = None) -> tuple[str, dict
             }
         )
     # What vcrpy's JSON serializer writes (vcr.serializers.jsonserializer).
-    text = json.dumps({"interactions": interactions, "version": 1}, indent=4) + "\n"
+    data: dict[str, Any] = {"interactions": interactions, "version": 1}
+    metadata = cassette.header.get("metadata")
+    if isinstance(metadata, dict) and metadata:
+        data["metadata"] = metadata
+    text = json.dumps(data, indent=4) + "\n"
     if redactor.config.enabled and redactor.config.fail_closed:
         check_vcrpy_text(redactor.rules, text, target or opened.path.with_suffix(".json"))
     return text, redacted
