@@ -127,7 +127,7 @@ def test_a_cassette_that_cannot_be_opened_stops_the_program_before_any_request(
     assert result.returncode == 2
     assert result.stdout == ""  # the program printed nothing: it never made its request
     assert "app.jsonl:2: line is not valid JSON" in result.stderr
-    assert "cannot be opened (see above); the program was stopped" in result.stderr
+    assert "cannot be used (see above); the program was stopped" in result.stderr
     assert "Error in sitecustomize" not in result.stderr
     assert cassette.read_bytes() == before
 
@@ -155,7 +155,9 @@ def test_a_missing_cassette_under_replay_stops_the_program_before_any_request(
     assert (result.returncode, result.stdout) == (2, ""), result.stderr
     assert f"{cassette}: the cassette does not exist, and record mode none" in result.stderr
     assert f"how to fix: record it first: llmcassette run --record {cassette} --" in result.stderr
-    assert "the program was stopped before its first line" in result.stderr
+    assert "cannot be used (see above); the program was stopped before its first line" in (
+        result.stderr
+    )
     assert "Traceback" not in result.stderr
     assert not cassette.exists()
     assert len(provider.requests) == seen

@@ -68,7 +68,7 @@ def run(command: Sequence[str], *, cassette: str, mode: str) -> int:
         return code or 1
     if summary.get("opened") is False:
         print(
-            f"llmcassette run: {summary['cassette']} cannot be opened (see above); the program "
+            f"llmcassette run: {summary['cassette']} cannot be used (see above); the program "
             "was stopped before its first line, so nothing was recorded, replayed or sent",
             file=sys.stderr,
         )
