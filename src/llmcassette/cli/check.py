@@ -201,7 +201,7 @@ def orphan(cassette: Path) -> Problem | None:
     """
     if cassette.name.endswith(SIDECAR_SUFFIX):
         stem = cassette.name[: -len(SIDECAR_SUFFIX)]
-        if not any(cassette.with_name(stem + suffix).exists() for suffix in SUFFIXES):
+        if not _cassettes_beside(cassette):
             return Problem(
                 os.fspath(cassette),
                 None,
@@ -329,16 +329,20 @@ def _cassette_beside(sidecar_path: Path) -> Opened | None:
     it cannot be read (reported as that file's problem)."""
     from llmcassette.cli.paths import open_file
 
-    stem = sidecar_path.name[: -len(SIDECAR_SUFFIX)]
-    for suffix in SUFFIXES:
-        cassette = sidecar_path.with_name(stem + suffix)
-        if not cassette.is_file():
-            continue
+    for cassette in _cassettes_beside(sidecar_path):
         try:
             return open_file(cassette)
         except CassetteFormatError:
             return None
     return None
+
+
+def _cassettes_beside(sidecar_path: Path) -> list[Path]:
+    """The cassette files an overrides sidecar can be for (``<name>.jsonl``, ``.yaml``...),
+    those that exist, in ``SUFFIXES`` order."""
+    stem = sidecar_path.name[: -len(SIDECAR_SUFFIX)]
+    found = (sidecar_path.with_name(stem + suffix) for suffix in SUFFIXES)
+    return [cassette for cassette in found if cassette.is_file()]
 
 
 def _interaction_count(opened: Opened) -> int | None:
