@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import asyncio
 import threading
-from collections.abc import Iterator
 from pathlib import Path
 
 import httpx
@@ -18,12 +17,6 @@ from llmcassette.testing import LocalProvider
 
 PROMPT = {"model": "m", "messages": [{"role": "user", "content": "ping"}]}
 AUTH = {"authorization": "Bearer sk-test"}
-
-
-@pytest.fixture
-def provider() -> Iterator[LocalProvider]:
-    with LocalProvider() as running:
-        yield running
 
 
 async def _ask(url: str, client: httpx.AsyncClient, prompt: str) -> str:

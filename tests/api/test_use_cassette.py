@@ -7,7 +7,6 @@ import importlib.util
 import json
 import os
 import warnings
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -24,12 +23,6 @@ from llmcassette.testing import LocalProvider
 
 PROMPT = {"model": "m", "messages": [{"role": "user", "content": "ping"}]}
 AUTH = {"authorization": "Bearer sk-test"}
-
-
-@pytest.fixture
-def provider() -> Iterator[LocalProvider]:
-    with LocalProvider() as running:
-        yield running
 
 
 def ask(url: str) -> str:
