@@ -183,6 +183,28 @@ LOCATIONS = {
         {**_exchange(), "metadata": {"token": GOOGLE}},
         (1, "metadata.token"),
     ),
+    "a key of a request JSON object": (
+        _exchange(request_body=json.dumps({"q": "hi", "metadata": {OPENAI: "primary"}}).encode()),
+        (2, "body.json.metadata.<a key: REDACTED:openai-api-key>"),
+    ),
+    "a key of JSON text held in a string": (
+        _exchange(request_body=json.dumps({"arguments": json.dumps({GOOGLE: 1})}).encode()),
+        (2, "body.json.arguments<json>.<a key: REDACTED:google-api-key>"),
+    ),
+    "a response header's name": (
+        _exchange(response_headers={**JSON, ANTHROPIC: ["1"]}),
+        (3, "headers.<a key: REDACTED:anthropic-api-key>"),
+    ),
+    "a key of a streamed event": (
+        _exchange(
+            response_headers=SSE,
+            response_body=(
+                "data: " + json.dumps({"choices": [], "usage": {ANTHROPIC: 1}}) + "\n\n"
+                "data: [DONE]\n\n"
+            ).encode(),
+        ),
+        (4, "data.usage.<a key: REDACTED:anthropic-api-key>"),
+    ),
     "streamed SSE event": (
         _exchange(
             response_headers=SSE,

@@ -178,7 +178,10 @@ class Redactor:
         if isinstance(value, str):
             return self.known(value)
         if isinstance(value, dict):
-            return {key: self.known_in(item) for key, item in value.items()}
+            return {
+                self.known(key) if isinstance(key, str) else key: self.known_in(item)
+                for key, item in value.items()
+            }
         if isinstance(value, list):
             return [self.known_in(item) for item in value]
         return value
@@ -290,9 +293,9 @@ class Redactor:
             if isinstance(value, (bytes, bytearray)):  # botocore sends some values as bytes
                 value = bytes(value).decode("latin-1")
             if isinstance(value, str):
-                out[name] = self.header_value(name, value, action)
+                out[self.key(name)] = self.header_value(name, value, action)
             else:
-                out[name] = [self.header_value(name, str(v), action) for v in value]
+                out[self.key(name)] = [self.header_value(name, str(v), action) for v in value]
         return out
 
     # ------------------------------------------------------------------ URLs and forms
@@ -338,6 +341,7 @@ class Redactor:
             response = response or rules.is_model_turn(value)
             out: dict[str, Any] = {}
             for key, item in value.items():
+                key = self.key(key)
                 if isinstance(item, str) and self.rules.is_secret_entry(
                     key, item, path, response=response
                 ):
@@ -350,6 +354,13 @@ class Redactor:
         if isinstance(value, list):
             return [self.json(item, path, response=response) for item in value]
         return value
+
+    def key(self, key: Any) -> Any:
+        """A JSON object's key, secret shapes in it replaced: a key is written to the
+        cassette as much as a value is (``{"sk-proj-...": "primary"}``)."""
+        if type(key) is not str or not self.rules.might_match(key):
+            return key
+        return self.text(key)
 
     def _keyed_list(
         self, key: str, items: list[Any], path: tuple[str, ...], response: bool
@@ -494,6 +505,7 @@ class Redactor:
         gets the placeholder and the other pieces lose their part of it.
         """
         groups: dict[tuple[Any, ...], list[Ref]] = {}
+        names: set[Any] = set()  # every object key of the events, looked at once each
         for record in records:
             if isinstance(record.get("base64"), str):  # a frame kept as its bytes (cut short)
                 kept = {"base64": record["base64"]}
@@ -505,7 +517,7 @@ class Redactor:
                     if isinstance(value, str):
                         _add_ref(groups, (field,), (record, field))
                     elif isinstance(value, (dict, list)):
-                        _collect(value, (field,), groups)
+                        _collect(value, (field,), groups, names)
         searched = []
         for path, refs in groups.items():
             named = _named(path)  # the strings of a list are values of the key above it
@@ -547,6 +559,15 @@ class Redactor:
             # the joined text hides (``Hello`` then ``sk-...``: a key starts at no letter).
             for container, key in refs:
                 container[key] = self.known(self.text(container[key]))
+        # The keys of a stream are few, and mostly the same: one search of them all tells.
+        every_key = "\n".join([name for name in names if type(name) is str])
+        if not self.rules.might_match(every_key) and not self._mentions_known(every_key):
+            return
+        renamed = {name: new for name in names if (new := self.known(self.key(name))) != name}
+        if renamed:
+            for record in records:
+                for field in ("data", "text", "raw", "event", "id"):
+                    _rename_keys(record.get(field), renamed)
 
     def _is_secret_path(self, path: tuple[Any, ...]) -> bool:
         """Whether the strings at ``path`` in a stream's events (a field, then the keys and
@@ -749,8 +770,10 @@ def _collect(
     value: dict[str, Any] | list[Any],
     path: tuple[Any, ...],
     groups: dict[tuple[Any, ...], list[Ref]],
+    names: set[Any],
 ) -> None:
-    """Add the string leaves of ``value`` (at ``path``) to ``groups``, by path.
+    """Add the string leaves of ``value`` (at ``path``) to ``groups``, by path, and the
+    keys of its objects to ``names``.
 
     The records are parsed JSON, so their values are exactly ``str``, ``dict``, ``list``
     and scalars: ``type`` tells them apart for less than ``isinstance`` on every leaf. An
@@ -764,6 +787,7 @@ def _collect(
             # an object of its own)
             part = [(n, value[n]) for n in _PART_KEYS if type(value.get(n)) in (int, str)]
             path = (*path, tuple(part))
+        names.update(value)
         items: Any = value.items()
     else:
         items = enumerate(value)
@@ -777,7 +801,25 @@ def _collect(
             else:
                 refs.append((value, key))
         elif kind is dict or kind is list:
-            _collect(item, (*path, key), groups)
+            _collect(item, (*path, key), groups, names)
+
+
+def _rename_keys(value: Any, renamed: dict[Any, str]) -> None:
+    """Rename, in place and in order, the keys of the objects in ``value`` that
+    ``renamed`` maps (a stream event's key that holds a secret)."""
+    if type(value) is dict:
+        if not renamed.keys().isdisjoint(value):
+            items = list(value.items())
+            value.clear()
+            value.update((renamed.get(key, key), item) for key, item in items)
+        children: Any = value.values()
+    elif type(value) is list:
+        children = value
+    else:
+        return
+    for child in children:
+        if type(child) is dict or type(child) is list:
+            _rename_keys(child, renamed)
 
 
 def _named(path: tuple[Any, ...]) -> tuple[Any, ...]:

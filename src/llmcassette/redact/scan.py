@@ -58,11 +58,33 @@ Found = list[tuple[Where, str]]
 _PARSED = object()
 
 
+@dataclass(frozen=True)
+class _SecretName:
+    """A key or header name that a rule matches, in a ``Where``: spelled by its rule, so a
+    finding's path never shows the secret it names."""
+
+    rule: str
+
+
+def _named(rules: Rules, name: Any, where: Where, found: Found) -> Where:
+    """Where the value of key or header ``name`` (in the object at ``where``) sits; a
+    name that a rule matches is itself a finding, and stands in the path by its rule."""
+    if type(name) is str and rules.might_match(name):
+        kinds = rules.kinds_in(name)
+        if kinds:
+            at = (*where, _SecretName(kinds[0]))
+            found.append((at, kinds[0]))
+            return at
+    return (*where, name)
+
+
 def _spelled(prefix: str, where: Where) -> str:
     path = prefix
     for part in where:
         if part is _PARSED:
             path += "<json>"
+        elif isinstance(part, _SecretName):
+            path = f"{path}.<a key: REDACTED:{part.rule}>"
         elif isinstance(part, int):
             path = f"{path}[{part}]"
         else:
@@ -98,7 +120,7 @@ def _walk(
     if isinstance(value, dict):
         response = response or is_model_turn(value)
         for key, item in value.items():
-            at = (*where, key)
+            at = _named(rules, key, where, found)
             if isinstance(item, str):
                 name = key if isinstance(key, str) else str(key)
                 if rules.is_secret_entry(name, item, response=response):
@@ -221,10 +243,11 @@ def _in_headers(
             continue  # stored as they are on purpose, or identifiers that redaction drops
         if by_name and action not in _BY_NAME:
             continue  # searched by shape only: nothing of the kind is in the line
+        named = (*where, name) if by_name else _named(rules, name, where, found)
         values = [value] if isinstance(value, str) else value
         for index, item in enumerate(values if isinstance(values, list) else []):
             if isinstance(item, str):
-                at = (*where, name) if isinstance(value, str) else (*where, name, index)
+                at = named if isinstance(value, str) else (*named, index)
                 _add(found, at, _header_kind(rules, str(name), item, action))
 
 
