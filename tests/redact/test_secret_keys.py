@@ -12,6 +12,7 @@ import pytest
 import llmcassette
 from llmcassette._vcr import serializer as jsonl
 from llmcassette._vcr.persister import Persister
+from llmcassette.errors import SecretLeakError
 from llmcassette.redact import Redactor
 from llmcassette.testing import LocalProvider
 
@@ -70,3 +71,30 @@ def test_a_request_with_a_secret_key_replays_from_its_redacted_recording(tmp_pat
     assert request["body"]["json"]["metadata"] == {"<REDACTED:openai-api-key>": "primary"}
     with llmcassette.use_cassette(tmp_path / "c", record_mode="none"):
         assert httpx.post(url, json=body, headers=AUTH).json() == recorded  # provider gone
+
+
+def test_a_cookie_in_a_headers_object_of_a_body_is_refused_with_the_setting_that_fixes_it(
+    tmp_path: Path,
+) -> None:
+    # An agent's fetch tool hands the model the headers of a page it read.
+    page = {"status": 200, "headers": {"set-cookie": "theme=dark", "content-type": "text/html"}}
+    body = {
+        "model": "gpt-4o-mini",
+        "messages": [
+            {"role": "user", "content": "Fetch the page."},
+            {"role": "tool", "tool_call_id": "call_1", "content": json.dumps(page)},
+        ],
+    }
+    with LocalProvider() as provider:
+        url = f"{provider.openai_base_url}/chat/completions"
+        recording = llmcassette.use_cassette(tmp_path / "c", record_mode="once")
+        with pytest.raises(SecretLeakError) as refused, recording:
+            httpx.post(url, json=body, headers=AUTH)
+        assert not (tmp_path / "c.jsonl").exists()
+        assert 'json_keys = ["set-cookie"]' in refused.value.hint
+        redaction = {"json_keys": ["set-cookie"]}
+        with llmcassette.use_cassette(tmp_path / "c", record_mode="once", redaction=redaction):
+            httpx.post(url, json=body, headers=AUTH)
+    text = (tmp_path / "c.jsonl").read_text()
+    assert "theme=dark" not in text
+    assert "<REDACTED:set-cookie>" in text
