@@ -23,7 +23,9 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
+from llmcassette.config import ConfigError, RedactionConfig, project_redaction
 from llmcassette.errors import LlmCassetteError, LlmCassetteWarning, record
+from llmcassette.redact import Redactor
 
 #: The pytest option that asks for the report.
 OPTION = "--llmcassette-report"
@@ -61,7 +63,7 @@ class RunReport:
         """Write every event as one JSON line, replacing the file atomically."""
         if self.target is None:
             return
-        text = "".join(json.dumps(event, default=str) + "\n" for event in self.events)
+        text = _shown("".join(json.dumps(event, default=str) + "\n" for event in self.events))
         self.target.parent.mkdir(parents=True, exist_ok=True)
         handle, temp = tempfile.mkstemp(
             dir=self.target.parent, prefix=f".{self.target.name}.", suffix=".tmp"
@@ -73,6 +75,17 @@ class RunReport:
         except BaseException:
             os.unlink(temp)
             raise
+
+
+def _shown(text: str) -> str:
+    """The report's text with the secrets the project's redaction rules find replaced: the
+    id of a test parametrized with a key (``test_chat[sk-proj-...]``) is in every event of
+    it, and in the re-record command of its hints; the file is a CI artifact."""
+    try:
+        config = project_redaction()
+    except ConfigError:  # reported where the cassettes use it; the report is still written
+        config = RedactionConfig()
+    return Redactor(config).shown(text) if config.enabled else text
 
 
 _active: RunReport | None = None

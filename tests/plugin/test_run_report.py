@@ -222,3 +222,31 @@ def test_a_mismatch_a_drifted_legacy_cassette_and_an_unused_interaction_one_line
     drift = found["LC304 legacy-drift"]
     assert (drift["severity"], drift["file"]) == ("warning", str(yaml))
     assert (drift["path"], drift["expected"], drift["received"]) == ("body.prompt", "'hi'", "'bye'")
+
+
+def test_a_test_id_that_holds_a_key_is_written_redacted(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    key = "sk-proj-" + "Ab3dEf6hIj9kLm2nOp5qRs8tUv1wXy4z" * 2
+    pytester.makepyfile(
+        test_keyed=f"""
+import httpx2
+import os
+import pytest
+
+@pytest.mark.parametrize("key", ["{key}"])
+@pytest.mark.vcr
+def test_chat(key):
+    httpx2.get(os.environ["PROVIDER_URL"] + "/v1/models", headers={{"authorization": "Bearer " + key}})
+"""
+    )
+    with LocalProvider() as provider:
+        monkeypatch.setenv("PROVIDER_URL", provider.url)
+        result = pytester.runpytest_subprocess(
+            "--llmcassette-record-mode=none", "--llmcassette-report=report.jsonl"
+        )
+    result.assert_outcomes(failed=1)
+    text = (pytester.path / "report.jsonl").read_text()
+    assert key not in text
+    (event,) = report_lines(pytester.path / "report.jsonl")
+    assert event["test"] == "test_keyed.py::test_chat[<REDACTED:openai-api-key>]"
