@@ -691,3 +691,40 @@ def test_a_secret_in_a_vcrpy_cassette_is_named_at_its_own_line(
     assert main(["check", "--json", str(cassette)]) == 1
     found = {p["path"]: p["line"] for p in findings(capsys.readouterr().out)}
     assert found["interactions[1].response.body.string<json>.note"] == key
+
+
+def test_check_finds_a_placeholder_written_into_a_cassette_that_replay_fails_on(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A ``{{fromRequest:...}}`` written by hand into a recorded response (not a sidecar)
+    that fails for any request is the cassette's problem, found as replay raises it."""
+    import httpx2
+
+    import llmcassette
+
+    monkeypatch.chdir(tmp_path)
+    text = GET_AND_STREAM.replace('{"ok":true}', '{"ok":"{{fromRequest:id (\\\\d+}}"}', 1)
+    text = text.replace('"content": "5f0c8a6e"', '"content": "{{fromRequest.nowhere:x}}"', 1)
+    Path("c.jsonl").write_text(text)
+    with (
+        pytest.raises(llmcassette.FaultError) as replayed,
+        llmcassette.use_cassette("c.jsonl", record_mode="none", allow_unused=True),
+    ):
+        httpx2.get("https://example.com/")
+    assert main(["check", "--json", "c.jsonl"]) == 1
+    body, event = findings(capsys.readouterr().out)
+    assert (body["code"], body["kind"], body["line"]) == ("LC503 placeholder", "placeholder", 2)
+    assert body["message"] == f"interaction #1 of c.jsonl, body: {replayed.value.problem}"
+    assert body["how_to_fix"] == replayed.value.hint
+    assert (event["code"], event["line"]) == ("LC503 placeholder", 5)
+    assert event["message"].startswith("interaction #2 of c.jsonl, event #2: malformed")
+
+
+def test_placeholders_written_into_a_cassette_that_replay_can_fill_are_no_problem(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    text = GET_AND_STREAM.replace('{"ok":true}', '{"ok":"{{fromRequest:(\\\\d{3})}}"}', 1)
+    text = text.replace('"content": "5f0c8a6e"', '"content": "{{!fromRequest"', 1)
+    Path("c.jsonl").write_text(text)
+    assert main(["check", "c.jsonl"]) == 0

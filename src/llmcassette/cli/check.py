@@ -30,7 +30,7 @@ from llmcassette.errors import (
 from llmcassette.faults.sidecar import SUFFIX as SIDECAR_SUFFIX
 
 if TYPE_CHECKING:
-    from llmcassette.cassette.jsonl import Cassette
+    from llmcassette.cassette.jsonl import Cassette, Interaction
     from llmcassette.cli.paths import Opened
     from llmcassette.faults.model import Entry
 
@@ -46,6 +46,7 @@ SECRET = "secret"
 OVERRIDES = "overrides"  # an overrides sidecar (llmcassette.faults) replay would refuse or fail on
 STALE_TEMP = "stale-temp"  # a killed save's temporary file (llmcassette._vcr.tempfiles)
 LOST_BODY = "lost-body"  # a response stored empty whose headers say it had a body
+PLACEHOLDER = "placeholder"  # a {{fromRequest:...}} in a recorded response replay fails on
 
 # The code of each kind the check finds itself; the other kinds (unreadable, format,
 # version, overrides) carry the code of the exception they come from.
@@ -119,7 +120,8 @@ def _declared_length(headers: dict[str, list[str]]) -> int | None:
 def _structure(name: str, cassette: Cassette, options: Options) -> Iterator[Problem]:
     from llmcassette.transport.integrity import missing_terminator, stopped_reading
 
-    for item in cassette.interactions:
+    for number, item in enumerate(cassette.interactions, start=1):
+        yield from _placeholders(name, number, item)
         if item.stream is None:
             # A body that was there when it was recorded (its content-length says how
             # long) but is empty in the cassette was lost on the way: a converter that
@@ -176,6 +178,22 @@ def _structure(name: str, cassette: Cassette, options: Options) -> Iterator[Prob
                 "record it again (pytest --record-mode=rewrite on the test that uses it, or "
                 "python -m llmcassette.workflow --only expired)",
             )
+
+
+def _placeholders(name: str, number: int, item: Interaction) -> Iterator[Problem]:
+    """The ``{{fromRequest:...}}`` placeholders written into a response (by hand, or by a
+    tool) that replay would fail on whatever the request: malformed, unterminated, an
+    invalid regex. Found with replay's own functions."""
+    from llmcassette._vcr.bridge import to_vcr
+    from llmcassette.faults.placeholders import has_markers
+    from llmcassette.transport.fault_responses import recorded_placeholder_errors
+
+    if not has_markers(item.response_body):  # a stream's events are in it too
+        return
+    where = f"interaction #{number} of {os.path.basename(name)}"
+    for error in recorded_placeholder_errors(to_vcr(item)[1], name, where).values():
+        message = f"{error.location}: {error.problem}"
+        yield Problem(name, item.line, PLACEHOLDER, message, error.hint or None, error.code)
 
 
 def owning_test(cassette: Path) -> tuple[str | None, str] | None:

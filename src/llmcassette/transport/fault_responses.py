@@ -233,6 +233,14 @@ def unplayable(
     return problems
 
 
+def recorded_placeholder_errors(
+    response: Mapping[str, Any], cassette: str | None, where: str
+) -> dict[str, FaultError]:
+    """The placeholders of a recorded response (a vcrpy response dict) that replay would
+    fail on for any request, by location (``llmcassette check``)."""
+    return _placeholder_errors(response, _stream_kind(response), cassette, where)
+
+
 def _placeholder_errors(
     response: Mapping[str, Any], kind: str | None, cassette: str | None, where: str
 ) -> dict[str, FaultError]:
