@@ -1,5 +1,5 @@
-"""Sessions for the clients vcrpy's own stubs intercept: requests (in threads) and aiohttp
-(in asyncio tasks), as for httpx. The label is stored on the request line, replay answers
+"""Sessions for the clients vcrpy's own stubs intercept: requests (in threads), aiohttp (in
+asyncio tasks), urllib3 and http.client, as for httpx. The label is stored on the request line, replay answers
 a request only from its own session, and identical requests sent together outside any
 session warn while recording.
 
@@ -17,6 +17,7 @@ import contextlib
 import contextvars
 import json
 import threading
+import urllib.request
 import uuid
 import warnings
 from collections.abc import Callable, Iterator
@@ -27,6 +28,7 @@ from typing import Any
 import aiohttp
 import pytest
 import requests
+import urllib3
 
 import llmcassette
 from llmcassette.testing import LocalProvider
@@ -259,3 +261,40 @@ def test_requests_threads_in_sessions_do_not_warn(tmp_path: Path, provider: Loca
         with llmcassette.use_cassette(tmp_path / "agents.jsonl", **OPTIONS):
             requests_fan_out(url, NAMES, sessions=True, together=True)
     assert identical_request_warnings(caught) == []
+
+
+# --- the other clients on vcrpy's VCRConnection: urllib3, and http.client itself ------------
+
+
+def with_urllib3(url: str) -> str:
+    body = json.dumps(question()).encode()
+    headers = {**AUTH, "content-type": "application/json"}
+    with urllib3.PoolManager() as pool:
+        return answer_of(pool.request("POST", url, body=body, headers=headers).json())
+
+
+def with_urllib_request(url: str) -> str:
+    body = json.dumps(question()).encode()
+    headers = {**AUTH, "content-type": "application/json"}
+    with urllib.request.urlopen(urllib.request.Request(url, body, headers), timeout=10) as got:
+        return answer_of(json.load(got))
+
+
+@pytest.mark.parametrize("send", [with_urllib3, with_urllib_request])
+def test_other_vcrpy_connection_clients_replay_by_session(
+    tmp_path: Path, provider: LocalProvider, send: Callable[[str], str]
+) -> None:
+    path = tmp_path / "agents.jsonl"
+    url = provider.openai_base_url + "/chat/completions"
+    recorded = {}
+    with llmcassette.use_cassette(path, **OPTIONS):
+        for name in NAMES:
+            with llmcassette.session(name):
+                recorded[name] = send(url)
+    assert sessions_on_request_lines(path) == NAMES
+    replayed = {}
+    with llmcassette.use_cassette(path, record_mode="none", **OPTIONS):
+        for name in NAMES[::-1]:
+            with llmcassette.session(name):
+                replayed[name] = send(url)
+    assert replayed == recorded
