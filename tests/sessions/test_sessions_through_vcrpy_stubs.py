@@ -270,7 +270,8 @@ def with_urllib3(url: str) -> str:
     body = json.dumps(question()).encode()
     headers = {**AUTH, "content-type": "application/json"}
     with urllib3.PoolManager() as pool:
-        return answer_of(pool.request("POST", url, body=body, headers=headers).json())
+        response = pool.request("POST", url, body=body, headers=headers)
+        return answer_of(json.loads(response.data))  # vcrpy 8's replayed response has no .json()
 
 
 def with_urllib_request(url: str) -> str:
