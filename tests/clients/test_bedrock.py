@@ -11,6 +11,7 @@ import base64
 import datetime
 import json
 import threading
+import uuid
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
@@ -128,6 +129,38 @@ def test_agents_streaming_from_threads_are_each_recorded_and_replayed(tmp_path: 
     assert recorded == {prompt: f"You said: {prompt}" for prompt in prompts}
     assert replayed == recorded
     assert len(_frames(cassette)) == len(prompts)
+
+
+def test_agents_in_sessions_replay_their_own_answers(tmp_path: Path) -> None:
+    """Identical requests to matching (a run id, volatile), answered differently, made in
+    two ``llmcassette.session``s: each replays its own answer, asked in the other order."""
+    cassette = str(tmp_path / "sessions.jsonl")
+    options: Any = {"match": {"volatile": ["uuid"]}}
+
+    def ask(client: Any) -> str:
+        text = f"Review the draft. Run {uuid.uuid4()}"
+        messages = [{"role": "user", "content": [{"text": text}]}]
+        answer = client.converse(modelId=MODEL, messages=messages)
+        return str(answer["output"]["message"]["content"][0]["text"])
+
+    with LocalProvider() as provider:
+        recorded = {}
+        with llmcassette.use_cassette(cassette, **options):
+            for name in ("critic", "editor"):
+                with llmcassette.session(name):
+                    recorded[name] = ask(_client(provider))
+    assert recorded["critic"] != recorded["editor"]
+    replayed = {}
+    with llmcassette.use_cassette(cassette, record_mode="none", **options):
+        for name in ("editor", "critic"):
+            with llmcassette.session(name):
+                replayed[name] = ask(_client(provider))
+    assert replayed == recorded
+    lines = [json.loads(line) for line in Path(cassette).read_text().splitlines()]
+    assert [line.get("session") for line in lines if line.get("type") == "request"] == [
+        "critic",
+        "editor",
+    ]
 
 
 def test_invoke_model_with_response_stream(tmp_path: Path) -> None:

@@ -6,15 +6,25 @@ cassette's drift, sessions, the index). A request that may neither play nor be r
 raises llmcassette's ``CassetteMismatch`` (a vcrpy ``CannotOverwriteExistingCassetteException``)
 with the path that differs: vcrpy's own message, built from a suite's ``match_on`` without
 the body, would say the request matches an interaction "already played back".
+
+What they record goes through ``Cassette.append``, called by the stub in the caller's own
+thread or task once the whole answer is read: ``append`` stores the caller's
+``llmcassette.session`` label with it, as llmcassette's httpx stand-ins do, and notes the
+request for the warning about identical concurrent requests (``overlap``), from the time
+``can_play`` saw it leave.
 """
 
 from __future__ import annotations
 
+import time
+from collections.abc import Mapping
 from typing import Any
 
+from llmcassette._vcr import overlap
 from llmcassette._vcr.fault_plan import STUB_CALLS
 from llmcassette._vcr.lookup import (
     VCRPY_LOOKUPS,
+    Record,
     Refuse,
     Replay,
     decide,
@@ -24,8 +34,12 @@ from llmcassette._vcr.lookup import (
 from llmcassette._vcr.mismatch import CassetteMismatch
 from llmcassette._vcr.persister import Persister
 from llmcassette._vcr.stubs import refused
+from llmcassette.sessions import current_session
+from llmcassette.transport.recorded import META_KEY
 
 _KEPT_ATTRIBUTE = "_llmcassette_found"  # id(request): (request, response) for ``play``
+# id(request): (request, the request as stored, when it was sent) for ``append``
+_SENT_ATTRIBUTE = "_llmcassette_sent"
 
 
 def answer_vcrpy_stubs() -> None:
@@ -37,8 +51,10 @@ def answer_vcrpy_stubs() -> None:
         return
     VCRPY_LOOKUPS["can_play"] = Cassette.can_play_response_for
     VCRPY_LOOKUPS["play"] = Cassette.play_response
+    VCRPY_LOOKUPS["append"] = Cassette.append
     Cassette.can_play_response_for = can_play
     Cassette.play_response = play
+    Cassette.append = append
 
 
 def can_play(cassette: Any, request: Any) -> bool:
@@ -61,6 +77,10 @@ def can_play(cassette: Any, request: Any) -> bool:
         mismatch = CassetteMismatch.for_request(cassette, request, call, context)
         refused(cassette, mismatch)
         raise mismatch
+    if isinstance(decision, Record):
+        # The stub sends it now and appends it once the answer is read: kept for ``append``.
+        sent = cassette.__dict__.setdefault(_SENT_ATTRIBUTE, {})
+        sent[id(request)] = (request, decision.request, time.monotonic())
     return False
 
 
@@ -74,3 +94,34 @@ def play(cassette: Any, request: Any) -> Any:
     if isinstance(decision, Replay):
         return decision.response
     return vcrpy_play(cassette, request)
+
+
+def append(cassette: Any, request: Any, response: Any) -> None:
+    """``Cassette.append``: vcrpy's, with the caller's session label added to a response
+    that vcrpy's own stubs recorded (llmcassette's httpx stand-ins add their own metadata),
+    and the request noted for ``overlap`` when ``can_play`` saw it sent. A cassette
+    llmcassette did not configure gets vcrpy's ``append`` alone."""
+    vcrpy_append = VCRPY_LOOKUPS["append"]
+    if not isinstance(getattr(cassette, "_persister", None), Persister):
+        vcrpy_append(cassette, request, response)
+        return
+    label = current_session()  # the stub appends in the caller's thread or task
+    if label is not None and isinstance(response, Mapping) and META_KEY not in response:
+        response = {**response, META_KEY: {"session": label}}
+    vcrpy_append(cassette, request, response)
+    sent = cassette.__dict__.get(_SENT_ATTRIBUTE, {}).pop(id(request), None)
+    if sent is not None and sent[0] is request:
+        overlap.note(cassette, sent[1], label, sent[2], _answer(response))
+
+
+def _answer(response: Mapping[str, Any]) -> tuple[int, bytes, dict[str, list[str]]]:
+    """The status, body and headers of a response dict built by vcrpy's stubs, as
+    ``overlap`` compares them."""
+    body = (response.get("body") or {}).get("string") or b""
+    if isinstance(body, str):
+        body = body.encode("utf-8")
+    headers = {
+        str(name): [values] if isinstance(values, str) else [str(value) for value in values]
+        for name, values in (response.get("headers") or {}).items()
+    }
+    return int(response["status"]["code"]), bytes(body), headers
