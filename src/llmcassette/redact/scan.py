@@ -66,6 +66,15 @@ class _SecretName:
     rule: str
 
 
+def _keys_may_match(rules: Rules, mapping: dict[Any, Any]) -> bool:
+    """Whether a rule may match one of the keys of ``mapping``: asked of them all at once,
+    as most objects' keys are plain words (``role``, ``content``)."""
+    try:
+        return rules.might_match("\n".join(mapping))
+    except TypeError:  # a key that is not a string (YAML): each is asked on its own
+        return True
+
+
 def _named(rules: Rules, name: Any, where: Where, found: Found) -> Where:
     """Where the value of key or header ``name`` (in the object at ``where``) sits; a
     name that a rule matches is itself a finding, and stands in the path by its rule."""
@@ -119,8 +128,9 @@ def _walk(
     a list ``value`` is the value of, whose strings are values of that key."""
     if isinstance(value, dict):
         response = response or is_model_turn(value)
+        keys_may_match = _keys_may_match(rules, value)
         for key, item in value.items():
-            at = _named(rules, key, where, found)
+            at = _named(rules, key, where, found) if keys_may_match else (*where, key)
             if isinstance(item, str):
                 name = key if isinstance(key, str) else str(key)
                 if rules.is_secret_entry(name, item, response=response):
@@ -237,13 +247,14 @@ _BY_NAME = frozenset({"credential", "cookie", "identifying"})
 def _in_headers(
     rules: Rules, headers: dict[Any, Any], where: Where, found: Found, *, by_name: bool = False
 ) -> None:
+    keys_may_match = not by_name and _keys_may_match(rules, headers)
     for name, value in headers.items():
         action = rules.header_action(str(name))
         if action in ("keep", "drop"):
             continue  # stored as they are on purpose, or identifiers that redaction drops
         if by_name and action not in _BY_NAME:
             continue  # searched by shape only: nothing of the kind is in the line
-        named = (*where, name) if by_name else _named(rules, name, where, found)
+        named = _named(rules, name, where, found) if keys_may_match else (*where, name)
         values = [value] if isinstance(value, str) else value
         for index, item in enumerate(values if isinstance(values, list) else []):
             if isinstance(item, str):
