@@ -550,3 +550,23 @@ def test_an_unexpected_error_is_named_without_its_message(
     monkeypatch.setenv(cli_main.TRACEBACK_ENV, "1")
     with pytest.raises(ValueError, match=secret):
         cli_main.main(["scan", str(tmp_path)])
+
+
+def test_a_gzip_file_that_decompresses_past_the_limit_is_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A few kilobytes of gzip can stand for gigabytes: the file is refused at the limit."""
+    import gzip
+
+    from llmcassette.cassette.compression import MAX_DECODED_BYTES_ENV
+
+    header = json.dumps({"format": "llmcassette", "format_version": FORMAT_VERSION})
+    bomb = tmp_path / "c.jsonl.gz"
+    bomb.write_bytes(gzip.compress((header + "\n" + " " * 100_000).encode(), mtime=0))
+    monkeypatch.setenv(MAX_DECODED_BYTES_ENV, "10000")
+    assert main(["check", str(bomb)]) == 1  # a cassette that cannot be trusted
+    err = capsys.readouterr().out
+    assert f"{bomb}: the file decompresses (gzip) to more than 10000 bytes" in err
+    assert f"set {MAX_DECODED_BYTES_ENV} to a larger number" in err
+    monkeypatch.setenv(MAX_DECODED_BYTES_ENV, "200000")
+    assert main(["check", str(bomb)]) == 0

@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import contextlib
 import functools
-import gzip
 import os
 import sys
 import zlib
@@ -160,8 +159,12 @@ def open_file(path: Path, *, in_folder: bool = False) -> Opened | None:
         raise _unreadable(name, error) from None
     raw, compressed = data, data[:2] == b"\x1f\x8b"
     if compressed:
+        from llmcassette.cassette.compression import DecodedTooLarge, gunzip
+
         try:
-            raw = gzip.decompress(data)
+            raw = gunzip(data)
+        except DecodedTooLarge as error:
+            raise CassetteFormatError(name, None, f"the file {error.problem}", error.hint) from None
         except (OSError, EOFError, zlib.error) as error:
             raise CassetteFormatError(name, None, f"damaged gzip data ({error})") from None
     if not raw.strip():
