@@ -15,6 +15,7 @@ there is an error, else 1 when there is a finding, else 0.
 from __future__ import annotations
 
 import json
+import re
 import sys
 from collections.abc import Callable
 from typing import Any
@@ -50,6 +51,29 @@ CODES = (
 )
 
 
+# Control characters a terminal acts on (C0 but tab and newline, DEL, C1): in text from a
+# cassette or a file name, an escape sequence could clear the screen, hide or rewrite a
+# finding, set the window title or write to the clipboard (OSC 52).
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+# The colours the commands paint with (``--color``), and only those, are let through.
+_PAINTED = re.compile(r"(\x1b\[(?:0|1|31|32|33|36)m)")
+
+
+def _escaped(text: str) -> str:
+    return _CONTROL.sub(lambda found: f"\\x{ord(found.group()):02x}", text)
+
+
+def terminal_safe(text: str, *, colors: bool = False) -> str:
+    """``text`` with every control character shown as ``\\xNN``; with ``colors``, the
+    colour sequences the commands paint with are kept."""
+    if not _CONTROL.search(text):
+        return text
+    if not colors:
+        return _escaped(text)
+    pieces = _PAINTED.split(text)  # the painted sequences at odd indexes
+    return "".join(piece if index % 2 else _escaped(piece) for index, piece in enumerate(pieces))
+
+
 class UsageError(LlmCassetteError):
     """The command line is wrong: an unknown option, a missing argument, a folder where a
     file is needed. ``prog`` is the (sub)command, ``usage`` its usage line."""
@@ -81,7 +105,7 @@ class Output:
 
     def _print(self, text: str | None, stderr: bool) -> None:
         if text is not None and not self.as_json:
-            print(self.shown(text), file=sys.stderr if stderr else sys.stdout)
+            print(terminal_safe(self.shown(text)), file=sys.stderr if stderr else sys.stdout)
 
     def finding(self, found: dict[str, Any], text: str | None, *, stderr: bool = False) -> None:
         """Something wrong with a cassette (exit 1); ``text`` is its line without ``--json``."""

@@ -35,6 +35,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from llmcassette.cli.output import terminal_safe
 from llmcassette.errors import CassetteFormatError
 from llmcassette.faults.sidecar import SUFFIX as SIDECAR_SUFFIX
 
@@ -402,4 +403,4 @@ def default_jobs() -> int:
 
 def report(error: CassetteFormatError) -> None:
     """One line ``PATH[:LINE]: problem`` on stderr (and the hint, indented, below it)."""
-    print(error, file=sys.stderr)  # CassetteFormatError's message is exactly that
+    print(terminal_safe(str(error)), file=sys.stderr)  # CassetteFormatError's message is that
