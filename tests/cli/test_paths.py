@@ -570,3 +570,22 @@ def test_a_gzip_file_that_decompresses_past_the_limit_is_refused(
     assert f"set {MAX_DECODED_BYTES_ENV} to a larger number" in err
     monkeypatch.setenv(MAX_DECODED_BYTES_ENV, "200000")
     assert main(["check", str(bomb)]) == 0
+
+
+@pytest.mark.parametrize("command", ["check", "scan", "convert", "report"])
+def test_a_yaml_file_of_nested_aliases_is_refused_not_walked(
+    command: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Ten levels of ten aliases are 10**10 values to whatever walks them."""
+    lines = ['a0: &a0 ["x", "x", "x", "x", "x", "x", "x", "x", "x", "x"]']
+    lines += [f"a{n}: &a{n} [{', '.join([f'*a{n - 1}'] * 10)}]" for n in range(1, 10)]
+    bomb = tmp_path / "c.yaml"
+    bomb.write_text(
+        "\n".join(lines) + "\ninteractions:\n- request: {method: POST, uri: 'http://x/', "
+        "body: *a9, headers: {}}\n  response: {status: {code: 200, message: OK}, "
+        "headers: {}, body: {string: hi}}\nversion: 1\n"
+    )
+    main([command, str(bomb)])
+    captured = capsys.readouterr()
+    assert "YAML aliases stand for" in captured.out + captured.err
+    assert not (tmp_path / "c.jsonl").exists()

@@ -135,14 +135,14 @@ def _starts_as_jsonl(text: str) -> bool:
 
 
 def _parse_error(name: str, error: Exception, json_file: bool) -> CassetteFormatError:
-    from llmcassette.cassette.vcrpy_files import error_line, parse_problem
+    from llmcassette.cassette.vcrpy_files import AliasBombError, error_line, parse_problem
 
     what = "JSON" if json_file else "YAML"
     detail = parse_problem(error)  # never the file's text a YAML error quotes
     return CassetteFormatError(
         name,
         error_line(error),
-        f"not valid {what}: {detail}",
+        detail if isinstance(error, AliasBombError) else f"not valid {what}: {detail}",
         "restore the file from version control, or record the cassette again",
     )
 
