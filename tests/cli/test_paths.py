@@ -589,3 +589,23 @@ def test_a_yaml_file_of_nested_aliases_is_refused_not_walked(
     captured = capsys.readouterr()
     assert "YAML aliases stand for" in captured.out + captured.err
     assert not (tmp_path / "c.jsonl").exists()
+
+
+def test_a_link_to_a_folder_is_not_followed(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A linked folder may lead out of the tree, where migrate would write, or to itself."""
+    tree, outside = tmp_path / "tree", tmp_path / "outside"
+    tree.mkdir()
+    outside.mkdir()
+    old = outside / "old.jsonl"
+    old.write_text('{"format": "llmcassette", "format_version": 1}\n')
+    (tree / "elsewhere").symlink_to(outside, target_is_directory=True)
+    (tree / "self").symlink_to(".", target_is_directory=True)
+    (tree / "c.jsonl").write_text('{"format": "llmcassette", "format_version": 2}\n')
+    assert main(["migrate", str(tree)]) == 0
+    assert old.read_text() == '{"format": "llmcassette", "format_version": 1}\n'
+    assert main(["check", str(tree)]) == 0
+    assert "no problems in 1 file(s)" in capsys.readouterr().err
+    assert main(["migrate", str(tree / "elsewhere")]) == 0  # named: followed
+    assert '"format_version":2' in old.read_text()

@@ -203,8 +203,9 @@ def open_file(path: Path, *, in_folder: bool = False) -> Opened | None:
 def files_under(
     folder: Path, suffixes: Collection[str] = SUFFIXES + COMPRESSED_SUFFIXES
 ) -> Iterator[Path | UnreadableError]:
-    """The files under ``folder`` (recursively, sorted) whose name ends in ``suffixes``,
-    and an ``UnreadableError`` for each folder that cannot be listed."""
+    """The files under ``folder`` (recursively, sorted, links to folders not followed) whose
+    name ends in ``suffixes``, and an ``UnreadableError`` for each folder that cannot be
+    listed."""
     endings = tuple(suffixes)
     found: list[tuple[str, Path | UnreadableError]] = []
     pending = [folder]
@@ -218,7 +219,9 @@ def files_under(
         for entry in entries:
             path = Path(entry.path)
             try:
-                is_dir = entry.is_dir()
+                # A link to a folder is not followed (as find and git do not): it may lead
+                # out of the tree, where migrate, heal and redact would write, or to itself.
+                is_dir = entry.is_dir(follow_symlinks=False)
                 is_file = not is_dir and entry.is_file()
             except OSError as error:
                 found.append((entry.path, _unreadable(path, error)))
