@@ -20,7 +20,7 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
-from llmcassette.errors import LlmCassetteError, record
+from llmcassette.errors import LlmCassetteError, record, without_controls
 
 # The codes of what the commands find or meet that is no exception (an error met as an
 # exception has that exception's ``code``). Each is explained in docs/errors.md; a code
@@ -51,27 +51,21 @@ CODES = (
 )
 
 
-# Control characters a terminal acts on (C0 but tab and newline, DEL, C1): in text from a
-# cassette or a file name, an escape sequence could clear the screen, hide or rewrite a
-# finding, set the window title or write to the clipboard (OSC 52).
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
-# The colours the commands paint with (``--color``), and only those, are let through.
+# A control character in text from a cassette or a file name could clear the screen, hide
+# or rewrite a finding, set the window title or write to the clipboard (OSC 52). The
+# colours the commands paint with (``--color``), and only those, are let through.
 _PAINTED = re.compile(r"(\x1b\[(?:0|1|31|32|33|36)m)")
-
-
-def _escaped(text: str) -> str:
-    return _CONTROL.sub(lambda found: f"\\x{ord(found.group()):02x}", text)
 
 
 def terminal_safe(text: str, *, colors: bool = False) -> str:
     """``text`` with every control character shown as ``\\xNN``; with ``colors``, the
     colour sequences the commands paint with are kept."""
-    if not _CONTROL.search(text):
-        return text
-    if not colors:
-        return _escaped(text)
+    if not colors or "\x1b" not in text:
+        return without_controls(text)
     pieces = _PAINTED.split(text)  # the painted sequences at odd indexes
-    return "".join(piece if index % 2 else _escaped(piece) for index, piece in enumerate(pieces))
+    return "".join(
+        piece if index % 2 else without_controls(piece) for index, piece in enumerate(pieces)
+    )
 
 
 class UsageError(LlmCassetteError):
