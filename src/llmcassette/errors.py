@@ -8,6 +8,7 @@ docs/errors.md, never reused) and ``to_dict()``, the fields a program acts on; t
 from __future__ import annotations
 
 import os
+import re
 import shlex
 from typing import Any, ClassVar
 
@@ -35,6 +36,18 @@ def located(where: str, problem: str, hint: str | None = None) -> str:
     """``where: problem``, and ``how to fix: hint`` indented on a second line when given."""
     message = f"{where}: {problem}"
     return f"{message}\n  how to fix: {hint}" if hint else message
+
+
+# Control characters a terminal acts on (C0 but tab and newline, DEL, C1).
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+
+
+def without_controls(text: str) -> str:
+    """``text`` with each control character a terminal acts on written ``\\xNN``: a value
+    of a cassette in a message cannot clear the screen, hide a line or set the title."""
+    if not _CONTROL.search(text):
+        return text
+    return _CONTROL.sub(lambda found: f"\\x{ord(found.group()):02x}", text)
 
 
 def command_for_test(test: str | None, record_mode: str, *, forced: bool = False) -> str:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import httpx
@@ -52,3 +53,25 @@ def test_a_mismatch_numbers_candidates_as_its_message_does(tmp_path: Path) -> No
 
 def _chat(word: str) -> dict[str, object]:
     return {"model": "gpt-4o-mini", "messages": [{"role": "user", "content": word}]}
+
+
+def test_a_mismatch_shows_no_control_character_of_the_cassette(tmp_path: Path) -> None:
+    """pytest prints the message to a terminal: a recorded URL's escape sequence could
+    clear it or set its title; it is shown as ``\\x1b``."""
+    hostile = "\x1b]0;title\x07\x1b[2J"
+    path = tmp_path / "c.jsonl"
+    lines = [
+        {"format": "llmcassette", "format_version": 2},
+        {"type": "request", "method": "GET", "uri": f"http://h.test/v1?q={hostile}"},
+        {"type": "response", "status": 200, "body": {"text": "ok"}},
+        {"type": "end", "events": 0},
+    ]
+    path.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    with (
+        llmcassette.use_cassette(path, record_mode="none"),
+        pytest.raises(llmcassette.CassetteMismatch) as caught,
+    ):
+        httpx.get("http://h.test/v1")
+    message = str(caught.value)
+    assert r"(GET http://h.test/v1?q=\x1b]0;title\x07\x1b[2J)" in message
+    assert not any(character in message for character in "\x1b\x07")

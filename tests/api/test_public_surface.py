@@ -30,8 +30,14 @@ NOT_YET_IN_THE_TREE = {
 # Internal exceptions that never reach a caller: the event-stream codec, which the local
 # provider shares and which therefore imports nothing of the package, raises a ValueError
 # that the cassette reader turns into a CassetteFormatError naming the line, and that
-# integrity and the recorder catch (a frame kept as base64).
-INTERNAL = {"llmcassette._eventstream.EventStreamError"}
+# integrity and the recorder catch (a frame kept as base64). A body past the decoded-size
+# limit (DecodedTooLarge) is left as stored, or refused as a CassetteFormatError naming its
+# line; a YAML alias bomb (AliasBombError) is a CassetteFormatError naming the file.
+INTERNAL = {
+    "llmcassette._eventstream.EventStreamError",
+    "llmcassette.cassette.compression.DecodedTooLarge",
+    "llmcassette.cassette.vcrpy_files.AliasBombError",
+}
 
 
 def modules() -> Iterator[ModuleType]:

@@ -550,3 +550,62 @@ def test_an_unexpected_error_is_named_without_its_message(
     monkeypatch.setenv(cli_main.TRACEBACK_ENV, "1")
     with pytest.raises(ValueError, match=secret):
         cli_main.main(["scan", str(tmp_path)])
+
+
+def test_a_gzip_file_that_decompresses_past_the_limit_is_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A few kilobytes of gzip can stand for gigabytes: the file is refused at the limit."""
+    import gzip
+
+    from llmcassette.cassette.compression import MAX_DECODED_BYTES_ENV
+
+    header = json.dumps({"format": "llmcassette", "format_version": FORMAT_VERSION})
+    bomb = tmp_path / "c.jsonl.gz"
+    bomb.write_bytes(gzip.compress((header + "\n" + " " * 100_000).encode(), mtime=0))
+    monkeypatch.setenv(MAX_DECODED_BYTES_ENV, "10000")
+    assert main(["check", str(bomb)]) == 1  # a cassette that cannot be trusted
+    err = capsys.readouterr().out
+    assert f"{bomb}: the file decompresses (gzip) to more than 10000 bytes" in err
+    assert f"set {MAX_DECODED_BYTES_ENV} to a larger number" in err
+    monkeypatch.setenv(MAX_DECODED_BYTES_ENV, "200000")
+    assert main(["check", str(bomb)]) == 0
+
+
+@pytest.mark.parametrize("command", ["check", "scan", "convert", "report"])
+def test_a_yaml_file_of_nested_aliases_is_refused_not_walked(
+    command: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Ten levels of ten aliases are 10**10 values to whatever walks them."""
+    lines = ['a0: &a0 ["x", "x", "x", "x", "x", "x", "x", "x", "x", "x"]']
+    lines += [f"a{n}: &a{n} [{', '.join([f'*a{n - 1}'] * 10)}]" for n in range(1, 10)]
+    bomb = tmp_path / "c.yaml"
+    bomb.write_text(
+        "\n".join(lines) + "\ninteractions:\n- request: {method: POST, uri: 'http://x/', "
+        "body: *a9, headers: {}}\n  response: {status: {code: 200, message: OK}, "
+        "headers: {}, body: {string: hi}}\nversion: 1\n"
+    )
+    main([command, str(bomb)])
+    captured = capsys.readouterr()
+    assert "YAML aliases stand for" in captured.out + captured.err
+    assert not (tmp_path / "c.jsonl").exists()
+
+
+def test_a_link_to_a_folder_is_not_followed(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A linked folder may lead out of the tree, where migrate would write, or to itself."""
+    tree, outside = tmp_path / "tree", tmp_path / "outside"
+    tree.mkdir()
+    outside.mkdir()
+    old = outside / "old.jsonl"
+    old.write_text('{"format": "llmcassette", "format_version": 1}\n')
+    (tree / "elsewhere").symlink_to(outside, target_is_directory=True)
+    (tree / "self").symlink_to(".", target_is_directory=True)
+    (tree / "c.jsonl").write_text('{"format": "llmcassette", "format_version": 2}\n')
+    assert main(["migrate", str(tree)]) == 0
+    assert old.read_text() == '{"format": "llmcassette", "format_version": 1}\n'
+    assert main(["check", str(tree)]) == 0
+    assert "no problems in 1 file(s)" in capsys.readouterr().err
+    assert main(["migrate", str(tree / "elsewhere")]) == 0  # named: followed
+    assert '"format_version":2' in old.read_text()

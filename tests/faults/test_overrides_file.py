@@ -192,3 +192,31 @@ def test_unreadable_sidecars_raise_overrides_error(tmp_path: Path, text: str, pr
     path.write_bytes(text.encode("latin-1"))
     with pytest.raises(OverridesError, match=problem):
         sidecar.load(path)
+
+
+@pytest.mark.parametrize("marker", ["../outside.flag", "sub/../../outside.flag", "/tmp/x.flag"])
+def test_a_sidecar_marker_stays_in_the_sidecars_folder(tmp_path: Path, marker: str) -> None:
+    """A hang creates its marker file: a sidecar from a pull request names no file elsewhere."""
+    folder = tmp_path / "cassettes"
+    folder.mkdir()
+    path = folder / "c.overrides.json"
+    path.write_text(json.dumps({"entries": [{"at": 0, "hang_after": 1, "marker": marker}]}))
+    with pytest.raises(OverridesError, match=r"marker: must be a file in the sidecar's folder"):
+        sidecar.load(path)
+
+
+def test_a_marker_below_the_sidecar_is_fine(tmp_path: Path) -> None:
+    path = tmp_path / "c.overrides.json"
+    path.write_text(json.dumps({"entries": [{"at": 0, "hang_after": 1, "marker": "a/b.flag"}]}))
+    overrides = sidecar.load(path)
+    assert overrides is not None
+    fault = overrides.resolve(1)[0].fault
+    assert fault is not None
+    assert fault.marker == str(tmp_path / "a/b.flag")
+
+
+def test_a_sidecar_that_is_a_folder_is_an_overrides_error(tmp_path: Path) -> None:
+    path = tmp_path / "c.overrides.json"
+    path.mkdir()
+    with pytest.raises(OverridesError, match="cannot be read: Is a directory"):
+        sidecar.load(path)

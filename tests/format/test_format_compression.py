@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import base64
 import gzip
 import importlib
 import json
@@ -14,6 +15,7 @@ from hypothesis import strategies as st
 from llmcassette.cassette import compression
 from llmcassette.cassette import jsonl as cassette_file
 from llmcassette.cassette.jsonl import Cassette, Interaction
+from llmcassette.errors import CassetteFormatError, ConfigError
 
 SETTINGS = settings(max_examples=100, derandomize=True, deadline=None, database=None)
 
@@ -276,3 +278,72 @@ def test_truncated_brotli_is_left_untouched(cut: int) -> None:
 
     encoded = brotli.compress(PAYLOAD)
     _untouched(encoded[:-cut], _headers("br", len(encoded) - cut))
+
+
+# ---------------------------------------------------------------- decompression bombs
+
+BOMB_SIZE = 64 * 1024  # what the bomb stands for; the tests set the limit below it
+SMALL_LIMIT = 4096
+
+
+def _bombs() -> list[object]:
+    zeros = b"\0" * BOMB_SIZE
+    found = [
+        pytest.param("gzip", gzip.compress(zeros, mtime=0), id="gzip"),
+        pytest.param("deflate", zlib.compress(zeros), id="deflate"),
+        pytest.param("deflate", _raw_deflate(zeros), id="raw-deflate"),
+    ]
+    if _importable("brotli"):
+        import brotli  # type: ignore[import-not-found,unused-ignore]
+
+        if hasattr(brotli.Decompressor(), "can_accept_more_data"):  # brotli 1.2 stops early
+            found.append(pytest.param("br", brotli.compress(zeros), id="br"))
+    return found
+
+
+@pytest.mark.parametrize(("coding", "bomb"), _bombs())
+def test_a_body_past_the_limit_is_left_as_it_is(
+    coding: str, bomb: bytes, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A decoder stops one byte past the limit: a bomb never reaches memory whole."""
+    monkeypatch.setenv(compression.MAX_DECODED_BYTES_ENV, str(SMALL_LIMIT))
+    with pytest.raises(compression.DecodedTooLarge) as raised:
+        compression.DECODERS[coding](bomb)
+    assert raised.value.limit == SMALL_LIMIT
+    headers = _headers(coding, len(bomb))
+    assert compression.decode_content(bomb, headers) == (bomb, headers)
+    assert compression.too_large(bomb, headers) is not None
+    monkeypatch.setenv(compression.MAX_DECODED_BYTES_ENV, str(BOMB_SIZE))
+    assert compression.decode_content(bomb, headers)[0] == b"\0" * BOMB_SIZE
+
+
+def test_a_cassette_with_a_bomb_is_refused_at_its_line(monkeypatch: pytest.MonkeyPatch) -> None:
+    bomb = gzip.compress(b"\0" * BOMB_SIZE, mtime=0)
+    records = [
+        {"format": "llmcassette", "format_version": 2},
+        {"type": "request", "method": "GET", "uri": "http://h/"},
+        {
+            "type": "response",
+            "status": 200,
+            "headers": {"content-encoding": "gzip"},
+            "body": {"base64": base64.b64encode(bomb).decode()},
+        },
+        {"type": "end", "events": 0},
+    ]
+    data = "".join(json.dumps(record) + "\n" for record in records).encode()
+    monkeypatch.setenv(compression.MAX_DECODED_BYTES_ENV, str(SMALL_LIMIT))
+    with pytest.raises(CassetteFormatError) as raised:
+        cassette_file.read(data, "c.jsonl")
+    assert raised.value.line == 3
+    assert f"decompresses (gzip) to more than {SMALL_LIMIT} bytes" in raised.value.problem
+    assert compression.MAX_DECODED_BYTES_ENV in (raised.value.hint or "")
+    monkeypatch.setenv(compression.MAX_DECODED_BYTES_ENV, str(BOMB_SIZE))
+    assert cassette_file.read(data, "c.jsonl").interactions[0].response_body == bomb
+
+
+@pytest.mark.parametrize("value", ["x", "0", "-5", "1e9"])
+def test_a_wrong_limit_is_a_config_error(value: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv(compression.MAX_DECODED_BYTES_ENV, value)
+    body = gzip.compress(PAYLOAD, mtime=0)
+    with pytest.raises(ConfigError, match=compression.MAX_DECODED_BYTES_ENV):
+        compression.decode_content(body, _headers("gzip", len(body)))

@@ -650,3 +650,44 @@ def test_incoming_requests_are_vcrpy_requests(uri: str, body: bytes | None) -> N
     assert str(duplicate) == str(built)
     with pytest.raises(AttributeError, match="no_such_thing"):
         built.no_such_thing  # noqa: B018
+
+
+def _alias_bomb(levels: int) -> str:
+    """A vcrpy YAML cassette whose request body is 10**levels strings by nested aliases."""
+    lines = ['a0: &a0 ["x","x","x","x","x","x","x","x","x","x"]']
+    lines += [f"a{n}: &a{n} [{', '.join([f'*a{n - 1}'] * 10)}]" for n in range(1, levels)]
+    return "\n".join(lines) + (
+        f"\ninteractions:\n- request: {{method: POST, uri: 'http://x/', body: *a{levels - 1},"
+        " headers: {}}\n  response: {status: {code: 200, message: OK}, headers: {},"
+        " body: {string: hi}}\nversion: 1\n"
+    )
+
+
+@pytest.mark.parametrize(
+    ("text", "problem"),
+    [
+        (_alias_bomb(8), r"its YAML aliases stand for \d+ more values than the file holds"),
+        ("interactions: &a\n- *a\nversion: 1\n", "a YAML alias refers to a value that holds it"),
+    ],
+    ids=["billion-laughs", "alias-loop"],
+)
+def test_a_legacy_cassette_of_aliases_without_end_is_refused(
+    text: str, problem: str, tmp_path: Path
+) -> None:
+    """Nested aliases cost PyYAML nothing to load, and whatever walks the data for ever."""
+    (tmp_path / "test_x.yaml").write_text(text)  # replayed for the missing test_x.jsonl
+    with pytest.raises(CassetteFormatError, match=problem):
+        load(Persister(), tmp_path / "test_x.jsonl")
+
+
+def test_a_legacy_cassette_with_the_aliases_pyyaml_writes_replays(tmp_path: Path) -> None:
+    """PyYAML writes an alias for an object held twice: that is no bomb."""
+    text = (
+        _alias_bomb(2)
+        .replace("body: *a1", "body: '{}'")
+        .replace("headers: {}}", "headers: &h {accept: [x]}}", 1)
+    )
+    (tmp_path / "test_x.yaml").write_text(text.replace("headers: {},", "headers: *h,"))
+    requests, responses, *_ = load(Persister(), tmp_path / "test_x.jsonl")
+    assert requests[0].headers == {"accept": "x"}
+    assert len(responses) == 1

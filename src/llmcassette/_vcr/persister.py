@@ -739,6 +739,8 @@ def _unreadable(error: Exception) -> str:
         return vcrpy_files.parse_problem(error)
     if isinstance(error, KeyError):
         return f"no field {error}"
+    if isinstance(error, vcrpy_files.AliasBombError):
+        return str(error)
     return "a value in it is in no shape vcrpy reads (not shown: it may be a credential)"
 
 
@@ -753,6 +755,8 @@ def _load_legacy(path: Path, serializer: Any) -> tuple[list[Any], list[Any], dic
     if not text.strip():
         return None
     try:
+        if serializer is yamlserializer and "*" in text:  # aliases: not too many, no loop
+            vcrpy_files.parse(text, json_file=False)
         requests, responses, *rest = vcr_deserialize(text, serializer)
     except Exception as error:
         raise CassetteFormatError(

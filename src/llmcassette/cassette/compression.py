@@ -4,37 +4,121 @@ gzip and deflate always work; brotli and zstd work when their optional packages
 (``llmcassette[brotli]``, ``llmcassette[zstd]``, or brotlicffi, or Python 3.14's zstd) are
 installed. An encoding that cannot be undone leaves the body and its headers untouched
 (and the fail-closed scan refuses the cassette: ``allow_unscanned_bodies``).
+
+A body never decodes to more than ``max_decoded_bytes()``: a few hundred kilobytes of gzip
+in a cassette from a stranger can stand for gigabytes (a "decompression bomb"), so gzip,
+deflate and brotli (1.2 and later) stop at the limit, and the body is left as it was.
 """
 
 from __future__ import annotations
 
 import contextlib
 import importlib
+import os
 import zlib
 from collections.abc import Callable
 
+from llmcassette.errors import ConfigError
+
 Decoder = Callable[[bytes], bytes]
 
+#: The environment variable that raises (or lowers) ``max_decoded_bytes()``.
+MAX_DECODED_BYTES_ENV = "LLMCASSETTE_MAX_DECODED_BYTES"
+#: Far more than any LLM answer; a body decoding to more is read as it is stored.
+DEFAULT_MAX_DECODED_BYTES = 256 * 1024 * 1024
 
-def _gunzip(data: bytes) -> bytes:
+
+def max_decoded_bytes() -> int:
+    """The most bytes one body or one gzip-compressed cassette file may decompress to:
+    ``LLMCASSETTE_MAX_DECODED_BYTES`` when set, else 256 MiB."""
+    value = os.environ.get(MAX_DECODED_BYTES_ENV, "").strip()
+    if not value:
+        return DEFAULT_MAX_DECODED_BYTES
+    if not value.isdigit() or int(value) < 1:
+        raise ConfigError(
+            f"{MAX_DECODED_BYTES_ENV}={value[:40]!r} is not a whole number of bytes above 0"
+        )
+    return int(value)
+
+
+class DecodedTooLarge(ValueError):
+    """A body that decompresses to more than ``limit`` bytes; decoding stopped there."""
+
+    def __init__(self, coding: str, limit: int) -> None:
+        self.coding = coding
+        self.limit = limit
+        self.problem = f"decompresses ({coding}) to more than {limit} bytes"
+        self.hint = (
+            f"if that much is expected, set {MAX_DECODED_BYTES_ENV} to a larger number of "
+            f"bytes (the limit is {limit})"
+        )
+        super().__init__(f"{self.problem}; {self.hint}")
+
+
+def _add_within(out: bytearray, piece: bytes, coding: str, limit: int) -> None:
+    out += piece
+    if len(out) > limit:
+        raise DecodedTooLarge(coding, limit)
+
+
+def gunzip(data: bytes, limit: int | None = None) -> bytes:
+    """``data`` gzip-decompressed, at most ``limit`` bytes (``max_decoded_bytes()``), or
+    ``DecodedTooLarge``; ``zlib.error`` for data that is no gzip or is cut off."""
+    limit = max_decoded_bytes() if limit is None else limit
     # Members may be concatenated (gzip allows it), so loop like `gzip.decompress` does.
     out = bytearray()
     while data:
         decompressor = zlib.decompressobj(zlib.MAX_WBITS | 16)
-        out += decompressor.decompress(data)
-        out += decompressor.flush()
+        # One byte past the limit: enough to know it is exceeded, and no more is made.
+        _add_within(out, decompressor.decompress(data, limit + 1 - len(out)), "gzip", limit)
+        _add_within(out, decompressor.flush(), "gzip", limit)
         data = decompressor.unused_data
         if not decompressor.eof:
             raise zlib.error("truncated gzip stream")
     return bytes(out)
 
 
+def _gunzip(data: bytes) -> bytes:
+    return gunzip(data)
+
+
+def _inflate_as(data: bytes, wbits: int, limit: int) -> bytes:
+    decompressor = zlib.decompressobj(wbits)
+    out = bytearray()
+    _add_within(out, decompressor.decompress(data, limit + 1), "deflate", limit)
+    _add_within(out, decompressor.flush(), "deflate", limit)
+    if not decompressor.eof:
+        raise zlib.error("truncated deflate stream")
+    return bytes(out)
+
+
 def _inflate(data: bytes) -> bytes:
     # "deflate" is zlib-wrapped per RFC 9110, but some servers send raw deflate.
+    limit = max_decoded_bytes()
     try:
-        return zlib.decompress(data)
+        return _inflate_as(data, zlib.MAX_WBITS, limit)
     except zlib.error:
-        return zlib.decompress(data, -zlib.MAX_WBITS)
+        return _inflate_as(data, -zlib.MAX_WBITS, limit)
+
+
+def _unbrotli(module: object) -> Decoder | None:
+    """brotli's decoder within the limit, when the module can stop at one (brotli 1.2)."""
+    make = getattr(module, "Decompressor", None)
+    if make is None or not hasattr(make(), "can_accept_more_data"):
+        return None
+
+    def decode(data: bytes) -> bytes:
+        limit = max_decoded_bytes()
+        decompressor = make()
+        out = bytearray()
+        _add_within(out, decompressor.process(data, output_buffer_limit=limit + 1), "br", limit)
+        while not decompressor.is_finished():
+            if decompressor.can_accept_more_data():
+                raise ValueError("truncated brotli stream")
+            _add_within(out, decompressor.process(b"", output_buffer_limit=limit + 1), "br", limit)
+        return bytes(out)
+
+    return decode
 
 
 def _decoders() -> dict[str, Decoder]:
@@ -43,7 +127,8 @@ def _decoders() -> dict[str, Decoder]:
     # brotli or brotlicffi is importable, zstd when zstandard is (or Python 3.14's own).
     for module in ("brotli", "brotlicffi"):
         with contextlib.suppress(ImportError):
-            decoders.setdefault("br", importlib.import_module(module).decompress)
+            found = importlib.import_module(module)
+            decoders.setdefault("br", _unbrotli(found) or found.decompress)
     try:
         import zstandard
 
@@ -82,7 +167,8 @@ def decode_content(
     """Return the body with its content-encodings undone and headers adjusted to match.
 
     ``content-encoding`` is removed and ``content-length`` set to the decoded size.
-    When any encoding is unknown or the data does not decode, nothing changes.
+    When any encoding is unknown or the data does not decode (or decodes to more than
+    ``max_decoded_bytes()``: ``too_large`` says so), nothing changes.
     """
     name = _find(headers, "content-encoding")
     if name is None:
@@ -93,17 +179,39 @@ def decode_content(
         return body, headers
     if not all(c in DECODERS for c in codings):
         return body, headers
-    decoded = body
+    max_decoded_bytes()  # a wrong setting is an error of its own, not a body left as it is
     try:
-        for coding in reversed(codings):  # the last one listed was applied last
-            decoded = DECODERS[coding](decoded)
-    except Exception:  # a lying header or a corrupt body: keep the bytes as received
+        decoded = _undo(body, codings)
+    except Exception:  # a lying header, a corrupt body, a bomb: keep the bytes as received
         return body, headers
     new_headers = {k: v for k, v in headers.items() if k != name}
     length = _find(new_headers, "content-length")
     if length is not None:
         new_headers[length] = [str(len(decoded))]
     return decoded, new_headers
+
+
+def _undo(body: bytes, codings: list[str]) -> bytes:
+    for coding in reversed(codings):  # the last one listed was applied last
+        body = DECODERS[coding](body)
+    return body
+
+
+def too_large(body: bytes, headers: dict[str, list[str]]) -> DecodedTooLarge | None:
+    """Why ``decode_content`` would leave ``body`` as it is because it decompresses to more
+    than ``max_decoded_bytes()``, if it would; None otherwise (a body that decodes, or that
+    does not for any other reason)."""
+    codings = content_codings(headers)
+    if not body or not codings or not all(c in DECODERS for c in codings):
+        return None
+    max_decoded_bytes()  # a wrong setting is an error of its own
+    try:
+        _undo(body, codings)
+    except DecodedTooLarge as error:
+        return error
+    except Exception:  # not decodable: decode_content keeps it, and says nothing either
+        return None
+    return None
 
 
 def _find(headers: dict[str, list[str]], wanted: str) -> str | None:

@@ -28,7 +28,7 @@ from typing import Any, Protocol
 from urllib.parse import urlsplit
 
 from llmcassette.cassette import bodies, events, eventstream, jsontext, lines, redacted
-from llmcassette.cassette.compression import decode_content
+from llmcassette.cassette.compression import decode_content, too_large
 from llmcassette.cassette.migrations import (
     FIRST_RELEASE_WITH_VERSION,
     FORMAT_VERSION,
@@ -811,15 +811,21 @@ def _start_interaction(path: str, request: Line, response: Line) -> Interaction:
             "is no IPv6 address); it is not shown, since it may hold a credential",
             "fix the URL on that line, or record the cassette again",
         ) from None
+    request_headers = _headers_in(path, request, "headers")
+    request_body = _body_bytes(path, request)
+    _check_decoded_size(path, request, request_body, request_headers)
+    response_headers = _headers_in(path, response, "headers")
+    response_body = b"" if stream is not None else (_body_bytes(path, response) or b"")
+    _check_decoded_size(path, response, response_body, response_headers)
     return Interaction(
         method=_field(path, request, "method", str),
         uri=uri,
-        request_headers=_headers_in(path, request, "headers"),
-        request_body=_body_bytes(path, request),
+        request_headers=request_headers,
+        request_body=request_body,
         status=status,
         reason=reason,
-        response_headers=_headers_in(path, response, "headers"),
-        response_body=b"" if stream is not None else (_body_bytes(path, response) or b""),
+        response_headers=response_headers,
+        response_body=response_body,
         stream=stream,
         response_extra={
             k: v
@@ -830,6 +836,17 @@ def _start_interaction(path: str, request: Line, response: Line) -> Interaction:
         session=session,
         client=client,
     )
+
+
+def _check_decoded_size(path: str, line: Line, body: bytes | None, headers: Headers) -> None:
+    """A body stored with a content-encoding that decompresses to more than the limit (a
+    "decompression bomb") is refused here, naming its line, rather than by each reader that
+    would decode it."""
+    if body and any(name.lower() == "content-encoding" for name in headers):
+        error = too_large(body, headers)
+        if error is not None:
+            kind = line.record.get("type")
+            raise _fail(path, line.number, f"{kind} line: the body {error.problem}", error.hint)
 
 
 def read(data: bytes, path: str | os.PathLike[str]) -> Cassette:

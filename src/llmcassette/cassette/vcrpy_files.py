@@ -30,7 +30,59 @@ def parse(text: str, *, json_file: bool) -> Any:
         from yaml import CSafeLoader as Loader
     except ImportError:  # pragma: no cover - PyYAML without libyaml
         from yaml import SafeLoader as Loader  # type: ignore[assignment]
-    return yaml.load(text, Loader=Loader)
+    loaded = yaml.load(text, Loader=Loader)
+    check_aliases(loaded)
+    return loaded
+
+
+#: What aliases may add to a YAML file read as a tree, in values, beyond the values it
+#: holds: PyYAML writes one for an object a cassette holds twice (``&id001``, ``*id001``),
+#: but nested aliases can stand for billions ("billion laughs"), which every reader that
+#: walks the tree (convert, scan, a replayed body) would spend hours and all memory on.
+MAX_ALIASED_VALUES = 1_000_000
+
+
+class AliasBombError(ValueError):
+    """A YAML file whose aliases stand for more values than ``MAX_ALIASED_VALUES``, or
+    refer to a value that holds them (a tree without end)."""
+
+
+def _children(value: Any) -> Iterable[Any]:
+    return value.values() if isinstance(value, dict) else value
+
+
+def check_aliases(loaded: Any) -> None:
+    """``AliasBombError`` when walking ``loaded`` as a tree would meet more than
+    ``MAX_ALIASED_VALUES`` values beyond those it holds, or never end; in time linear in
+    the values it holds (each shared one is counted once, its tree size remembered)."""
+    containers = (dict, list, tuple)
+    if not isinstance(loaded, containers):
+        return
+    sizes: dict[int, int] = {}  # a container's id: how many values its tree holds
+    on_path = {id(loaded)}
+    stack = [(loaded, iter(_children(loaded)))]
+    while stack:
+        node, pending = stack[-1]
+        for child in pending:
+            if isinstance(child, containers) and id(child) not in sizes:
+                if id(child) in on_path:
+                    raise AliasBombError(
+                        "a YAML alias refers to a value that holds it: a tree without end"
+                    )
+                on_path.add(id(child))
+                stack.append((child, iter(_children(child))))
+                break
+        else:
+            stack.pop()
+            on_path.discard(id(node))
+            sizes[id(node)] = 1 + sum(sizes.get(id(child), 1) for child in _children(node))
+    held = len(sizes)
+    added = sizes[id(loaded)] - held
+    if added > max(MAX_ALIASED_VALUES, held):
+        raise AliasBombError(
+            f"its YAML aliases stand for {added} more values than the file holds (at most "
+            f"{max(MAX_ALIASED_VALUES, held)}): a file built to exhaust memory, not a cassette"
+        )
 
 
 def layout(loaded: Any) -> str | None:

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, NoReturn, TextIO
 
 from llmcassette._version import __version__
 from llmcassette.cli import output
-from llmcassette.cli.output import Output, UsageError
+from llmcassette.cli.output import Output, UsageError, terminal_safe
 from llmcassette.cli.paths import (
     JSONL,
     SIDECAR,
@@ -45,8 +45,12 @@ def _color_enabled(choice: str, stream: TextIO) -> bool:
 _STYLES = {"header": "1", "removed": "31", "added": "32", "changed": "33", "path": "36"}
 
 
+def _paints(args: argparse.Namespace) -> bool:
+    return _color_enabled(getattr(args, "color", "auto"), sys.stdout)
+
+
 def _painter(args: argparse.Namespace) -> Callable[[str, str], str]:
-    if not _color_enabled(getattr(args, "color", "auto"), sys.stdout):
+    if not _paints(args):
         return lambda text, style: text
     return lambda text, style: f"\x1b[{_STYLES[style]}m{text}\x1b[0m"
 
@@ -278,7 +282,8 @@ def _show(args: argparse.Namespace) -> int:
         sessions = sessions_json(shown)
         grouped = {} if sessions is None else {"sessions": sessions}  # none: as it always was
         return out.done(interactions=[dataclasses.asdict(item) for item in shown], **grouped)
-    print(out.shown(render_cassette(shown, _painter(args))))
+    painted = render_cassette(shown, _painter(args))
+    print(terminal_safe(out.shown(painted), colors=_paints(args)))
     return 0
 
 
@@ -303,7 +308,7 @@ def _textconv(path: Path) -> int:
         problem = getattr(error, "problem", str(error))
         text = f"(not rendered by llmcassette: {problem})\n" + data.decode("utf-8", "replace")
     # What git diff shows ends up in terminals and CI logs: redacted, as show's output is.
-    sys.stdout.write(_printed()(text))
+    sys.stdout.write(terminal_safe(_printed()(text)))
     return 0
 
 
@@ -327,7 +332,8 @@ def _diff(args: argparse.Namespace) -> int:
         out.finding(record(output.CASSETTES_DIFFER, problem, file=args.b, how_to_fix=how), None)
     if args.json:
         return out.done(**to_json(result))
-    print(out.shown(render(result, _painter(args))))
+    painted = render(result, _painter(args))
+    print(terminal_safe(out.shown(painted), colors=_paints(args)))
     return out.done()
 
 

@@ -15,11 +15,12 @@ there is an error, else 1 when there is a finding, else 0.
 from __future__ import annotations
 
 import json
+import re
 import sys
 from collections.abc import Callable
 from typing import Any
 
-from llmcassette.errors import LlmCassetteError, record
+from llmcassette.errors import LlmCassetteError, record, without_controls
 
 # The codes of what the commands find or meet that is no exception (an error met as an
 # exception has that exception's ``code``). Each is explained in docs/errors.md; a code
@@ -48,6 +49,23 @@ CODES = (
     TARGET_EXISTS,
     LOST_BODY,
 )
+
+
+# A control character in text from a cassette or a file name could clear the screen, hide
+# or rewrite a finding, set the window title or write to the clipboard (OSC 52). The
+# colours the commands paint with (``--color``), and only those, are let through.
+_PAINTED = re.compile(r"(\x1b\[(?:0|1|31|32|33|36)m)")
+
+
+def terminal_safe(text: str, *, colors: bool = False) -> str:
+    """``text`` with every control character shown as ``\\xNN``; with ``colors``, the
+    colour sequences the commands paint with are kept."""
+    if not colors or "\x1b" not in text:
+        return without_controls(text)
+    pieces = _PAINTED.split(text)  # the painted sequences at odd indexes
+    return "".join(
+        piece if index % 2 else without_controls(piece) for index, piece in enumerate(pieces)
+    )
 
 
 class UsageError(LlmCassetteError):
@@ -81,7 +99,7 @@ class Output:
 
     def _print(self, text: str | None, stderr: bool) -> None:
         if text is not None and not self.as_json:
-            print(self.shown(text), file=sys.stderr if stderr else sys.stdout)
+            print(terminal_safe(self.shown(text)), file=sys.stderr if stderr else sys.stdout)
 
     def finding(self, found: dict[str, Any], text: str | None, *, stderr: bool = False) -> None:
         """Something wrong with a cassette (exit 1); ``text`` is its line without ``--json``."""

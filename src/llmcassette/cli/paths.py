@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import contextlib
 import functools
-import gzip
 import os
 import sys
 import zlib
@@ -36,6 +35,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from llmcassette.cli.output import terminal_safe
 from llmcassette.errors import CassetteFormatError
 from llmcassette.faults.sidecar import SUFFIX as SIDECAR_SUFFIX
 
@@ -135,14 +135,14 @@ def _starts_as_jsonl(text: str) -> bool:
 
 
 def _parse_error(name: str, error: Exception, json_file: bool) -> CassetteFormatError:
-    from llmcassette.cassette.vcrpy_files import error_line, parse_problem
+    from llmcassette.cassette.vcrpy_files import AliasBombError, error_line, parse_problem
 
     what = "JSON" if json_file else "YAML"
     detail = parse_problem(error)  # never the file's text a YAML error quotes
     return CassetteFormatError(
         name,
         error_line(error),
-        f"not valid {what}: {detail}",
+        detail if isinstance(error, AliasBombError) else f"not valid {what}: {detail}",
         "restore the file from version control, or record the cassette again",
     )
 
@@ -160,8 +160,12 @@ def open_file(path: Path, *, in_folder: bool = False) -> Opened | None:
         raise _unreadable(name, error) from None
     raw, compressed = data, data[:2] == b"\x1f\x8b"
     if compressed:
+        from llmcassette.cassette.compression import DecodedTooLarge, gunzip
+
         try:
-            raw = gzip.decompress(data)
+            raw = gunzip(data)
+        except DecodedTooLarge as error:
+            raise CassetteFormatError(name, None, f"the file {error.problem}", error.hint) from None
         except (OSError, EOFError, zlib.error) as error:
             raise CassetteFormatError(name, None, f"damaged gzip data ({error})") from None
     if not raw.strip():
@@ -199,8 +203,9 @@ def open_file(path: Path, *, in_folder: bool = False) -> Opened | None:
 def files_under(
     folder: Path, suffixes: Collection[str] = SUFFIXES + COMPRESSED_SUFFIXES
 ) -> Iterator[Path | UnreadableError]:
-    """The files under ``folder`` (recursively, sorted) whose name ends in ``suffixes``,
-    and an ``UnreadableError`` for each folder that cannot be listed."""
+    """The files under ``folder`` (recursively, sorted, links to folders not followed) whose
+    name ends in ``suffixes``, and an ``UnreadableError`` for each folder that cannot be
+    listed."""
     endings = tuple(suffixes)
     found: list[tuple[str, Path | UnreadableError]] = []
     pending = [folder]
@@ -214,7 +219,9 @@ def files_under(
         for entry in entries:
             path = Path(entry.path)
             try:
-                is_dir = entry.is_dir()
+                # A link to a folder is not followed (as find and git do not): it may lead
+                # out of the tree, where migrate, heal and redact would write, or to itself.
+                is_dir = entry.is_dir(follow_symlinks=False)
                 is_file = not is_dir and entry.is_file()
             except OSError as error:
                 found.append((entry.path, _unreadable(path, error)))
@@ -399,4 +406,4 @@ def default_jobs() -> int:
 
 def report(error: CassetteFormatError) -> None:
     """One line ``PATH[:LINE]: problem`` on stderr (and the hint, indented, below it)."""
-    print(error, file=sys.stderr)  # CassetteFormatError's message is exactly that
+    print(terminal_safe(str(error)), file=sys.stderr)  # CassetteFormatError's message is that

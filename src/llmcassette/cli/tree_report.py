@@ -41,7 +41,7 @@ from pathlib import Path
 from typing import Any
 
 from llmcassette.cli.check import UNREADABLE, Options, check_paths, owning_test
-from llmcassette.cli.output import Output
+from llmcassette.cli.output import Output, terminal_safe
 from llmcassette.cli.paths import JSONL, VCRPY, Opened, cassettes
 from llmcassette.errors import CassetteFormatError
 
@@ -352,7 +352,8 @@ def run(paths: Sequence[str], *, as_json: bool, markdown: bool, color: bool) -> 
     document = build(paths, out)
     if as_json:
         return out.done(**document)
-    sys.stdout.write(render_markdown(document) if markdown else render_text(document, color) + "\n")
+    text = render_markdown(document) if markdown else render_text(document, color) + "\n"
+    sys.stdout.write(terminal_safe(text, colors=color and not markdown))
     return out.done()
 
 

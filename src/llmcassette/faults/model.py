@@ -409,9 +409,17 @@ def fault_from_fields(values: Mapping[str, Any], base_dir: str | None = None) ->
             raise FieldError("marker", f"must be a file path, got {shown(marker)}")
         if hang_after is None:
             raise FieldError("marker", "is touched when a hang starts: add hang_after")
-        if base_dir is not None:
+        if base_dir is not None:  # a sidecar's: a file from a pull request names it
             import os
 
+            folder = os.path.realpath(base_dir)
+            joined = os.path.realpath(os.path.join(folder, marker))
+            if os.path.commonpath([folder, joined]) != folder:
+                raise FieldError(
+                    "marker",
+                    "must be a file in the sidecar's folder or below it (the hang creates "
+                    f"it), got {shown(marker)}",
+                )
             marker = os.path.join(base_dir, marker)
     delay = _optional(values, "delay", _seconds)
     event_delay = _optional(values, "event_delay", _seconds)

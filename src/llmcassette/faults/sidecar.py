@@ -46,6 +46,14 @@ def load(path: Path) -> Overrides | None:
             f"not valid JSON: {problem.msg} (column {problem.colno})",
             "the sidecar is one JSON object; check commas and quotes there",
         ) from None
+    except OSError as problem:  # a folder by that name, a file it may not read
+        raise OverridesError(
+            str(path),
+            None,
+            None,
+            f"cannot be read: {problem.strerror or problem}",
+            "make it a readable file, or delete it",
+        ) from None
     except (RecursionError, ValueError) as problem:  # not UTF-8, too deep, a too long integer
         what = "not UTF-8 text" if isinstance(problem, UnicodeDecodeError) else str(problem)
         if isinstance(problem, RecursionError):

@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from llmcassette.errors import command_for_test
+from llmcassette.errors import command_for_test, without_controls
 from llmcassette.matching.canonical import body_value
 from llmcassette.matching.jsondiff import Difference, Missing, differences
 from llmcassette.matching.matchers import comparable_body, comparable_method, content_type
@@ -390,7 +390,8 @@ def render(
         first = closest.differences[0]
         lines.append(f"{first.describe()}  [{where}]")
         lines.append(
-            f"  closest recorded: interaction {closest.where} ({closest.method} {closest.uri})"
+            f"  closest recorded: interaction {closest.where} "
+            f"({without_controls(f'{closest.method} {closest.uri}')})"
         )
         for difference in closest.differences[1:MAX_DIFFERENCES]:
             lines.append(f"    {difference.describe()}")
