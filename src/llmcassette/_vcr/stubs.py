@@ -37,7 +37,7 @@ from llmcassette.errors import (
 from llmcassette.faults import placeholders
 from llmcassette.matching.report import Context
 from llmcassette.sessions import current_session
-from llmcassette.transport import fault_responses, integrity, lm15
+from llmcassette.transport import clock, fault_responses, integrity, lm15
 from llmcassette.transport.pace import Pace
 from llmcassette.transport.recorded import META_KEY
 from llmcassette.transport.recording import Ending, recording_stream
@@ -324,9 +324,17 @@ class InterceptedMethod:
             )
 
     def _replay(
-        self, request: Any, vcr_request: Any, recorded: Any, answer: Any, *, is_async: bool
+        self,
+        request: Any,
+        vcr_request: Any,
+        recorded: Any,
+        answer: Any,
+        sent_at: float,
+        *,
+        is_async: bool,
     ) -> Any:
-        """The replayed response, with the answer's fault carried out (raises a failure)."""
+        """The replayed response, with the answer's fault carried out (raises a failure);
+        ``sent_at`` is when the request was sent (``clock.now()``)."""
         library = self.library
         fault = None if answer is None else answer.fault
         if fault is not None and fault.fail is not None:
@@ -354,6 +362,7 @@ class InterceptedMethod:
             is_async=is_async,
             shape=shape,
             past_the_end=past_the_end,
+            sent_at=sent_at,
         )
 
     def _read_past_recording(self, vcr_request: Any, recorded: Any) -> None:
@@ -427,10 +436,11 @@ class InterceptedMethod:
         except CassetteMismatch as mismatch:
             return self._answer_mismatch(request, mismatch)
         if recorded is not None or answer is not None:
+            sent_at = clock.now()
             if delay > 0:
-                time.sleep(delay)
+                clock.wait(delay)
             with _SHOWN_IN_REPORT:
-                return self._replay(request, vcr_request, recorded, answer, is_async=False)
+                return self._replay(request, vcr_request, recorded, answer, sent_at, is_async=False)
         started = time.monotonic()
         try:
             response = self.original(transport, request)
@@ -452,12 +462,11 @@ class AsyncInterceptedMethod(InterceptedMethod):
         except CassetteMismatch as mismatch:
             return self._answer_mismatch(request, mismatch)
         if recorded is not None or answer is not None:
+            sent_at = clock.now()
             if delay > 0:
-                import anyio
-
-                await anyio.sleep(delay)
+                await clock.wait_async(delay)
             with _SHOWN_IN_REPORT:
-                return self._replay(request, vcr_request, recorded, answer, is_async=True)
+                return self._replay(request, vcr_request, recorded, answer, sent_at, is_async=True)
         started = time.monotonic()
         try:
             response = await self.original(transport, request)
