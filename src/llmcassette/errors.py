@@ -694,6 +694,28 @@ class FailedRequestNotRecordedWarning(LlmCassetteWarning):
         )
 
 
+class FixtureCallsWarning(LlmCassetteWarning):
+    """A fixture of wider scope than a test (class, module, package, session) made calls
+    while the cassette of the test that first needed it was open: they are in that test's
+    cassette only, so another test that uses the fixture, run without that one, has no
+    recording of them."""
+
+    def __init__(self, fixture: str, scope: str, test: str, calls: int) -> None:
+        self.fixture = fixture
+        self.scope = scope
+        self.test = test
+        self.calls = calls
+        counted = "1 call" if calls == 1 else f"{calls} calls"
+        super().__init__(
+            f"fixture {fixture!r} ({scope} scope) made {counted} inside the cassette of "
+            f"{test}, the test that first needed it: the other tests that use the fixture "
+            f"have no recording of {'it' if calls == 1 else 'them'}, and fail to replay "
+            f"when run without {test}\n"
+            "  how to fix: give the fixture a cassette of its own (docs/pytest.md, "
+            '"Fixtures shared by several tests")'
+        )
+
+
 class ConcurrentIdenticalRequestsWarning(LlmCassetteWarning):
     """While recording, identical requests (the same request key, in the same session or
     outside any) were in flight at the same time and got different answers.

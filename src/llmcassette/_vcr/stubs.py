@@ -56,6 +56,13 @@ _CALLS = "_llmcassette_calls"
 REFUSED = "_llmcassette_refused"
 
 
+def calls_made(cassette: Any) -> int:
+    """How many requests ``cassette`` has taken so far, through llmcassette's httpx stubs
+    and vcrpy's own (requests, aiohttp...)."""
+    calls = cassette.__dict__
+    return int(calls.get(_CALLS, 0)) + int(calls.get(fault_plan.STUB_CALLS, 0))
+
+
 def refused(cassette: Any, mismatch: CassetteMismatch) -> None:
     """Keep the first request ``cassette`` refused: should the code under test catch the
     mismatch, what it left unplayed is reported with it (``unused.unused_error``)."""
