@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import shlex
+from pathlib import PurePath
 from typing import Any, ClassVar
 
 #: The fields of an error or finding besides ``code``, ``message`` and ``docs``; None where
@@ -45,6 +46,21 @@ def command_for_test(test: str | None, record_mode: str, *, forced: bool = False
     option = "--llmcassette-record-mode" if forced else "--record-mode"
     selection = f" {shlex.quote(test)}" if test else ""
     return f"pytest{selection} {option}={record_mode}"
+
+
+def shown_path(path: str | os.PathLike[str], cwd: str | None = None) -> str:
+    """``path`` as a message shows it: relative to ``cwd`` (default: the current directory)
+    when it is under it, as pytest shows files, else as it is.
+
+    Only string operations when ``cwd`` is given: a message made inside a request, on an
+    event loop, must not ask the operating system anything.
+    """
+    text = os.fspath(path)
+    if not os.path.isabs(text):
+        return text
+    base = PurePath(os.getcwd() if cwd is None else cwd)
+    shown = PurePath(text)
+    return str(shown.relative_to(base)) if shown.is_relative_to(base) and shown != base else text
 
 
 # Errors defined in modules this one cannot import (they import vcrpy): their codes.
@@ -148,7 +164,7 @@ class CassetteFormatError(LlmCassetteError, ValueError):
         self.line = line
         self.problem = problem
         self.hint = hint
-        where = f"{self.path}:{line}" if line is not None else self.path
+        where = f"{shown_path(self.path)}:{line}" if line is not None else shown_path(self.path)
         super().__init__(located(where, problem, hint))
 
     def details(self) -> dict[str, Any]:
@@ -215,7 +231,7 @@ class HealError(LlmCassetteError):
         self.field = field
         self.problem = problem
         self.hint = hint
-        where = f"{self.path}:{line}" if line is not None else self.path
+        where = f"{shown_path(self.path)}:{line}" if line is not None else shown_path(self.path)
         super().__init__(located(where, f"cannot heal: {problem}; not changed", hint))
 
     def details(self) -> dict[str, Any]:
@@ -254,7 +270,7 @@ class SecretLeakError(LlmCassetteError):
         self.json_path = json_path
         self.rule = rule
         self.findings = findings or [(line, json_path, rule)]
-        where = f"{self.path}:{line}" if line is not None else self.path
+        where = f"{shown_path(self.path)}:{line}" if line is not None else shown_path(self.path)
         more = len(self.findings) - 1
         also = f" ({more} more finding(s))" if more > 0 else ""
         if rule == UNSCANNABLE_BODY:
@@ -371,6 +387,7 @@ class UnusedInteractionsError(LlmCassetteError):
         if hint is not None:  # where the cassette is used names other commands
             self.hint = hint
         self.path = path
+        path = shown_path(path)  # as the message shows it
         # Requests sent through vcrpy's own stubs (requests, aiohttp, boto3...), which
         # scheduled faults never reach: why a fault may stay unused though calls were made.
         self.bypassed = bypassed
@@ -545,7 +562,7 @@ class CassetteExpiredError(LlmCassetteError):
         self.age = age
         self.max_age = max_age
         super().__init__(
-            f"{self.path}: cassette expired: recorded {created_at}, {format_age(age)} ago, "
+            f"{shown_path(self.path)}: cassette expired: recorded {created_at}, {format_age(age)} ago, "
             f"max_age is {format_age(max_age)}\n  how to fix: {self.hint}"
         )
 
@@ -627,7 +644,8 @@ class CassetteLockError(LlmCassetteError):
         self.problem = problem
         who = f"process {pid}" if pid is not None else "another process"
         super().__init__(
-            f"{self.path}: {problem} ({who}, lock file {self.lock_path}); nothing was written\n"
+            f"{shown_path(self.path)}: {problem} ({who}, lock file "
+            f"{shown_path(self.lock_path)}); nothing was written\n"
             f"  how to fix: {self.hint}"
         )
 
@@ -653,6 +671,7 @@ class OverlappingCassettesError(LlmCassetteError):
     def __init__(self, path: str, open_path: str) -> None:
         self.path = path
         self.open_path = open_path
+        path, open_path = shown_path(path), shown_path(open_path)
         super().__init__(
             f"{path}: opened while {open_path} is open in another task or thread; the "
             "HTTP clients are patched for the whole process, so the requests of both would "

@@ -25,7 +25,7 @@ import pytest
 from llmcassette import _warning_site, run_report
 from llmcassette._vcr.install import configure
 from llmcassette._vcr.session_saves import SessionSaves
-from llmcassette.errors import FixtureCallsWarning, UnusedInteractionsError
+from llmcassette.errors import FixtureCallsWarning, UnusedInteractionsError, shown_path
 
 if TYPE_CHECKING:
     from typing import Literal
@@ -366,7 +366,7 @@ def _discard_recording(cassette: Any, headline: str) -> str | None:
     state = "left as it was" if os.path.exists(path) else "not created"
     return (
         f"{headline.format(count=count)}\n"
-        f"  cassette: {path} ({state})\n"
+        f"  cassette: {shown_path(path)} ({state})\n"
         "  fix the test and record again; to keep what a failed test records, use "
         "@pytest.mark.vcr(record_failed=True)"
     )
@@ -417,15 +417,14 @@ def _remove_unrecorded(session: pytest.Session, exitstatus: int) -> None:
     from llmcassette.errors import CassetteLockError
 
     removed = session.config.stash.setdefault(_REMOVED_CASSETTES, [])
-    root = session.config.rootpath
     for path, uses in session.config.stash.get(_CASSETTE_USES, {}).items():
         if uses != [True]:
             continue
         try:
             if remove_unrecorded(Path(path), saves):
-                removed.append(os.path.relpath(path, root))
+                removed.append(shown_path(path))
         except (CassetteLockError, OSError) as error:  # left as it was: the summary says why
-            removed.append(f"{os.path.relpath(path, root)}: not removed ({error})")
+            removed.append(f"{shown_path(path)}: not removed ({error})")
 
 
 @pytest.hookimpl(wrapper=True)

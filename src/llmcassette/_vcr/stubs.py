@@ -26,7 +26,7 @@ from llmcassette import _eventstream as wire
 from llmcassette._vcr import clients, compat, deferred, fault_plan, lookup, overlap, save_policy
 from llmcassette._vcr.bridge import incoming_request
 from llmcassette._vcr.mismatch import RAISED, CassetteMismatch
-from llmcassette._vcr.persister import display_path
+from llmcassette._vcr.persister import shown_file
 from llmcassette.cassette import events, eventstream
 from llmcassette.errors import (
     FaultError,
@@ -323,7 +323,7 @@ class InterceptedMethod:
     def _no_fault_when_recording(self, answer: Any) -> None:
         if answer is not None and answer.fault is not None:
             raise FaultError(
-                display_path(self.cassette),
+                shown_file(self.cassette),
                 answer.where,
                 f"{answer.fault.describe()} changes a recorded response, but this request "
                 "is being recorded (no recorded interaction answers it)",
@@ -355,7 +355,7 @@ class InterceptedMethod:
             fault,
             request,
             vcr_request,
-            cassette=functools.partial(display_path, self.cassette),
+            cassette=functools.partial(shown_file, self.cassette),
             where=where,
         )
         past_the_end = None
@@ -385,7 +385,7 @@ class InterceptedMethod:
             "the cassette does not hold what came next"
         )
         if self.incomplete_streams == "error":
-            raise IncompleteStreamError(uri, problem, display_path(self.cassette))
+            raise IncompleteStreamError(uri, problem, shown_file(self.cassette))
         deferred.warn(self.cassette, IncompleteStreamWarning(f"{uri}: {problem}"), stacklevel=3)
 
     def _note_failed(self, filtered: Any, error: BaseException, started: float) -> None:

@@ -42,7 +42,7 @@ def activate() -> None:
     from llmcassette._vcr import mismatch
     from llmcassette._vcr.install import RecordModeName, use_cassette_for_run
     from llmcassette._vcr.persister import never_recorded
-    from llmcassette.errors import located
+    from llmcassette.errors import located, shown_path
 
     # use_cassette, with a mismatch's hints naming run's options (--record, --mode).
     try:
@@ -54,7 +54,10 @@ def activate() -> None:
         if isinstance(failure, llmcassette.LlmCassetteError):
             _refuse(summary_file, path, mode, str(failure))  # it names the file and line
         _refuse(
-            summary_file, path, mode, f"llmcassette: {path}: cannot open the cassette: {failure}"
+            summary_file,
+            path,
+            mode,
+            f"llmcassette: {shown_path(path)}: cannot open the cassette: {failure}",
         )
     if mode == "none" and never_recorded(cassette):
         # Nothing to replay: the program would only fail at its first request, after doing
@@ -63,8 +66,8 @@ def activate() -> None:
             "the cassette does not exist, and record mode none (--replay) only replays "
             "recorded interactions"
         )
-        hint = f"record it first: llmcassette run --record {path} -- COMMAND"
-        _refuse(summary_file, path, mode, located(path, problem, hint))
+        hint = f"record it first: llmcassette run --record {shown_path(path)} -- COMMAND"
+        _refuse(summary_file, path, mode, located(shown_path(path), problem, hint))
     loaded = len(cassette.data)
     if sys.excepthook is sys.__excepthook__:  # the program's own hook, if any, is its own
         sys.excepthook = functools.partial(_print_redacted, cassette)
