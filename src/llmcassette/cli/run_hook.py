@@ -27,6 +27,10 @@ SUMMARY_ENV = "LLMCASSETTE_RUN_SUMMARY"
 MODES = ("all", "once", "new_episodes", "none")
 
 
+# What activate() keeps for the process's lifetime.
+_KEPT: list[object] = []
+
+
 def activate() -> None:
     """Enter the cassette the environment names, if it names one; close it at exit."""
     path = os.environ.pop(CASSETTE_ENV, None)
@@ -39,11 +43,17 @@ def activate() -> None:
     from typing import cast
 
     import llmcassette
+    from llmcassette import _warning_site
     from llmcassette._vcr import mismatch
     from llmcassette._vcr.install import RecordModeName, use_cassette_for_run
     from llmcassette._vcr.persister import never_recorded
     from llmcassette.errors import located, shown_path
 
+    # llmcassette's warnings name the program's line, for as long as the program runs (its
+    # exit included): not the line of llmcassette that enters the cassette before it starts.
+    pointing = _warning_site.pointing_at(_warning_site.in_main_module)
+    pointing.__enter__()
+    _KEPT.append(pointing)  # left when collected: kept to the end of the process
     # use_cassette, with a mismatch's hints naming run's options (--record, --mode).
     try:
         context = use_cassette_for_run(path, cast("RecordModeName", mode))
