@@ -593,16 +593,25 @@ class LegacyCassetteDriftWarning(LlmCassetteWarning):
     hint = _HINT.format(command="pytest --record-mode=rewrite <test>")
 
     def __init__(
-        self, file: str, path: str, recorded: str, incoming: str, rerecord: str | None = None
+        self,
+        file: str,
+        path: str,
+        recorded: str,
+        incoming: str,
+        rerecord: str | None = None,
+        shown_file: str | None = None,
     ) -> None:
         if rerecord is not None:  # the command that records the test using it again
             self.hint = self._HINT.format(command=rerecord)
         self.file = file
+        # ``file`` as messages show it (``shown_path``), given by a caller inside a request
+        self.shown_file = shown_file or file
         self.path = path
         self.recorded = recorded
         self.incoming = incoming
         super().__init__(
-            f"{file}: legacy cassette drift: {path}: recorded {recorded}, incoming {incoming}"
+            f"{self.shown_file}: legacy cassette drift: {path}: recorded {recorded}, "
+            f"incoming {incoming}"
             f"\n  how to fix: {self.hint}"
         )
 

@@ -229,11 +229,12 @@ def _note_drift(item: pytest.Item, report: pytest.TestReport) -> None:
     found = list(drift.DRIFTED)
     drift.DRIFTED.clear()
     text = "\n".join(
-        f"{w.file}: {w.path}: recorded {w.recorded}, incoming {w.incoming}" for w in found
+        f"{w.shown_file}: {w.path}: recorded {w.recorded}, incoming {w.incoming}" for w in found
     )
     report.sections.append(("llmcassette: legacy cassette drift", text))
     if _PERSISTER in item.stash:  # --record-mode=rewrite re-records the marker's cassette only
-        report.user_properties.append((_DRIFT_PROPERTY, f"{found[0].file}: {found[0].path}"))
+        first = found[0]
+        report.user_properties.append((_DRIFT_PROPERTY, f"{first.shown_file}: {first.path}"))
 
 
 def pytest_runtest_logreport(report: pytest.TestReport) -> None:

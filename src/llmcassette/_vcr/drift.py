@@ -163,7 +163,9 @@ def _report(cassette: Any, file: str, differences: tuple[Any, ...]) -> None:
         # Inside the client's HTTP call: where warnings are errors, raised at the exit.
         rerecord = rerecord_command(getattr(cassette, "_persister", None))
         shown = shown_for(cassette, file)
-        warning = LegacyCassetteDriftWarning(shown, difference.path, recorded, incoming, rerecord)
+        warning = LegacyCassetteDriftWarning(
+            file, difference.path, recorded, incoming, rerecord, shown
+        )
         _emit(warning, cassette)
 
 
@@ -207,7 +209,11 @@ def unplayed_drift(
             # The described request (method, path, model, prompt) is shown as it is.
             path = f"interaction #{entry[0]}"
             shown = shown_for(cassette, file)
-            _emit(LegacyCassetteDriftWarning(shown, path, described, "(not requested)", rerecord))
+            _emit(
+                LegacyCassetteDriftWarning(
+                    file, path, described, "(not requested)", rerecord, shown
+                )
+            )
     if len(left) == len(error.unused):
         return error
     if not left:

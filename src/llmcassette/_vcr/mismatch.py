@@ -93,7 +93,7 @@ class CassetteMismatch(LlmCassetteError, CannotOverwriteExistingCassetteExceptio
             recorded=candidates,
             record_mode=str(record_mode),
             context=context,
-            named=[shown_for(cassette, file) for file, _ in loaded_from(cassette)],
+            named=[(file, shown_for(cassette, file)) for file, _ in loaded_from(cassette)],
             leave=leave,
             session=session,
             echoed=echoed,
