@@ -12,6 +12,8 @@ from collections.abc import Iterator
 import pytest
 
 import llmcassette
+from _replay_clock import ReplayClock
+from llmcassette.transport import clock
 
 # pytester forgets, when a test that uses it ends, every module first imported during that
 # test; imported again later, a module makes new classes, and an ``except`` or isinstance
@@ -61,3 +63,14 @@ def any_server() -> Iterator[tuple[str, list[str]]]:
     yield f"http://127.0.0.1:{server.server_address[1]}", hits
     server.shutdown()
     server.server_close()
+
+
+@pytest.fixture
+def replay_clock(monkeypatch: pytest.MonkeyPatch) -> ReplayClock:
+    """Replays in this test wait on a ``ReplayClock``, which returns at once: a test sees the
+    waits a pace or a latency fault asks for without timing anything."""
+    fake = ReplayClock()
+    monkeypatch.setattr(clock, "now", fake.now)
+    monkeypatch.setattr(clock, "wait", fake.wait)
+    monkeypatch.setattr(clock, "wait_async", fake.wait_async)
+    return fake

@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 import re
 import shlex
+from pathlib import PurePath
 from typing import Any, ClassVar
 
 #: The fields of an error or finding besides ``code``, ``message`` and ``docs``; None where
@@ -58,6 +59,21 @@ def command_for_test(test: str | None, record_mode: str, *, forced: bool = False
     option = "--llmcassette-record-mode" if forced else "--record-mode"
     selection = f" {shlex.quote(test)}" if test else ""
     return f"pytest{selection} {option}={record_mode}"
+
+
+def shown_path(path: str | os.PathLike[str], cwd: str | None = None) -> str:
+    """``path`` as a message shows it: relative to ``cwd`` (default: the current directory)
+    when it is under it, as pytest shows files, else as it is.
+
+    Only string operations when ``cwd`` is given: a message made inside a request, on an
+    event loop, must not ask the operating system anything.
+    """
+    text = os.fspath(path)
+    if not os.path.isabs(text):
+        return text
+    base = PurePath(os.getcwd() if cwd is None else cwd)
+    shown = PurePath(text)
+    return str(shown.relative_to(base)) if shown.is_relative_to(base) and shown != base else text
 
 
 # Errors defined in modules this one cannot import (they import vcrpy): their codes.
@@ -161,7 +177,7 @@ class CassetteFormatError(LlmCassetteError, ValueError):
         self.line = line
         self.problem = problem
         self.hint = hint
-        where = f"{self.path}:{line}" if line is not None else self.path
+        where = f"{shown_path(self.path)}:{line}" if line is not None else shown_path(self.path)
         super().__init__(located(where, problem, hint))
 
     def details(self) -> dict[str, Any]:
@@ -228,7 +244,7 @@ class HealError(LlmCassetteError):
         self.field = field
         self.problem = problem
         self.hint = hint
-        where = f"{self.path}:{line}" if line is not None else self.path
+        where = f"{shown_path(self.path)}:{line}" if line is not None else shown_path(self.path)
         super().__init__(located(where, f"cannot heal: {problem}; not changed", hint))
 
     def details(self) -> dict[str, Any]:
@@ -267,7 +283,7 @@ class SecretLeakError(LlmCassetteError):
         self.json_path = json_path
         self.rule = rule
         self.findings = findings or [(line, json_path, rule)]
-        where = f"{self.path}:{line}" if line is not None else self.path
+        where = f"{shown_path(self.path)}:{line}" if line is not None else shown_path(self.path)
         more = len(self.findings) - 1
         also = f" ({more} more finding(s))" if more > 0 else ""
         if rule == UNSCANNABLE_BODY:
@@ -402,6 +418,7 @@ class UnusedInteractionsError(LlmCassetteError):
         if hint is not None:  # where the cassette is used names other commands
             self.hint = hint
         self.path = path
+        path = shown_path(path)  # as the message shows it
         # Requests sent through vcrpy's own stubs (requests, aiohttp, boto3...), which
         # scheduled faults never reach: why a fault may stay unused though calls were made.
         self.bypassed = bypassed
@@ -576,7 +593,7 @@ class CassetteExpiredError(LlmCassetteError):
         self.age = age
         self.max_age = max_age
         super().__init__(
-            f"{self.path}: cassette expired: recorded {created_at}, {format_age(age)} ago, "
+            f"{shown_path(self.path)}: cassette expired: recorded {created_at}, {format_age(age)} ago, "
             f"max_age is {format_age(max_age)}\n  how to fix: {self.hint}"
         )
 
@@ -607,16 +624,25 @@ class LegacyCassetteDriftWarning(LlmCassetteWarning):
     hint = _HINT.format(command="pytest --record-mode=rewrite <test>")
 
     def __init__(
-        self, file: str, path: str, recorded: str, incoming: str, rerecord: str | None = None
+        self,
+        file: str,
+        path: str,
+        recorded: str,
+        incoming: str,
+        rerecord: str | None = None,
+        shown_file: str | None = None,
     ) -> None:
         if rerecord is not None:  # the command that records the test using it again
             self.hint = self._HINT.format(command=rerecord)
         self.file = file
+        # ``file`` as messages show it (``shown_path``), given by a caller inside a request
+        self.shown_file = shown_file or file
         self.path = path
         self.recorded = recorded
         self.incoming = incoming
         super().__init__(
-            f"{file}: legacy cassette drift: {path}: recorded {recorded}, incoming {incoming}"
+            f"{self.shown_file}: legacy cassette drift: {path}: recorded {recorded}, "
+            f"incoming {incoming}"
             f"\n  how to fix: {self.hint}"
         )
 
@@ -658,7 +684,8 @@ class CassetteLockError(LlmCassetteError):
         self.problem = problem
         who = f"process {pid}" if pid is not None else "another process"
         super().__init__(
-            f"{self.path}: {problem} ({who}, lock file {self.lock_path}); nothing was written\n"
+            f"{shown_path(self.path)}: {problem} ({who}, lock file "
+            f"{shown_path(self.lock_path)}); nothing was written\n"
             f"  how to fix: {self.hint}"
         )
 
@@ -684,6 +711,7 @@ class OverlappingCassettesError(LlmCassetteError):
     def __init__(self, path: str, open_path: str) -> None:
         self.path = path
         self.open_path = open_path
+        path, open_path = shown_path(path), shown_path(open_path)
         super().__init__(
             f"{path}: opened while {open_path} is open in another task or thread; the "
             "HTTP clients are patched for the whole process, so the requests of both would "
@@ -722,6 +750,28 @@ class FailedRequestNotRecordedWarning(LlmCassetteWarning):
             "  how to fix: replayed, the same calls will not be answered; script the failure "
             "for them (a transport_error or hang fault in the cassette's overrides, "
             "docs/faults.md), or keep such calls out of the recorded test"
+        )
+
+
+class FixtureCallsWarning(LlmCassetteWarning):
+    """A fixture of wider scope than a test (class, module, package, session) made calls
+    while the cassette of the test that first needed it was open: they are in that test's
+    cassette only, so another test that uses the fixture, run without that one, has no
+    recording of them."""
+
+    def __init__(self, fixture: str, scope: str, test: str, calls: int) -> None:
+        self.fixture = fixture
+        self.scope = scope
+        self.test = test
+        self.calls = calls
+        counted = "1 call" if calls == 1 else f"{calls} calls"
+        super().__init__(
+            f"fixture {fixture!r} ({scope} scope) made {counted} inside the cassette of "
+            f"{test}, the test that first needed it: the other tests that use the fixture "
+            f"have no recording of {'it' if calls == 1 else 'them'}, and fail to replay "
+            f"when run without {test}\n"
+            "  how to fix: give the fixture a cassette of its own (docs/pytest.md, "
+            '"Fixtures shared by several tests")'
         )
 
 

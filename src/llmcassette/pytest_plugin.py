@@ -13,7 +13,9 @@ import os
 import secrets
 import shlex
 import sys
-from collections.abc import Callable, Generator, Iterable
+import warnings
+from collections.abc import Callable, Generator, Iterable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from types import FrameType
 from typing import TYPE_CHECKING, Any, cast
@@ -23,7 +25,7 @@ import pytest
 from llmcassette import _warning_site, run_report
 from llmcassette._vcr.install import configure
 from llmcassette._vcr.session_saves import SessionSaves
-from llmcassette.errors import UnusedInteractionsError
+from llmcassette.errors import FixtureCallsWarning, UnusedInteractionsError, shown_path
 
 if TYPE_CHECKING:
     from typing import Literal
@@ -54,6 +56,9 @@ RECORD_MODES = ("once", "new_episodes", "none", "all", "rewrite")
 _PYTEST_RECORDING_DEFAULT_SUFFIX = ".yaml"
 
 _current_item: pytest.Item | None = None
+# The test being run, from its setup to its teardown (fixtures of wider scope are set up
+# for it, and in its call by request.getfixturevalue).
+_running_item: pytest.Item | None = None
 # The session writing a run report (--llmcassette-report), if any.
 _config_of_run: pytest.Config | None = None
 
@@ -93,8 +98,13 @@ def pytest_runtest_protocol(
 ) -> Generator[None, object, object]:
     """Point llmcassette's warnings at the test, not at the library code that issues them
     (vcrpy's cassette exit, pytest-recording's fixture, an SDK's transport)."""
-    with _warning_site.pointing_at(lambda frame: _test_location(item, frame)):
-        return (yield)
+    global _running_item
+    _running_item = item
+    try:
+        with _warning_site.pointing_at(lambda frame: _test_location(item, frame)):
+            return (yield)
+    finally:
+        _running_item = None
 
 
 def _test_location(item: pytest.Item, frame: FrameType) -> _warning_site.Location | None:
@@ -219,11 +229,12 @@ def _note_drift(item: pytest.Item, report: pytest.TestReport) -> None:
     found = list(drift.DRIFTED)
     drift.DRIFTED.clear()
     text = "\n".join(
-        f"{w.file}: {w.path}: recorded {w.recorded}, incoming {w.incoming}" for w in found
+        f"{w.shown_file}: {w.path}: recorded {w.recorded}, incoming {w.incoming}" for w in found
     )
     report.sections.append(("llmcassette: legacy cassette drift", text))
     if _PERSISTER in item.stash:  # --record-mode=rewrite re-records the marker's cassette only
-        report.user_properties.append((_DRIFT_PROPERTY, f"{found[0].file}: {found[0].path}"))
+        first = found[0]
+        report.user_properties.append((_DRIFT_PROPERTY, f"{first.shown_file}: {first.path}"))
 
 
 def pytest_runtest_logreport(report: pytest.TestReport) -> None:
@@ -356,7 +367,7 @@ def _discard_recording(cassette: Any, headline: str) -> str | None:
     state = "left as it was" if os.path.exists(path) else "not created"
     return (
         f"{headline.format(count=count)}\n"
-        f"  cassette: {path} ({state})\n"
+        f"  cassette: {shown_path(path)} ({state})\n"
         "  fix the test and record again; to keep what a failed test records, use "
         "@pytest.mark.vcr(record_failed=True)"
     )
@@ -407,15 +418,14 @@ def _remove_unrecorded(session: pytest.Session, exitstatus: int) -> None:
     from llmcassette.errors import CassetteLockError
 
     removed = session.config.stash.setdefault(_REMOVED_CASSETTES, [])
-    root = session.config.rootpath
     for path, uses in session.config.stash.get(_CASSETTE_USES, {}).items():
         if uses != [True]:
             continue
         try:
             if remove_unrecorded(Path(path), saves):
-                removed.append(os.path.relpath(path, root))
+                removed.append(shown_path(path))
         except (CassetteLockError, OSError) as error:  # left as it was: the summary says why
-            removed.append(f"{os.path.relpath(path, root)}: not removed ({error})")
+            removed.append(f"{shown_path(path)}: not removed ({error})")
 
 
 @pytest.hookimpl(wrapper=True)
@@ -436,12 +446,45 @@ def pytest_fixture_setup(
         # call_fixture_func), as is each of request.addfinalizer's.
         noting = _noting_a_failure(item, request.addfinalizer)
         request.addfinalizer = noting  # type: ignore[method-assign,assignment]
-    value = yield
+    if request.scope == "function":
+        value = yield
+    else:
+        with _calls_of_a_wider_fixture(fixturedef):
+            value = yield
     is_test_cassette = fixturedef.argname == "vcr" and _PERSISTER in item.stash
     if value is not None and is_test_cassette and not _options_of(item).get("record_failed"):
         cassette = value  # runs before the teardown of vcr, which saves it
         request.addfinalizer(lambda: _discard_after_failed_teardown(item, cassette))
     return value
+
+
+@contextmanager
+def _calls_of_a_wider_fixture(fixturedef: pytest.FixtureDef[Any]) -> Iterator[None]:
+    """Warn when the setup of a fixture of wider scope than the test makes calls inside the
+    cassette of the test that first needed it (``FixtureCallsWarning``): they are the
+    fixture's, kept in one test's cassette, and the other tests that use the fixture
+    replay only when that test runs first."""
+    item = _running_item
+    cassette = getattr(item, "funcargs", {}).get("vcr") if item is not None else None
+    if item is None or cassette is None or _PERSISTER not in item.stash:
+        yield
+        return
+    from llmcassette._vcr.stubs import calls_made
+
+    before = calls_made(cassette)
+    try:
+        yield
+    finally:
+        calls = calls_made(cassette) - before
+        if calls:
+            warning = FixtureCallsWarning(fixturedef.argname, fixturedef.scope, item.nodeid, calls)
+            code = getattr(inspect.unwrap(fixturedef.func), "__code__", None)
+            if code is None:
+                warnings.warn(warning, stacklevel=1)
+            else:  # at the fixture, whose calls they are
+                warnings.warn_explicit(
+                    warning, FixtureCallsWarning, code.co_filename, code.co_firstlineno
+                )
 
 
 def _noting_a_failure(

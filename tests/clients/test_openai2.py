@@ -6,8 +6,6 @@ Runs in the ``tests(clients="openai2")`` nox session; skipped where openai 3.x i
 
 from __future__ import annotations
 
-import time
-
 import httpx
 import pytest
 
@@ -84,25 +82,16 @@ async def test_a_mismatch_costs_one_attempt_and_names_the_path(
     """openai 2.x retries whatever its transport raises, with backoff; llmcassette answers
     an unanswerable request with ``x-should-retry: false`` and the report as the error."""
     changed = [{"role": "user", "content": "a prompt never recorded"}]
-    took: list[float] = []
 
     async def ask() -> None:
         if is_async:
             async with openai.AsyncOpenAI(
                 base_url=replayer.openai_base_url, api_key="sk-other"
             ) as client:
-                started = time.monotonic()
-                try:
-                    await client.chat.completions.create(model="gpt-4o-mini", messages=changed)
-                finally:
-                    took.append(time.monotonic() - started)
+                await client.chat.completions.create(model="gpt-4o-mini", messages=changed)
         else:
             with openai.OpenAI(base_url=replayer.openai_base_url, api_key="sk-other") as client:
-                started = time.monotonic()
-                try:
-                    client.chat.completions.create(model="gpt-4o-mini", messages=changed)
-                finally:
-                    took.append(time.monotonic() - started)
+                client.chat.completions.create(model="gpt-4o-mini", messages=changed)
 
     path = SOURCES / "test_openai_chat.jsonl"
     match = {"hosts": {replayer.provider.url: STABLE_ORIGIN}}
@@ -112,8 +101,8 @@ async def test_a_mismatch_costs_one_attempt_and_names_the_path(
         pytest.raises(openai.APIStatusError) as caught,
     ):
         await ask()
-    assert len(RAISED) == raised + 1  # one attempt: the SDK's two retries never happened
-    assert took[0] < 1.0  # and no backoff (its two retries wait 1.1 s or more together)
+    # One attempt: the SDK's two retries, and the backoff before them, never happened.
+    assert len(RAISED) == raised + 1
     assert caught.value.status_code == 460
     assert "body.messages[0].content: recorded" in str(caught.value)
     assert "incoming 'a prompt never recorded'" in str(caught.value)

@@ -21,6 +21,7 @@ import openai
 import pytest
 
 import llmcassette
+from _replay_clock import ReplayClock
 from llmcassette import faults
 from llmcassette.errors import OverridesError
 from llmcassette.testing import LocalProvider, StreamBehaviour
@@ -515,9 +516,26 @@ def test_latency_delays_headers_and_events(provider: LocalProvider, tmp_path: Pa
             for line in r.iter_lines():
                 if line:
                     stamps.append(time.monotonic() - started)
-    # lower bounds only: the fault waits at least this long
+    # Lower bounds only: a busy machine makes a replay late, never early.
     assert headers_at >= 0.2
-    assert stamps[-1] - stamps[0] >= 0.05 * (len(stamps) - 1) * 0.9
+    assert stamps[-1] >= 0.2 + 0.05 * (len(stamps) - 1)
+
+
+def test_latency_asks_for_its_waits(
+    provider: LocalProvider, tmp_path: Path, replay_clock: ReplayClock
+) -> None:
+    path = tmp_path / "slow.jsonl"
+    record_raw_stream(provider, path)
+    body = {"model": "gpt-4o-mini", "messages": MESSAGES, "stream": True}
+    with llmcassette.use_cassette(path, record_mode="none") as cassette, httpx2.Client() as client:
+        faults.schedule(cassette, faults.latency(before_headers=0.2, between_events=0.05))
+        with client.stream(
+            "POST", provider.openai_base_url + "/chat/completions", json=body, headers=AUTH
+        ) as r:
+            headers_at = replay_clock.now()
+            stamps = [replay_clock.now() for line in r.iter_lines() if line]
+    assert headers_at == 0.2
+    assert stamps == pytest.approx([0.2 + 0.05 * i for i in range(len(stamps))])
 
 
 def test_a_fault_on_a_request_being_recorded_is_refused(

@@ -67,7 +67,8 @@ def test_a_drifted_legacy_cassette_passes_with_its_drift_reported(
     write_test(pytester, prompt="bye")
     result = pytester.runpytest_subprocess("-rP")
     result.assert_outcomes(passed=2)
-    legacy = cassette_dir(pytester) / "test_echo.yaml"
+    # Named relative to the directory pytest ran in, as pytest names files.
+    legacy = (cassette_dir(pytester) / "test_echo.yaml").relative_to(pytester.path)
     result.stdout.fnmatch_lines(
         [
             "*llmcassette: legacy cassette drift*",  # the test's report section (-rP)
@@ -249,7 +250,8 @@ def test_a_converted_cassette_is_legacy_too(pytester: pytest.Pytester, echo: Ech
     write_test(pytester, prompt="bye")
     result = pytester.runpytest_subprocess()
     result.assert_outcomes(passed=2)
-    result.stdout.fnmatch_lines([SUMMARY, f"  test_mod.py::test_echo: {converted}: body.prompt"])
+    shown = converted.relative_to(pytester.path)
+    result.stdout.fnmatch_lines([SUMMARY, f"  test_mod.py::test_echo: {shown}: body.prompt"])
     strict = pytester.runpytest_subprocess("--llmcassette-drift=strict")
     strict.assert_outcomes(passed=1, failed=1)
     strict.stdout.fnmatch_lines([DRIFT])

@@ -38,14 +38,15 @@ def write_test(pytester: pytest.Pytester, marker_args: str = "") -> None:
 def record_legacy(
     pytester: pytest.Pytester, echo: EchoServer, monkeypatch: pytest.MonkeyPatch, prompts: str
 ) -> Path:
-    """Record with plain pytest-recording (YAML), then stop the server; the cassette."""
+    """Record with plain pytest-recording (YAML), then stop the server; the cassette, as
+    messages name it (relative to the directory pytest runs in)."""
     monkeypatch.setenv("PROMPTS", prompts)
     result = pytester.runpytest_subprocess("-p", "no:llmcassette", "--record-mode=once")
     result.assert_outcomes(passed=1)
     echo.stop()
     cassette = pytester.path / "cassettes" / "test_mod" / "test_asks.yaml"
     assert cassette.read_text().count("uri:") == len(prompts.split(","))
-    return cassette
+    return cassette.relative_to(pytester.path)
 
 
 def test_an_unplayed_legacy_interaction_is_drift_and_strict_fails_it(

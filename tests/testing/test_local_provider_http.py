@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import gzip
-import itertools
 import json
 import socket
 import time
@@ -115,13 +114,24 @@ def test_event_delay_paces_the_chunks(provider: LocalProvider) -> None:
         for _ in response.iter_raw():
             arrivals.append(time.monotonic())
     assert len(arrivals) == 1 + 3 + 1 + 1
-    # Five delays follow the first event. A busy client may read two early events at once,
-    # so only the total is exact; later gaps still show the pacing.
+    # Five delays follow the first event. A lower bound only: a busy client may read
+    # events late and several at once, never early.
     assert arrivals[-1] - started >= 5 * 0.05 - 0.005
-    assert max(b - a for a, b in itertools.pairwise(arrivals)) >= 0.035
 
 
 def test_first_event_delay_comes_after_the_headers(provider: LocalProvider) -> None:
+    provider.behaviour.first_event_delay = 3600
+    url = provider.openai_base_url + "/chat/completions"
+    # The headers arrive within the read timeout, long before the hour the first event
+    # waits: had they waited too, the request would time out.
+    with (
+        httpx2.Client(timeout=60) as client,
+        client.stream("POST", url, json=chat(stream=True), headers=OPENAI_AUTH) as response,
+    ):
+        assert response.status_code == 200
+
+
+def test_first_event_delay_holds_back_the_first_event(provider: LocalProvider) -> None:
     provider.behaviour.first_event_delay = 0.4
     url = provider.openai_base_url + "/chat/completions"
     started = time.monotonic()
@@ -129,11 +139,9 @@ def test_first_event_delay_comes_after_the_headers(provider: LocalProvider) -> N
         httpx2.Client() as client,
         client.stream("POST", url, json=chat(stream=True), headers=OPENAI_AUTH) as response,
     ):
-        headers_at = time.monotonic() - started
         next(response.iter_raw())
         first_at = time.monotonic() - started
-    assert headers_at < 0.3
-    assert first_at >= 0.38
+    assert first_at >= 0.38  # a lower bound only: late is possible, early is not
 
 
 def test_latency_holds_back_every_answer_streamed_or_not(provider: LocalProvider) -> None:

@@ -20,7 +20,13 @@ from typing import Any
 from vcr.matchers import requests_match
 
 from llmcassette._vcr import deferred
-from llmcassette._vcr.persister import LEGACY_ATTRIBUTE, Persister, is_legacy, rerecord_command
+from llmcassette._vcr.persister import (
+    LEGACY_ATTRIBUTE,
+    Persister,
+    is_legacy,
+    rerecord_command,
+    shown_for,
+)
 from llmcassette.errors import LegacyCassetteDriftWarning, UnusedInteractionsError
 from llmcassette.matching.matchers import comparable_method, method
 from llmcassette.matching.normalize import MatchConfig
@@ -156,7 +162,10 @@ def _report(cassette: Any, file: str, differences: tuple[Any, ...]) -> None:
         recorded, incoming = difference.shown(_VALUE_WIDTH)
         # Inside the client's HTTP call: where warnings are errors, raised at the exit.
         rerecord = rerecord_command(getattr(cassette, "_persister", None))
-        warning = LegacyCassetteDriftWarning(file, difference.path, recorded, incoming, rerecord)
+        shown = shown_for(cassette, file)
+        warning = LegacyCassetteDriftWarning(
+            file, difference.path, recorded, incoming, rerecord, shown
+        )
         _emit(warning, cassette)
 
 
@@ -199,7 +208,12 @@ def unplayed_drift(
         elif mode == "warn":
             # The described request (method, path, model, prompt) is shown as it is.
             path = f"interaction #{entry[0]}"
-            _emit(LegacyCassetteDriftWarning(file, path, described, "(not requested)", rerecord))
+            shown = shown_for(cassette, file)
+            _emit(
+                LegacyCassetteDriftWarning(
+                    file, path, described, "(not requested)", rerecord, shown
+                )
+            )
     if len(left) == len(error.unused):
         return error
     if not left:

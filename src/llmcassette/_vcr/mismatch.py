@@ -22,6 +22,8 @@ from llmcassette._vcr.persister import (
     never_recorded,
     node_id_of,
     owned_count,
+    shown_file,
+    shown_for,
 )
 from llmcassette.errors import LlmCassetteError
 from llmcassette.matching import report
@@ -87,11 +89,11 @@ class CassetteMismatch(LlmCassetteError, CannotOverwriteExistingCassetteExceptio
             call=call,
             method=self.method,
             uri=self.uri,
-            path=self.path,
+            path=shown_file(cassette),
             recorded=candidates,
             record_mode=str(record_mode),
             context=context,
-            named=[file for file, _ in loaded_from(cassette)],
+            named=[(file, shown_for(cassette, file)) for file, _ in loaded_from(cassette)],
             leave=leave,
             session=session,
             echoed=echoed,

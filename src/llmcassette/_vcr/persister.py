@@ -38,7 +38,12 @@ from llmcassette._vcr import tempfiles
 from llmcassette.cassette import jsonl as cassette_file
 from llmcassette.cassette import vcrpy_files
 from llmcassette.cassette.jsonl import Cassette
-from llmcassette.errors import CassetteFormatError, CassetteLockError, command_for_test
+from llmcassette.errors import (
+    CassetteFormatError,
+    CassetteLockError,
+    command_for_test,
+    shown_path,
+)
 
 if TYPE_CHECKING:
     from filelock import FileLock
@@ -218,6 +223,10 @@ class Persister:
         # A missing .jsonl cassette whose vcrpy cassette beside it was read instead, until
         # a save writes the .jsonl (``display_path``).
         self.read_instead: dict[str, str] = {}
+        # The current directory when a cassette was last loaded, which messages show the
+        # cassette's path relative to (``shown_file``); asking again inside a request
+        # would be a blocking call on an event loop.
+        self.cwd: str | None = None
         # Expired cassettes being recorded again: their created_at restarts when saved.
         self._renewing: set[str] = set()
         # Under ``rewrite``, a cassette recorded longer ago than this many seconds gets the
@@ -264,6 +273,7 @@ class Persister:
         self, cassette_path: str | os.PathLike[str], serializer: Any
     ) -> tuple[Any, ...]:
         """Return ``(requests, responses)`` or raise vcrpy's ``CassetteNotFoundError``."""
+        self.cwd = os.getcwd()
         if serializer is not jsonl:
             read = tuple(self.fallback.load_cassette(cassette_path, serializer=serializer))
             if self.fallback not in (FilesystemPersister, None) and read:
@@ -713,6 +723,20 @@ def display_path(cassette: Any) -> str | None:
         # some suites (pydantic-ai's BlockBuster).
         return persister.read_instead.get(resolved, resolved)
     return str(os.fspath(path))
+
+
+def shown_file(cassette: Any) -> str | None:
+    """``display_path`` as messages show it (``shown_for``)."""
+    path = display_path(cassette)
+    return None if path is None else shown_for(cassette, path)
+
+
+def shown_for(cassette: Any, path: str) -> str:
+    """A file ``path`` that a message about ``cassette`` names, relative to the current
+    directory when it is under it (``errors.shown_path``), with no call to the operating
+    system: messages are made inside requests too."""
+    cwd = getattr(getattr(cassette, "_persister", None), "cwd", None)
+    return shown_path(path, cwd) if isinstance(cwd, str) else path
 
 
 def _holds_jsonl(path: Path) -> bool:

@@ -93,7 +93,7 @@ def keep_only_this_run(cassette: Any) -> None:
 
 
 def _warn(cassette: Any, dropped: list[tuple[str, str, int]]) -> None:
-    from llmcassette._vcr.persister import display_path
+    from llmcassette._vcr.persister import shown_file
 
     counts = Counter(dropped)
     lines = "\n".join(
@@ -108,7 +108,7 @@ def _warn(cassette: Any, dropped: list[tuple[str, str, int]]) -> None:
         )
     _warning_site.warn(
         ErrorResponseNotRecordedWarning(
-            f"{display_path(cassette) or 'the cassette'}: error responses received while "
+            f"{shown_file(cassette) or 'the cassette'}: error responses received while "
             f"recording were not saved (the code under test saw them):\n{lines}\n"
             f"  to keep them: {keep}"
         ),
@@ -150,7 +150,7 @@ def warn_failed(cassette: Any) -> None:
     if not failed:
         return
     from llmcassette._vcr import lookup
-    from llmcassette._vcr.persister import display_path
+    from llmcassette._vcr.persister import shown_file
     from llmcassette.matching.index import request_key
     from llmcassette.matching.normalize import MatchConfig
 
@@ -163,5 +163,5 @@ def warn_failed(cassette: Any) -> None:
         if request_key(request, config) not in answered
     ]
     if left:
-        warning = FailedRequestNotRecordedWarning(display_path(cassette) or "the cassette", left)
+        warning = FailedRequestNotRecordedWarning(shown_file(cassette) or "the cassette", left)
         _warning_site.warn(warning, stacklevel=4)

@@ -26,7 +26,7 @@ from llmcassette import _eventstream as wire
 from llmcassette._vcr import clients, compat, deferred, fault_plan, lookup, overlap, save_policy
 from llmcassette._vcr.bridge import incoming_request
 from llmcassette._vcr.mismatch import RAISED, CassetteMismatch
-from llmcassette._vcr.persister import display_path
+from llmcassette._vcr.persister import shown_file
 from llmcassette.cassette import events, eventstream
 from llmcassette.errors import (
     FaultError,
@@ -37,7 +37,7 @@ from llmcassette.errors import (
 from llmcassette.faults import placeholders
 from llmcassette.matching.report import Context
 from llmcassette.sessions import current_session
-from llmcassette.transport import fault_responses, integrity, lm15
+from llmcassette.transport import clock, fault_responses, integrity, lm15
 from llmcassette.transport.pace import Pace
 from llmcassette.transport.recorded import META_KEY
 from llmcassette.transport.recording import Ending, recording_stream
@@ -54,6 +54,13 @@ from llmcassette.transport.timing import event_times, times_of_sizes
 _CALLS = "_llmcassette_calls"
 #: Set on a cassette that refused a request (a mismatch), even one the caller caught.
 REFUSED = "_llmcassette_refused"
+
+
+def calls_made(cassette: Any) -> int:
+    """How many requests ``cassette`` has taken so far, through llmcassette's httpx stubs
+    and vcrpy's own (requests, aiohttp...)."""
+    calls = cassette.__dict__
+    return int(calls.get(_CALLS, 0)) + int(calls.get(fault_plan.STUB_CALLS, 0))
 
 
 def refused(cassette: Any, mismatch: CassetteMismatch) -> None:
@@ -316,7 +323,7 @@ class InterceptedMethod:
     def _no_fault_when_recording(self, answer: Any) -> None:
         if answer is not None and answer.fault is not None:
             raise FaultError(
-                display_path(self.cassette),
+                shown_file(self.cassette),
                 answer.where,
                 f"{answer.fault.describe()} changes a recorded response, but this request "
                 "is being recorded (no recorded interaction answers it)",
@@ -324,9 +331,17 @@ class InterceptedMethod:
             )
 
     def _replay(
-        self, request: Any, vcr_request: Any, recorded: Any, answer: Any, *, is_async: bool
+        self,
+        request: Any,
+        vcr_request: Any,
+        recorded: Any,
+        answer: Any,
+        sent_at: float,
+        *,
+        is_async: bool,
     ) -> Any:
-        """The replayed response, with the answer's fault carried out (raises a failure)."""
+        """The replayed response, with the answer's fault carried out (raises a failure);
+        ``sent_at`` is when the request was sent (``clock.now()``)."""
         library = self.library
         fault = None if answer is None else answer.fault
         if fault is not None and fault.fail is not None:
@@ -340,7 +355,7 @@ class InterceptedMethod:
             fault,
             request,
             vcr_request,
-            cassette=functools.partial(display_path, self.cassette),
+            cassette=functools.partial(shown_file, self.cassette),
             where=where,
         )
         past_the_end = None
@@ -354,6 +369,7 @@ class InterceptedMethod:
             is_async=is_async,
             shape=shape,
             past_the_end=past_the_end,
+            sent_at=sent_at,
         )
 
     def _read_past_recording(self, vcr_request: Any, recorded: Any) -> None:
@@ -369,7 +385,7 @@ class InterceptedMethod:
             "the cassette does not hold what came next"
         )
         if self.incomplete_streams == "error":
-            raise IncompleteStreamError(uri, problem, display_path(self.cassette))
+            raise IncompleteStreamError(uri, problem, shown_file(self.cassette))
         deferred.warn(self.cassette, IncompleteStreamWarning(f"{uri}: {problem}"), stacklevel=3)
 
     def _note_failed(self, filtered: Any, error: BaseException, started: float) -> None:
@@ -427,10 +443,11 @@ class InterceptedMethod:
         except CassetteMismatch as mismatch:
             return self._answer_mismatch(request, mismatch)
         if recorded is not None or answer is not None:
+            sent_at = clock.now()
             if delay > 0:
-                time.sleep(delay)
+                clock.wait(delay)
             with _SHOWN_IN_REPORT:
-                return self._replay(request, vcr_request, recorded, answer, is_async=False)
+                return self._replay(request, vcr_request, recorded, answer, sent_at, is_async=False)
         started = time.monotonic()
         try:
             response = self.original(transport, request)
@@ -452,12 +469,11 @@ class AsyncInterceptedMethod(InterceptedMethod):
         except CassetteMismatch as mismatch:
             return self._answer_mismatch(request, mismatch)
         if recorded is not None or answer is not None:
+            sent_at = clock.now()
             if delay > 0:
-                import anyio
-
-                await anyio.sleep(delay)
+                await clock.wait_async(delay)
             with _SHOWN_IN_REPORT:
-                return self._replay(request, vcr_request, recorded, answer, is_async=True)
+                return self._replay(request, vcr_request, recorded, answer, sent_at, is_async=True)
         started = time.monotonic()
         try:
             response = await self.original(transport, request)

@@ -4,12 +4,16 @@ mode every recorded interaction was played (``allow_unused=True`` allows fewer).
 from __future__ import annotations
 
 import os
+import sys
 from collections import Counter
 from collections.abc import Callable
+from contextlib import AbstractContextManager, nullcontext
+from types import FrameType
 from typing import Any
 
 from vcr.cassette import Cassette, CassetteContextDecorator
 
+from llmcassette import _warning_site
 from llmcassette._vcr.drift import unplayed_drift
 from llmcassette._vcr.fault_plan import check_unused, plan_of
 from llmcassette._vcr.stubs import REFUSED
@@ -34,14 +38,22 @@ class _CheckedCassetteContext(CassetteContextDecorator):  # type: ignore[misc]
         args = getter()
         self._args_getter = lambda: args
         self._llmcassette_getter = getter
+        self._llmcassette_pointing = _pointing_at_the_caller(sys._getframe(1))
         try:
             self._llmcassette_cassette = super().__enter__()
         except BaseException:
             self._args_getter = getter
+            self._llmcassette_pointing.__exit__(None, None, None)
             raise
         return self._llmcassette_cassette
 
     def __exit__(self, *exc_info: Any) -> None:
+        try:
+            self._exit(*exc_info)  # the warnings of the save point at the caller too
+        finally:
+            self._llmcassette_pointing.__exit__(None, None, None)
+
+    def _exit(self, *exc_info: Any) -> None:
         cassette = self._llmcassette_cassette
         self._llmcassette_cassette = None
         allow_unused = self._args_getter().get("allow_unused", False)
@@ -56,6 +68,19 @@ class _CheckedCassetteContext(CassetteContextDecorator):  # type: ignore[misc]
         error = unused_error(cassette)
         if error is not None:
             raise error.with_hint(_hint(cassette))
+
+
+def _pointing_at_the_caller(frame: FrameType) -> AbstractContextManager[None]:
+    """Entered now and left at the block's exit: llmcassette's warnings name the line of
+    the code that opened the cassette (a request's call in the block, or the ``with``
+    statement), not vcrpy's or llmcassette's. Under pytest the plugin's test locator
+    stays."""
+    user = _warning_site.user_frame(frame)
+    if _warning_site.active() or user is None:
+        return nullcontext()
+    pointing = _warning_site.pointing_at(_warning_site.at_caller(user))
+    pointing.__enter__()
+    return pointing
 
 
 def _hint(cassette: Any) -> str:

@@ -27,6 +27,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from llmcassette.cli import run_hook
+from llmcassette.errors import shown_path
 
 STARTUP_DIR = Path(__file__).with_name("_startup")
 
@@ -68,7 +69,7 @@ def run(command: Sequence[str], *, cassette: str, mode: str) -> int:
         return code or 1
     if summary.get("opened") is False:
         print(
-            f"llmcassette run: {summary['cassette']} cannot be used (see above); the program "
+            f"llmcassette run: {shown_path(summary['cassette'])} cannot be used (see above); the program "
             "was stopped before its first line, so nothing was recorded, replayed or sent",
             file=sys.stderr,
         )
@@ -82,7 +83,7 @@ def run(command: Sequence[str], *, cassette: str, mode: str) -> int:
 def paragraph(summary: dict[str, object], code: int) -> str:
     """The one-paragraph account of a run."""
     text = (
-        f"llmcassette run: {summary['cassette']} (mode {summary['mode']}): "
+        f"llmcassette run: {shown_path(str(summary['cassette']))} (mode {summary['mode']}): "
         f"{summary['recorded']} interaction(s) recorded, {summary['replayed']} replayed, "
         f"{summary['misses']} request(s) matched no recorded interaction; "
         f"the program exited {code}."

@@ -27,6 +27,10 @@ SUMMARY_ENV = "LLMCASSETTE_RUN_SUMMARY"
 MODES = ("all", "once", "new_episodes", "none")
 
 
+# What activate() keeps for the process's lifetime.
+_KEPT: list[object] = []
+
+
 def activate() -> None:
     """Enter the cassette the environment names, if it names one; close it at exit."""
     path = os.environ.pop(CASSETTE_ENV, None)
@@ -39,11 +43,17 @@ def activate() -> None:
     from typing import cast
 
     import llmcassette
+    from llmcassette import _warning_site
     from llmcassette._vcr import mismatch
     from llmcassette._vcr.install import RecordModeName, use_cassette_for_run
     from llmcassette._vcr.persister import never_recorded
-    from llmcassette.errors import located
+    from llmcassette.errors import located, shown_path
 
+    # llmcassette's warnings name the program's line, for as long as the program runs (its
+    # exit included): not the line of llmcassette that enters the cassette before it starts.
+    pointing = _warning_site.pointing_at(_warning_site.in_main_module)
+    pointing.__enter__()
+    _KEPT.append(pointing)  # left when collected: kept to the end of the process
     # use_cassette, with a mismatch's hints naming run's options (--record, --mode).
     try:
         context = use_cassette_for_run(path, cast("RecordModeName", mode))
@@ -54,7 +64,10 @@ def activate() -> None:
         if isinstance(failure, llmcassette.LlmCassetteError):
             _refuse(summary_file, path, mode, str(failure))  # it names the file and line
         _refuse(
-            summary_file, path, mode, f"llmcassette: {path}: cannot open the cassette: {failure}"
+            summary_file,
+            path,
+            mode,
+            f"llmcassette: {shown_path(path)}: cannot open the cassette: {failure}",
         )
     if mode == "none" and never_recorded(cassette):
         # Nothing to replay: the program would only fail at its first request, after doing
@@ -63,8 +76,8 @@ def activate() -> None:
             "the cassette does not exist, and record mode none (--replay) only replays "
             "recorded interactions"
         )
-        hint = f"record it first: llmcassette run --record {path} -- COMMAND"
-        _refuse(summary_file, path, mode, located(path, problem, hint))
+        hint = f"record it first: llmcassette run --record {shown_path(path)} -- COMMAND"
+        _refuse(summary_file, path, mode, located(shown_path(path), problem, hint))
     loaded = len(cassette.data)
     if sys.excepthook is sys.__excepthook__:  # the program's own hook, if any, is its own
         sys.excepthook = functools.partial(_print_redacted, cassette)

@@ -330,7 +330,7 @@ def render(
     recorded: list[Candidate],
     record_mode: str,
     context: Context,
-    named: Sequence[str] = (),
+    named: Sequence[tuple[str, str]] = (),
     leave: LeaveOut | None = None,
     session: str | None = None,
     echoed: bool = False,
@@ -338,7 +338,8 @@ def render(
 ) -> str:
     """The message of a ``CassetteMismatch`` (see ``llmcassette.errors``); its hints give
     the commands for ``context``. ``named`` are the other tests' cassettes the test names,
-    whose interactions ``recorded`` holds too (their ``source``). ``leave`` is what leaves
+    whose interactions ``recorded`` holds too (their ``source``), each with its path as
+    the message shows it. ``leave`` is what leaves
     the closest candidate's differences out of matching (``leave_out_for``);
     ``session`` the llmcassette.session the request was made in; ``echoed`` says that
     difference is in an answer of the model the client sends back (``echoes_an_answer``);
@@ -447,7 +448,10 @@ def _sessions_phrase(sessions: set[str | None]) -> str:
 
 
 def _cassette_line(
-    path: str | None, recorded: list[Candidate], record_mode: str, named: Sequence[str]
+    path: str | None,
+    recorded: list[Candidate],
+    record_mode: str,
+    named: Sequence[tuple[str, str]],
 ) -> str:
     """``PATH (N interactions, P played, record_mode 'none')``, and a line per cassette of
     another test that the test names, with what it holds."""
@@ -458,9 +462,9 @@ def _cassette_line(
 
     own = [candidate for candidate in recorded if candidate.source is None]
     line = f"{path} ({counted(own)}, record_mode {record_mode!r})"
-    for file in named:
+    for file, shown in named:
         held = [c for c in recorded if c.source is not None and c.source[0] == file]
-        line += f"\n  also loaded, as the test names it: {file} ({counted(held)})"
+        line += f"\n  also loaded, as the test names it: {shown} ({counted(held)})"
     return line
 
 

@@ -7,7 +7,6 @@ at the same place on replay, with the client library's own exception.
 from __future__ import annotations
 
 import threading
-import time
 from collections.abc import AsyncIterator, Callable, Iterator, Mapping
 from dataclasses import dataclass
 from functools import cache
@@ -17,7 +16,7 @@ from typing import Any
 from llmcassette import _eventstream as wire
 from llmcassette.cassette import events, eventstream
 from llmcassette.errors import IncompleteStreamError, IncompleteStreamWarning
-from llmcassette.transport import integrity
+from llmcassette.transport import clock, integrity
 from llmcassette.transport.pace import Pace
 from llmcassette.transport.recorded import META_KEY, event_times_of
 
@@ -111,7 +110,7 @@ class _Plan:
     def delay_before(self, index: int) -> float:
         if self.times is None:
             return 0.0
-        return self.started + self.times[index] * self.factor - time.monotonic()
+        return self.started + self.times[index] * self.factor - clock.now()
 
 
 @cache
@@ -125,7 +124,7 @@ def _sync_class(base: type) -> type:
             for index, piece in enumerate(plan.pieces):
                 delay = plan.delay_before(index)
                 if delay > 0:
-                    time.sleep(delay)
+                    clock.wait(delay)
                 yield piece
             if plan.hang is not None:
                 plan.touch_marker()
@@ -153,9 +152,7 @@ def _async_class(base: type) -> type:
             for index, piece in enumerate(plan.pieces):
                 delay = plan.delay_before(index)
                 if delay > 0:
-                    import anyio  # httpx and httpx2 depend on it; works under asyncio and trio
-
-                    await anyio.sleep(delay)
+                    await clock.wait_async(delay)
                 yield piece
             if plan.hang is not None:
                 import anyio
@@ -238,13 +235,17 @@ def replay_response(
     is_async: bool,
     shape: Shape | None = None,
     past_the_end: Callable[[], None] | None = None,
+    sent_at: float | None = None,
 ) -> Any:
     """Build the ``library.Response`` (httpx or httpx2) that replays a recorded response.
 
     ``shape`` (from a fault) replaces the recorded events, their times and the ending.
     ``past_the_end`` is called when the caller reads on after the last recorded piece.
+    ``sent_at`` is when the request was sent (``clock.now()``, before the wait for the
+    headers): recorded event times count from the request, not from the headers.
     """
-    started = time.monotonic()
+    after_headers = shape is not None and shape.fixed_times
+    started = clock.now() if sent_at is None or after_headers else sent_at
     if shape is None:
         pieces, times = event_pieces(response)
         failure = recorded_failure(library, response, request)
