@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import unquote_plus
 
+from llmcassette.cassette import events as stream_events
 from llmcassette.cassette import vcrpy_files
 from llmcassette.cassette.compression import content_codings, decode_content
 from llmcassette.cassette.eventstream import encode_records, is_eventstream
@@ -125,12 +126,15 @@ def _walk(
                 name = key if isinstance(key, str) else str(key)
                 if rules.is_secret_entry(name, item, response=response):
                     _add(found, at, rules.secret_kind(item, name))
-                elif key == "uri":
+                elif key == "uri":  # a URL, or what a string anywhere may hold (JSON text)
+                    before = len(found)
                     _in_url(rules, item, at, found)
+                    if len(found) == before:
+                        _in_string(rules, item, at, found, response)
                 else:
                     _in_string(rules, item, at, found, response)
             elif key == "headers" and isinstance(item, dict):
-                _in_headers(rules, item, at, found)
+                _in_headers(rules, item, at, found, response=response)
             elif isinstance(item, list):  # its strings are values of the key
                 _walk(rules, item, at, found, response, key if isinstance(key, str) else None)
             elif isinstance(item, _CONTAINERS):
@@ -195,14 +199,37 @@ def _url_kinds(rules: Rules, uri: str) -> list[str]:
     base, _, fragment = uri.partition("#")
     path, question, query = base.partition("?")
     kinds = rules.kinds_in(path) + rules.kinds_in(fragment)
-    for piece in query.split("&") if question else ():
+    return kinds + (_query_kinds(rules, query, by_shape=True) if question else [])
+
+
+def _query_kinds(rules: Rules, query: str, *, by_shape: bool) -> list[str]:
+    """The rules that the values of secret parameters in ``query`` (a query string or a
+    form body) break; ``by_shape``: the other pieces searched by shape too."""
+    kinds: list[str] = []
+    for piece in query.split("&"):
         name, sep, value = piece.partition("=")
         if sep and value and rules.is_secret_param(unquote_plus(name), unquote_plus(value)):
             kind = rules.secret_kind(unquote_plus(value), unquote_plus(name))
             kinds += [kind] if kind is not None else []
-        else:
+        elif by_shape:
             kinds += rules.kinds_in(piece)
     return kinds
+
+
+_FORM_TYPE = "application/x-www-form-urlencoded"
+
+
+def _in_form(rules: Rules, headers: Any, body: Any, where: Where, found: Found) -> None:
+    """A URL-encoded form body (told by its ``content-type``, as redaction tells it): the
+    values of its secret parameters, which no shape may show (``api_key=...&q=hi``)."""
+    if isinstance(body, (bytes, bytearray)):
+        body = bytes(body).decode("latin-1")
+    if not isinstance(body, str) or "=" not in body or not rules.params_on:
+        return
+    media = (_media_type(headers) or "").split(";", 1)[0].strip().lower()
+    if media == _FORM_TYPE:
+        for kind in _query_kinds(rules, body, by_shape=False)[:1]:
+            found.append((where, kind))
 
 
 def _by_header_name(rules: Rules, value: Any, where: Where, found: Found, response: bool) -> None:
@@ -218,7 +245,7 @@ def _by_header_name(rules: Rules, value: Any, where: Where, found: Found, respon
                 if item.startswith(JSON_OPENINGS):
                     _in_string(rules, item, at, found, response)
             elif key == "headers" and isinstance(item, dict):
-                _in_headers(rules, item, at, found, by_name=True)
+                _in_headers(rules, item, at, found, by_name=True, response=response)
             elif isinstance(item, (dict, list)):
                 _by_header_name(rules, item, at, found, response)
     elif isinstance(value, list):
@@ -235,20 +262,41 @@ _BY_NAME = frozenset({"credential", "cookie", "identifying"})
 
 
 def _in_headers(
-    rules: Rules, headers: dict[Any, Any], where: Where, found: Found, *, by_name: bool = False
+    rules: Rules,
+    headers: dict[Any, Any],
+    where: Where,
+    found: Found,
+    *,
+    by_name: bool = False,
+    response: bool = False,
 ) -> None:
     for name, value in headers.items():
         action = rules.header_action(str(name))
-        if action in ("keep", "drop"):
-            continue  # stored as they are on purpose, or identifiers that redaction drops
-        if by_name and action not in _BY_NAME:
-            continue  # searched by shape only: nothing of the kind is in the line
+        if action == "keep":
+            continue  # stored as they are on purpose (``keep_headers``)
+        if action == "drop":
+            # Redaction leaves these identifiers out; one that is written anyway (a redactor
+            # that failed to, a "headers" object in a body) is read as any other header.
+            action = "scan"
+        # By name, a header searched by shape only is passed over: nothing of the kind is
+        # in the line (but a value that is no string is read, below).
+        by_shape_only = by_name and action not in _BY_NAME
         named = (*where, name) if by_name else _named(rules, name, where, found)
-        values = [value] if isinstance(value, str) else value
+        values = [value] if isinstance(value, (str, bytes, bytearray, dict)) else value
         for index, item in enumerate(values if isinstance(values, list) else []):
+            at = named if values is not value else (*named, index)
+            if isinstance(item, (bytes, bytearray)):  # a vcrpy value written as !!binary
+                item = bytes(item).decode("latin-1")
             if isinstance(item, str):
-                at = named if isinstance(value, str) else (*named, index)
-                _add(found, at, _header_kind(rules, str(name), item, action))
+                if not by_shape_only:
+                    _add(found, at, _header_kind(rules, str(name), item, action))
+            elif isinstance(item, _CONTAINERS):
+                # No header value (an event-stream frame's typed header, ``{"bytes": base64}``;
+                # a "headers" object in a body, read by redaction as JSON): read as JSON.
+                if by_name:
+                    _by_header_name(rules, item, at, found, response)
+                else:
+                    _walk(rules, item, at, found, response)
 
 
 def _header_kind(rules: Rules, name: str, value: str, action: str) -> str | None:
@@ -324,7 +372,9 @@ def find_in_jsonl(rules: Rules, text: str, path: str) -> list[Finding]:
             continue
         # A line in which no rule can match needs no parse (a header object is checked by
         # header name, whatever its values look like; a base64 body is read decoded).
-        might = rules.might_match(line)
+        # A multipart body's fields are told by line ends, which the line holds escaped
+        # (``\r\n``): ``might_match`` finds them in the body's own text, not in the line's.
+        might = rules.might_match(line) or "orm-data" in line
         if not might and '"headers' not in line and '"base64"' not in line:
             continue
         try:
@@ -343,21 +393,34 @@ def find_in_jsonl(rules: Rules, text: str, path: str) -> list[Finding]:
             for where, rule in found:
                 findings.append(Finding(path, number, _spelled("", where), rule))
         if isinstance(record, dict) and "body" in record:
+            body = record["body"]
+            if isinstance(body, dict) and "text" in body:
+                form: Found = []
+                _in_form(rules, record.get("headers"), body["text"], ("body", "text"), form)
+                for where, rule in form:
+                    findings.append(Finding(path, number, _spelled("", where), rule))
             for where, rule in _in_body_bytes(rules, record):
                 findings.append(Finding(path, number, _spelled("", where), rule))
-        elif isinstance(record, dict) and isinstance(record.get("base64"), str):
-            for where, rule in _in_frame_bytes(rules, record["base64"]):
-                findings.append(Finding(path, number, _spelled("", where), rule))
+        elif isinstance(record, dict):
+            for field in _FRAME_BYTES:
+                if isinstance(record.get(field), str):
+                    for where, rule in _in_frame_bytes(rules, record[field], field):
+                        findings.append(Finding(path, number, _spelled("", where), rule))
     return findings
 
 
-def _in_frame_bytes(rules: Rules, stored: str) -> Found:
-    """Findings in an event line kept as its bytes (an AWS event-stream frame cut short),
-    decoded and read as redaction reads a body that is not UTF-8."""
+# The fields of an event line that hold bytes as base64: an AWS event-stream frame cut
+# short, kept whole, and a frame's payload that is not UTF-8.
+_FRAME_BYTES = ("base64", "payload_base64")
+
+
+def _in_frame_bytes(rules: Rules, stored: str, field: str) -> Found:
+    """Findings in the bytes an event line holds as base64 (``_FRAME_BYTES``), decoded and
+    read as redaction reads a body that is not UTF-8."""
     raw = _base64_bytes(stored)
     found: Found = []
     if raw is not None:  # else not base64: the reader refuses the line, its text was searched
-        _walk(rules, raw, ("base64",), found, True)
+        _walk(rules, raw, (field,), found, True)
     return found
 
 
@@ -554,6 +617,8 @@ def find_in_vcrpy(rules: Rules, data: dict[str, Any], text: str, path: str) -> l
             ):
                 in_part: Found = []
                 _walk(rules, {part: record}, (), in_part, is_response)
+                if isinstance(record, dict):
+                    _in_vcrpy_body(rules, part, record, request, in_part)
                 found += [({part: record}, where, rule) for where, rule in in_part]
         for record, where, rule in found:
             at = line
@@ -601,6 +666,47 @@ def decoded_response(response: dict[str, Any], rules: Rules) -> dict[str, Any] |
     return response
 
 
+def _in_vcrpy_body(
+    rules: Rules, part: str, record: dict[str, Any], request: Any, found: Found
+) -> None:
+    """Add the findings in the body of vcrpy ``record`` (its ``part``, ``"request"`` or
+    ``"response"``, whose findings so far are ``found``) that its walk does not show: the
+    secret parameters of a form body, and the events of a text stream."""
+    body = record.get("body")
+    if part == "request":
+        _in_form(rules, record.get("headers"), body, (part, "body"), found)
+        return
+    string = body.get("string") if isinstance(body, dict) else None
+    _in_form(rules, record.get("headers"), string, (part, "body", "string"), found)
+    if not any(where[:2] == (part, "body") for where, _ in found):
+        uri = request.get("uri") if isinstance(request, dict) else None
+        found += _in_text_stream(rules, record, uri)
+
+
+def _in_text_stream(rules: Rules, response: dict[str, Any], uri: Any) -> Found:
+    """Findings in a vcrpy response's SSE or NDJSON body read as its events, as a JSONL
+    cassette stores them and redaction reads them: a secret key's value in an event's JSON
+    (``data: {"access_token": ...}``), which the body's text, no JSON itself, does not
+    show. Read when the text showed nothing."""
+    body = response.get("body")
+    text = body.get("string") if isinstance(body, dict) else None
+    if isinstance(text, bytes):
+        try:
+            text = text.decode("utf-8")
+        except UnicodeDecodeError:
+            return []  # read as Latin-1 text, as redaction reads it
+    if not isinstance(text, str) or not rules.might_match(text):
+        return []
+    kind = stream_events.stream_kind(
+        _media_type(response.get("headers")), uri if isinstance(uri, str) else None, text
+    )
+    found: Found = []
+    if kind in (stream_events.SSE, stream_events.NDJSON):
+        for index, record in enumerate(stream_events.encode_events(kind, text)):
+            _walk(rules, record, ("response", "body", "string", index), found, True)
+    return found
+
+
 def _media_type(headers: Any) -> str | None:
     """The ``content-type`` of vcrpy headers (a value or a list of values, any case)."""
     for name, value in (headers or {}).items() if isinstance(headers, dict) else ():
@@ -611,8 +717,10 @@ def _media_type(headers: Any) -> str | None:
 
 
 def _frame_read(frame: dict[str, Any]) -> dict[str, Any]:
-    """A frame record as the scan reads it: one kept as ``base64`` as its bytes."""
-    if "base64" in frame:
-        raw = _base64_bytes(frame["base64"])
-        return {"base64": raw} if raw is not None else frame
-    return frame
+    """A frame record as the scan reads it: its ``_FRAME_BYTES`` as their bytes."""
+    read = dict(frame)
+    for field in _FRAME_BYTES:
+        raw = _base64_bytes(frame.get(field))
+        if raw is not None:
+            read[field] = raw
+    return read
