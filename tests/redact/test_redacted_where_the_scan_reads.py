@@ -19,6 +19,7 @@ import pytest
 
 import llmcassette
 from llmcassette import _eventstream as wire
+from llmcassette.redact.rules import char_refs_decoded
 
 from ._server import serving
 from .test_rules import ANTHROPIC, OPENAI
@@ -104,3 +105,14 @@ def test_a_secret_parameter_under_a_uri_key_is_redacted(tmp_path: Path, serializ
     assert "plainvalue123" not in text
     uri = replayed.json()["contents"][0]["uri"]
     assert uri == "https://files.test/a.txt?token=<REDACTED:token>&v=2"
+
+
+@pytest.mark.parametrize("serializer", SERIALIZERS)
+def test_a_key_written_with_character_references_is_redacted(
+    tmp_path: Path, serializer: str
+) -> None:
+    # An encoder that writes every character but letters and digits as a reference (OWASP's).
+    page = f"<p>your key: {OPENAI.replace('-', '&#x2d;')}</p>".encode()
+    replayed, text = _record_and_replay(tmp_path, serializer, page, {"content-type": "text/html"})
+    assert OPENAI not in char_refs_decoded(text)
+    assert replayed.text == "<p>your key: <REDACTED:openai-api-key></p>"

@@ -285,6 +285,13 @@ LOCATIONS = {
         ),
         (4, "payload_base64"),
     ),
+    "a key written with HTML character references (sk&#x2d;proj&#x2d;...)": (
+        _exchange(
+            response_headers={"content-type": ["text/html"]},
+            response_body=f"<p>{OPENAI.replace('-', '&#x2d;')}</p>".encode(),
+        ),
+        (3, "body.text"),
+    ),
     "streamed SSE event": (
         _exchange(
             response_headers=SSE,
