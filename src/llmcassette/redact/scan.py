@@ -105,6 +105,8 @@ def find_in_value(
         yield _spelled(path, where), rule
 
 
+# How a string under a "uri" key that is no URL starts: JSON text, or markup.
+_NO_URL = (*JSON_OPENINGS, "<")
 _CONTAINERS = (dict, list, bytes, bytearray)  # what ``_walk`` looks into; numbers have nothing
 
 
@@ -126,10 +128,11 @@ def _walk(
                 name = key if isinstance(key, str) else str(key)
                 if rules.is_secret_entry(name, item, response=response):
                     _add(found, at, rules.secret_kind(item, name))
-                elif key == "uri":  # a URL, or what a string anywhere may hold (JSON text)
+                elif key == "uri":
                     before = len(found)
                     _in_url(rules, item, at, found)
-                    if len(found) == before:
+                    if len(found) == before and item.startswith(_NO_URL):
+                        # No URL: JSON text or markup, read as any string's is.
                         _in_string(rules, item, at, found, response)
                 else:
                     _in_string(rules, item, at, found, response)
@@ -185,8 +188,20 @@ def _in_string(
         secrets = rules.markup_secrets(value, response=response)
         secrets += rules.form_field_secrets(value)
         kinds = [k for _, _, name, text in secrets if (k := rules.secret_kind(text, name))]
+    if not kinds and isinstance(value, _StreamText):
+        # A secret key's value in an event's JSON (``data: {"access_token": ...}``), which
+        # the text, no JSON itself, does not show: its events, as a JSONL cassette has them.
+        for index, record in enumerate(stream_events.encode_events(value.kind, value)):
+            _walk(rules, record, (*where, index), found, True)
     for kind in kinds[:1]:
         found.append((where, kind))
+
+
+class _StreamText(str):
+    """The text of a vcrpy response's SSE or NDJSON body (``decoded_response``), and its
+    stream ``kind``: where its text shows nothing, it is read as its events."""
+
+    kind: str
 
 
 def _in_url(rules: Rules, uri: str, where: Where, found: Found) -> None:
@@ -281,6 +296,8 @@ def _in_headers(
         # By name, a header searched by shape only is passed over: nothing of the kind is
         # in the line (but a value that is no string is read, below).
         by_shape_only = by_name and action not in _BY_NAME
+        if by_shape_only and isinstance(value, str):
+            continue
         named = (*where, name) if by_name else _named(rules, name, where, found)
         values = [value] if isinstance(value, (str, bytes, bytearray, dict)) else value
         for index, item in enumerate(values if isinstance(values, list) else []):
@@ -618,7 +635,7 @@ def find_in_vcrpy(rules: Rules, data: dict[str, Any], text: str, path: str) -> l
                 in_part: Found = []
                 _walk(rules, {part: record}, (), in_part, is_response)
                 if isinstance(record, dict):
-                    _in_vcrpy_body(rules, part, record, request, in_part)
+                    _in_vcrpy_body(rules, part, record, in_part)
                 found += [({part: record}, where, rule) for where, rule in in_part]
         for record, where, rule in found:
             at = line
@@ -655,56 +672,46 @@ def decoded_response(response: dict[str, Any], rules: Rules) -> dict[str, Any] |
     ``{"bytes": base64}`` decoded, a frame that does not rebuild as its bytes."""
     body = response.get("body")
     raw = body.get("string") if isinstance(body, dict) else None
+    media_type = _media_type(response.get("headers"))
     if isinstance(raw, bytes) and isinstance(body, dict):
         decoded = _decoded(rules, response.get("headers"), raw)
         if decoded is None:
             return None
         read: Any = decoded
-        if is_eventstream(_media_type(response.get("headers"))):
+        if is_eventstream(media_type):
             read = [_frame_read(frame) for frame in encode_records(decoded)]
+        else:
+            read = _stream_text(decoded, media_type) or decoded
         return {**response, "body": {**body, "string": read}}
+    if isinstance(raw, str) and isinstance(body, dict):
+        stream = _stream_text(raw, media_type)
+        return {**response, "body": {**body, "string": stream}} if stream else response
     return response
 
 
-def _in_vcrpy_body(
-    rules: Rules, part: str, record: dict[str, Any], request: Any, found: Found
-) -> None:
+def _stream_text(raw: bytes | str, media_type: str | None) -> _StreamText | None:
+    """An SSE or NDJSON body as ``_StreamText``; None for any other, or bytes that are not
+    UTF-8 (read as Latin-1 text, as redaction reads them)."""
+    kind = stream_events.stream_kind(media_type, None, raw)
+    if kind not in (stream_events.SSE, stream_events.NDJSON):
+        return None
+    try:
+        text = _StreamText(raw.decode("utf-8") if isinstance(raw, bytes) else raw)
+    except UnicodeDecodeError:
+        return None
+    text.kind = kind
+    return text
+
+
+def _in_vcrpy_body(rules: Rules, part: str, record: dict[str, Any], found: Found) -> None:
     """Add the findings in the body of vcrpy ``record`` (its ``part``, ``"request"`` or
-    ``"response"``, whose findings so far are ``found``) that its walk does not show: the
-    secret parameters of a form body, and the events of a text stream."""
+    ``"response"``) that its walk does not show: the secret parameters of a form body."""
     body = record.get("body")
     if part == "request":
         _in_form(rules, record.get("headers"), body, (part, "body"), found)
         return
     string = body.get("string") if isinstance(body, dict) else None
     _in_form(rules, record.get("headers"), string, (part, "body", "string"), found)
-    if not any(where[:2] == (part, "body") for where, _ in found):
-        uri = request.get("uri") if isinstance(request, dict) else None
-        found += _in_text_stream(rules, record, uri)
-
-
-def _in_text_stream(rules: Rules, response: dict[str, Any], uri: Any) -> Found:
-    """Findings in a vcrpy response's SSE or NDJSON body read as its events, as a JSONL
-    cassette stores them and redaction reads them: a secret key's value in an event's JSON
-    (``data: {"access_token": ...}``), which the body's text, no JSON itself, does not
-    show. Read when the text showed nothing."""
-    body = response.get("body")
-    text = body.get("string") if isinstance(body, dict) else None
-    if isinstance(text, bytes):
-        try:
-            text = text.decode("utf-8")
-        except UnicodeDecodeError:
-            return []  # read as Latin-1 text, as redaction reads it
-    if not isinstance(text, str) or not rules.might_match(text):
-        return []
-    kind = stream_events.stream_kind(
-        _media_type(response.get("headers")), uri if isinstance(uri, str) else None, text
-    )
-    found: Found = []
-    if kind in (stream_events.SSE, stream_events.NDJSON):
-        for index, record in enumerate(stream_events.encode_events(kind, text)):
-            _walk(rules, record, ("response", "body", "string", index), found, True)
-    return found
 
 
 def _media_type(headers: Any) -> str | None:
