@@ -292,6 +292,17 @@ LOCATIONS = {
         ),
         (3, "body.text"),
     ),
+    "a key given twice in a JSON body, a placeholder last": (
+        _exchange(request_body=b'{"api_key": "plain-key-0123", "api_key": "<REDACTED:api_key>"}'),
+        (2, "body.text<json>.api_key"),
+    ),
+    "a key given twice in a streamed event's JSON": (
+        _exchange(
+            response_headers=SSE,
+            response_body=b'data: {"access_token": "plain-key-0123", "access_token": ""}\n\n',
+        ),
+        (4, "text<json>.access_token"),
+    ),
     "streamed SSE event": (
         _exchange(
             response_headers=SSE,
@@ -554,3 +565,13 @@ def test_a_cut_event_stream_frame_is_redacted_in_its_bytes(tmp_path: Path) -> No
     stored = base64.b64decode(frame["base64"])
     assert ANTHROPIC.encode() not in stored
     assert b"my key is <REDACTED:anthropic-api-key>" in stored
+
+
+@pytest.mark.parametrize("location", [location for location in LOCATIONS if "twice" in location])
+def test_a_key_given_twice_is_redacted_each_time(location: str, tmp_path: Path) -> None:
+    # Redaction reads such JSON as it is written, so it replaces every value: the scan,
+    # which reads every value too, lets the save through.
+    cassette_dict, _ = LOCATIONS[location]
+    path = tmp_path / "twice.jsonl"
+    Persister(redactor=Redactor(environ={})).save_cassette(path, cassette_dict, serializer=jsonl)
+    assert "plain-key-0123" not in path.read_text()

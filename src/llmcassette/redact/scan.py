@@ -122,7 +122,8 @@ def _walk(
     a list ``value`` is the value of, whose strings are values of that key."""
     if isinstance(value, dict):
         response = response or is_model_turn(value)
-        for key, item in value.items():
+        pairs = value.pairs if isinstance(value, _KeyGivenTwice) else value.items()
+        for key, item in pairs:
             at = _named(rules, key, where, found)
             if isinstance(item, str):
                 name = key if isinstance(key, str) else str(key)
@@ -165,6 +166,29 @@ def _walk(
         _in_string(rules, value, where, found, response)
 
 
+class _KeyGivenTwice(dict[str, Any]):
+    """A JSON object that gives a key more than once, and ``pairs``, all it gives. A dict
+    keeps a key's last value only, but every value is written to the file (and redaction,
+    which reads JSON text as it is written, replaces each): ``{"api_key": "<key>",
+    "api_key": "<REDACTED:api_key>"}`` would hide the first from a scan of the dict."""
+
+    pairs: list[tuple[str, Any]]
+
+
+def _object(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    parsed = dict(pairs)
+    if len(parsed) == len(pairs):
+        return parsed
+    given_twice = _KeyGivenTwice(parsed)
+    given_twice.pairs = pairs
+    return given_twice
+
+
+def _parsed(text: str) -> Any:
+    """JSON ``text`` parsed, every value of a key given twice kept (``_KeyGivenTwice``)."""
+    return json.loads(text, object_pairs_hook=_object)
+
+
 def _add(found: Found, where: Where, kind: str | None) -> None:
     if kind is not None:
         found.append((where, kind))
@@ -177,7 +201,7 @@ def _in_string(
         return
     if value.startswith(JSON_OPENINGS):  # JSON text held in a string: its keys count too
         try:
-            parsed = json.loads(value)
+            parsed = _parsed(value)
         except ValueError:
             parsed = None
         if isinstance(parsed, (dict, list)):
@@ -395,7 +419,7 @@ def find_in_jsonl(rules: Rules, text: str, path: str) -> list[Finding]:
         if not might and '"headers' not in line and '"base64"' not in line:
             continue
         try:
-            record = json.loads(line)
+            record = _parsed(line)
         except ValueError:
             if rules.kinds_in(line):
                 findings.append(Finding(path, number, "<line>", "unparsed-line"))
