@@ -14,6 +14,8 @@ from hypothesis import strategies as st
 
 from llmcassette.redact.rules import (
     DecodedView,
+    char_refs_decoded,
+    char_refs_view,
     json_unescaped_view,
     unescape_json,
     url_decoded,
@@ -74,3 +76,25 @@ def test_each_json_unescaped_character_maps_to_its_escape(text: str) -> None:
     assert [start for start, _ in spans] + [len(text)] == [0] + [end for _, end in spans]
     for (start, end), char in zip(spans, view.text, strict=True):
         assert unescape_json(text[start:end]) == char
+
+
+_REF_PIECES = st.one_of(
+    st.integers(0, 0x10FFFF).map(lambda code: f"&#{code};"),
+    st.integers(0, 0x10FFFF).map(lambda code: f"&#x{code:x};"),
+    st.integers(0, 0x10FFFF).map(lambda code: f"&#X{code:04X};"),
+    st.text(alphabet="&#x;0123456789abcdefg é\U0001f600", max_size=6),
+)
+
+
+@settings(max_examples=500, derandomize=True, deadline=None, database=None)
+@given(st.lists(_REF_PIECES, max_size=12).map("".join))
+def test_each_character_of_a_reference_maps_to_it(text: str) -> None:
+    view = char_refs_view(text)
+    if view is None or view.text == text:
+        assert char_refs_decoded(text) == text
+        return
+    assert view.text == char_refs_decoded(text)
+    spans = _written_chars(view)
+    assert [start for start, _ in spans] + [len(text)] == [0] + [end for _, end in spans]
+    for (start, end), char in zip(spans, view.text, strict=True):
+        assert char_refs_decoded(text[start:end]) == char

@@ -205,6 +205,104 @@ LOCATIONS = {
         ),
         (4, "data.usage.<a key: REDACTED:anthropic-api-key>"),
     ),
+    "a header that redaction drops (cf-ray), written anyway": (
+        _exchange(response_headers={**JSON, "cf-ray": [OPENAI]}),
+        (3, "headers.cf-ray"),
+    ),
+    "a header value sent as bytes (vcrpy writes it as !!binary)": (
+        _exchange(request_headers={"x-trace": f"Bearer {OPENAI}".encode()}),  # type: ignore[dict-item]
+        (2, "headers.x-trace"),
+    ),
+    'a "headers" object in a body: a header that redaction drops': (
+        _exchange(request_body=json.dumps({"headers": {"cf-ray": OPENAI}}).encode()),
+        (2, "body.json.headers.cf-ray"),
+    ),
+    'a "headers" object in a body: a value that is an object': (
+        _exchange(
+            request_body=json.dumps({"headers": {"x-meta": {"api_key": "plain-key-0123"}}}).encode()
+        ),
+        (2, "body.json.headers.x-meta.api_key"),
+    ),
+    'a "headers" object in a body: a list of objects': (
+        _exchange(request_body=json.dumps({"headers": {"x-meta": [{"k": GOOGLE}]}}).encode()),
+        (2, "body.json.headers.x-meta[0].k"),
+    ),
+    "a URL-encoded form body, the key its first field": (
+        _exchange(
+            request_headers={"content-type": "application/x-www-form-urlencoded"},
+            request_body=b"api_key=plain-key-0123&q=hi",
+        ),
+        (2, "body.text"),
+    ),
+    "a multipart form field, the body all text": (
+        _exchange(
+            request_headers={"content-type": "multipart/form-data; boundary=b"},
+            request_body=b'--b\r\nContent-Disposition: form-data; name="api_key"\r\n\r\n'
+            b"plain-key-0123\r\n--b--\r\n",
+        ),
+        (2, "body.text"),
+    ),
+    'JSON text held by a "uri" key': (
+        _exchange(
+            request_body=json.dumps({"uri": json.dumps({"api_key": "plain-key-0123"})}).encode()
+        ),
+        (2, "body.json.uri<json>.api_key"),
+    ),
+    "a secret key's value in a streamed SSE event": (
+        _exchange(
+            response_headers=SSE,
+            response_body=b'data: {"access_token": "plain-key-0123"}\n\ndata: [DONE]\n\n',
+        ),
+        (4, "data.access_token"),
+    ),
+    "a secret key's value in a streamed NDJSON event": (
+        _exchange(
+            response_headers={"content-type": ["application/x-ndjson"]},
+            response_body=b'{"n": 1}\n{"password": "x9Y8w7V6u5T4s3R2q1P0"}\n',
+        ),
+        (5, "data.password"),
+    ),
+    "an AWS event-stream frame's header of type bytes": (
+        _exchange(
+            response_headers={"content-type": ["application/vnd.amazon.eventstream"]},
+            response_body=wire.encode_frame(
+                (
+                    *wire.string_headers([(":event-type", "contentBlockDelta")]),
+                    wire.Header("trace", wire.BYTES, f"key={OPENAI}".encode()),
+                ),
+                json.dumps({"delta": {"text": "hi"}}).encode(),
+            ),
+        ),
+        (4, "headers.trace.bytes"),
+    ),
+    "an AWS event-stream frame's payload that is not UTF-8, longer than base64 text is read": (
+        _exchange(
+            response_headers={"content-type": ["application/vnd.amazon.eventstream"]},
+            response_body=wire.encode_frame(
+                wire.string_headers([(":event-type", "audio")]),
+                b"\xff\xfe" * 40_000 + f" key={ANTHROPIC}".encode(),
+            ),
+        ),
+        (4, "payload_base64"),
+    ),
+    "a key written with HTML character references (sk&#x2d;proj&#x2d;...)": (
+        _exchange(
+            response_headers={"content-type": ["text/html"]},
+            response_body=f"<p>{OPENAI.replace('-', '&#x2d;')}</p>".encode(),
+        ),
+        (3, "body.text"),
+    ),
+    "a key given twice in a JSON body, a placeholder last": (
+        _exchange(request_body=b'{"api_key": "plain-key-0123", "api_key": "<REDACTED:api_key>"}'),
+        (2, "body.text<json>.api_key"),
+    ),
+    "a key given twice in a streamed event's JSON": (
+        _exchange(
+            response_headers=SSE,
+            response_body=b'data: {"access_token": "plain-key-0123", "access_token": ""}\n\n',
+        ),
+        (4, "text<json>.access_token"),
+    ),
     "streamed SSE event": (
         _exchange(
             response_headers=SSE,
@@ -395,6 +493,7 @@ _HEADER_NAMES = st.sampled_from(
         "location",
         "www-authenticate",
         "x-amz-date",
+        "cf-ray",
     ]
 )
 _VALUES = st.sampled_from(
@@ -417,7 +516,13 @@ _VALUES = st.sampled_from(
         "a\\u0073k",
     ]
 )
-_HEADERS = st.dictionaries(_HEADER_NAMES, _VALUES | st.lists(_VALUES, max_size=2), max_size=4)
+# A value that is no string: an event-stream frame's typed header, a body's object.
+_OBJECTS = st.dictionaries(st.sampled_from(["bytes", "api_key", "headers"]), _VALUES, max_size=2)
+_HEADERS = st.dictionaries(
+    _HEADER_NAMES,
+    _VALUES | _OBJECTS | st.lists(_VALUES | _OBJECTS, max_size=2),
+    max_size=4,
+)
 _BODIES = st.recursive(
     _VALUES | st.integers(0, 3),
     lambda inner: (
@@ -460,3 +565,13 @@ def test_a_cut_event_stream_frame_is_redacted_in_its_bytes(tmp_path: Path) -> No
     stored = base64.b64decode(frame["base64"])
     assert ANTHROPIC.encode() not in stored
     assert b"my key is <REDACTED:anthropic-api-key>" in stored
+
+
+@pytest.mark.parametrize("location", [location for location in LOCATIONS if "twice" in location])
+def test_a_key_given_twice_is_redacted_each_time(location: str, tmp_path: Path) -> None:
+    # Redaction reads such JSON as it is written, so it replaces every value: the scan,
+    # which reads every value too, lets the save through.
+    cassette_dict, _ = LOCATIONS[location]
+    path = tmp_path / "twice.jsonl"
+    Persister(redactor=Redactor(environ={})).save_cassette(path, cassette_dict, serializer=jsonl)
+    assert "plain-key-0123" not in path.read_text()

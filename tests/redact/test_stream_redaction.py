@@ -224,9 +224,13 @@ def test_what_only_the_scan_finds_is_refused(body: str) -> None:
 
 
 def test_a_request_the_scan_refuses_is_reported_by_its_line() -> None:
-    # Redaction reads a "uri" key in a JSON body as text; the scan reads it as a URL, with a
-    # secret parameter, and reports it by its line.
-    body = json.dumps({"uri": "https://h/cb?token=abc123"}).encode()
+    # A redactor that leaves request bodies alone: the scan finds the key in the body and
+    # reports it by its line.
+    class BodiesLeftAlone(Redactor):
+        def body_record(self, body: Any, content_type: str, *, response: bool = False) -> Any:
+            return body if not response else super().body_record(body, content_type)
+
+    body = json.dumps({"api_key": "abc123"}).encode()
     item = Interaction(
         "POST",
         "http://h/v1",
@@ -238,10 +242,10 @@ def test_a_request_the_scan_refuses_is_reported_by_its_line() -> None:
         b'data: {"a":"b"}\n\n',
     )
     header = {"format": "llmcassette", "format_version": 1, "recorded_by": "tests"}
-    redactor = Redactor(environ={})
+    redactor = BodiesLeftAlone(environ={})
     text = cassette_file.write(Cassette(header, [item]), redaction=redactor)
     findings = find_in_jsonl(redactor.rules, text, "c.jsonl")
-    assert [(f.line, f.json_path) for f in findings] == [(2, "body.json.uri")]
+    assert [(f.line, f.json_path) for f in findings] == [(2, "body.json.api_key")]
 
 
 GEMINI_STREAM = "https://generativelanguage.googleapis.com/v1beta/models/m:streamGenerateContent"

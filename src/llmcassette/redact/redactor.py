@@ -346,6 +346,10 @@ class Redactor:
                     key, item, path, response=response
                 ):
                     out[key] = self.secret(item, key)
+                elif key == "uri" and isinstance(item, str) and "?" in item:
+                    # A URL's secret parameters too: the fail-closed scan reads a "uri" as
+                    # one at any depth (an MCP resource, a file a tool reads).
+                    out[key] = self._text_with_keys(self.uri(item), response)
                 elif isinstance(item, list):
                     out[key] = self._keyed_list(key, item, path, response)
                 else:
@@ -507,11 +511,13 @@ class Redactor:
         groups: dict[tuple[Any, ...], list[Ref]] = {}
         names: set[Any] = set()  # every object key of the events, looked at once each
         for record in records:
-            if isinstance(record.get("base64"), str):  # a frame kept as its bytes (cut short)
-                kept = {"base64": record["base64"]}
-                redacted = self.body_record(kept, "application/octet-stream", response=True)
-                record["base64"] = (redacted or kept)["base64"]
-            for field in ("data", "text", "raw", "event", "id"):
+            # A frame kept as its bytes (cut short), or its payload that is not UTF-8.
+            for field in ("base64", "payload_base64"):
+                if isinstance(record.get(field), str):
+                    kept = {"base64": record[field]}
+                    redacted = self.body_record(kept, "application/octet-stream", response=True)
+                    record[field] = (redacted or kept)["base64"]
+            for field in _EVENT_FIELDS:
                 if field in record:
                     value = record[field]
                     if isinstance(value, str):
@@ -558,7 +564,10 @@ class Redactor:
             # Each piece on its own: its escaped forms, and a secret whole in one piece that
             # the joined text hides (``Hello`` then ``sk-...``: a key starts at no letter).
             for container, key in refs:
-                container[key] = self.known(self.text(container[key]))
+                value = container[key]
+                if key == "uri" and "?" in value:  # a URL's secret parameters, as in ``json``
+                    value = self.uri(value)
+                container[key] = self.known(self.text(value))
         # The keys of a stream are few, and mostly the same: one search of them all tells.
         every_key = "\n".join([name for name in names if type(name) is str])
         if not self.rules.might_match(every_key) and not self._mentions_known(every_key):
@@ -566,7 +575,7 @@ class Redactor:
         renamed = {name: new for name in names if (new := self.known(self.key(name))) != name}
         if renamed:
             for record in records:
-                for field in ("data", "text", "raw", "event", "id"):
+                for field in _EVENT_FIELDS:
                     _rename_keys(record.get(field), renamed)
 
     def _is_secret_path(self, path: tuple[Any, ...]) -> bool:
@@ -737,6 +746,12 @@ class Redactor:
             for name, value in (response.get("headers") or {}).items()
         }
         out = {**response, "headers": self.known_in(self.headers(headers))}
+        status = response.get("status")
+        if isinstance(status, dict) and isinstance(status.get("message"), str):
+            # The reason phrase, as a JSONL cassette's ``reason`` is (``Redactor.records``).
+            message = self.known(self.text(status["message"]))
+            if message != status["message"]:
+                out["status"] = {**status, "message": message}
         body = response.get("body")
         raw = body.get("string") if isinstance(body, dict) else None
         as_text = isinstance(raw, str)  # a vcrpy file read back holds text bodies as str
@@ -749,6 +764,11 @@ class Redactor:
                 out["headers"] = decoded_headers
                 out["body"] = {**body, "string": new.decode("utf-8") if as_text else new}
         return out
+
+
+# The fields of a stream event's record that hold what was streamed: an event-stream
+# frame's typed headers too (``{"bytes": base64}``), written to the cassette as they came.
+_EVENT_FIELDS = ("data", "text", "raw", "event", "id", "headers")
 
 
 def _add_ref(groups: dict[tuple[Any, ...], list[Ref]], path: tuple[Any, ...], ref: Ref) -> None:

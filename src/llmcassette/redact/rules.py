@@ -625,14 +625,49 @@ def json_unescaped_view(text: str) -> DecodedView | None:
     )
 
 
+# A numeric character reference of HTML or XML (``&#115;``, ``&#x2d;``): an encoder that
+# writes every character but letters and digits so (OWASP's) spells ``sk&#x2d;proj&#x2d;``.
+_CHAR_REF = re.compile(r"&#(?:([0-9]{1,7})|[xX]([0-9A-Fa-f]{1,6}));")
+
+
+def _char_of_ref(match: re.Match[str]) -> str:
+    decimal, hexadecimal = match.groups()
+    code = int(decimal) if decimal else int(hexadecimal, 16)
+    return chr(code) if code <= 0x10FFFF else match.group()
+
+
+def char_refs_decoded(text: str) -> str:
+    """``text`` with its numeric character references (``&#115;``) decoded."""
+    return _CHAR_REF.sub(_char_of_ref, text) if "&#" in text else text
+
+
+def char_refs_view(text: str) -> DecodedView | None:
+    """``char_refs_decoded(text)`` and where each of its characters is written in ``text``;
+    None when ``text`` holds no numeric character reference."""
+    if "&#" not in text:
+        return None
+    return _decoded_view(text, _CHAR_REF.finditer(text), _char_ref_run)
+
+
+def _char_ref_run(match: re.Match[str]) -> tuple[str, tuple[int, ...]]:
+    """A reference decoded, and the written end of its character: a reference to no
+    character (beyond U+10FFFF) stays as written, each of its characters its own."""
+    char = _char_of_ref(match)
+    if len(char) == 1:
+        return char, (match.end(),)
+    return char, tuple(range(match.start() + 1, match.end() + 1))
+
+
 def decoded_forms(text: str) -> list[tuple[str, Callable[[str], DecodedView | None]]]:
-    """The readings of ``text`` with its URL escapes, then its ``\\uXXXX`` escapes, decoded,
-    each with the function that maps it back to ``text`` (``url_decoded_view``,
-    ``json_unescaped_view``). A reading that decodes nothing holds what the text does (a
-    binary body read as Latin-1 often holds a "\\u" that is no escape): it is left out."""
+    """The readings of ``text`` with its URL escapes, then its ``\\uXXXX`` escapes, then its
+    numeric character references, decoded, each with the function that maps it back to
+    ``text`` (``url_decoded_view``, ``json_unescaped_view``, ``char_refs_view``). A reading
+    that decodes nothing holds what the text does (a binary body read as Latin-1 often
+    holds a "\\u" that is no escape): it is left out."""
     forms: list[tuple[str | None, Callable[[str], DecodedView | None]]] = [
         (url_decoded(text), url_decoded_view),
         (unescape_json(text) if "\\u" in text else None, json_unescaped_view),
+        (char_refs_decoded(text) if "&#" in text else None, char_refs_view),
     ]
     return [(decoded, view) for decoded, view in forms if decoded is not None and decoded != text]
 
@@ -959,7 +994,7 @@ class Rules:
         through (two thirds of this function's time in converting a large corpus) and a
         chance hit in it makes True anyway, while the closer look (``shapes``) skips it.
         """
-        if self._triggers is None or "%" in text or "\\u" in text:
+        if self._triggers is None or "%" in text or "\\u" in text or "&#" in text:
             return True  # an escape may hide anything: the text is looked at closely
         if len(text) >= LOOK_CLOSELY:
             return True
@@ -1125,8 +1160,9 @@ class Rules:
         return regex, [PLACEHOLDER_LEAD, *literals, *(lead for r in rules for lead in r.leads)]
 
     def kinds_in(self, text: str) -> list[str]:
-        """The rules that match in ``text``, also URL-encoded (``sk%2D...``) or JSON-escaped
-        (``\\u0073k-...``): the kind of every secret ``Redactor.text`` would replace."""
+        """The rules that match in ``text``, also URL-encoded (``sk%2D...``), JSON-escaped
+        (``\\u0073k-...``) or written with character references (``&#115;k-...``): the kind
+        of every secret ``Redactor.text`` would replace."""
         kinds = [kind for _, _, kind in self.shapes(text)]
         for decoded, _ in decoded_forms(text):
             kinds += [kind for _, _, kind in self.shapes(decoded)]

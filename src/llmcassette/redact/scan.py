@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import unquote_plus
 
+from llmcassette.cassette import events as stream_events
 from llmcassette.cassette import vcrpy_files
 from llmcassette.cassette.compression import content_codings, decode_content
 from llmcassette.cassette.eventstream import encode_records, is_eventstream
@@ -113,6 +114,8 @@ def find_in_value(
         yield _spelled(path, where), rule
 
 
+# How a string under a "uri" key that is no URL starts: JSON text, or markup.
+_NO_URL = (*JSON_OPENINGS, "<")
 _CONTAINERS = (dict, list, bytes, bytearray)  # what ``_walk`` looks into; numbers have nothing
 
 
@@ -128,19 +131,24 @@ def _walk(
     a list ``value`` is the value of, whose strings are values of that key."""
     if isinstance(value, dict):
         response = response or is_model_turn(value)
+        pairs = value.pairs if isinstance(value, _KeyGivenTwice) else value.items()
         keys_may_match = _keys_may_match(rules, value)
-        for key, item in value.items():
+        for key, item in pairs:
             at = _named(rules, key, where, found) if keys_may_match else (*where, key)
             if isinstance(item, str):
                 name = key if isinstance(key, str) else str(key)
                 if rules.is_secret_entry(name, item, response=response):
                     _add(found, at, rules.secret_kind(item, name))
                 elif key == "uri":
+                    before = len(found)
                     _in_url(rules, item, at, found)
+                    if len(found) == before and item.startswith(_NO_URL):
+                        # No URL: JSON text or markup, read as any string's is.
+                        _in_string(rules, item, at, found, response)
                 else:
                     _in_string(rules, item, at, found, response)
             elif key == "headers" and isinstance(item, dict):
-                _in_headers(rules, item, at, found)
+                _in_headers(rules, item, at, found, response=response)
             elif isinstance(item, list):  # its strings are values of the key
                 _walk(rules, item, at, found, response, key if isinstance(key, str) else None)
             elif isinstance(item, _CONTAINERS):
@@ -168,6 +176,29 @@ def _walk(
         _in_string(rules, value, where, found, response)
 
 
+class _KeyGivenTwice(dict[str, Any]):
+    """A JSON object that gives a key more than once, and ``pairs``, all it gives. A dict
+    keeps a key's last value only, but every value is written to the file (and redaction,
+    which reads JSON text as it is written, replaces each): ``{"api_key": "<key>",
+    "api_key": "<REDACTED:api_key>"}`` would hide the first from a scan of the dict."""
+
+    pairs: list[tuple[str, Any]]
+
+
+def _object(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    parsed = dict(pairs)
+    if len(parsed) == len(pairs):
+        return parsed
+    given_twice = _KeyGivenTwice(parsed)
+    given_twice.pairs = pairs
+    return given_twice
+
+
+def _parsed(text: str) -> Any:
+    """JSON ``text`` parsed, every value of a key given twice kept (``_KeyGivenTwice``)."""
+    return json.loads(text, object_pairs_hook=_object)
+
+
 def _add(found: Found, where: Where, kind: str | None) -> None:
     if kind is not None:
         found.append((where, kind))
@@ -180,7 +211,7 @@ def _in_string(
         return
     if value.startswith(JSON_OPENINGS):  # JSON text held in a string: its keys count too
         try:
-            parsed = json.loads(value)
+            parsed = _parsed(value)
         except ValueError:
             parsed = None
         if isinstance(parsed, (dict, list)):
@@ -191,8 +222,20 @@ def _in_string(
         secrets = rules.markup_secrets(value, response=response)
         secrets += rules.form_field_secrets(value)
         kinds = [k for _, _, name, text in secrets if (k := rules.secret_kind(text, name))]
+    if not kinds and isinstance(value, _StreamText):
+        # A secret key's value in an event's JSON (``data: {"access_token": ...}``), which
+        # the text, no JSON itself, does not show: its events, as a JSONL cassette has them.
+        for index, record in enumerate(stream_events.encode_events(value.kind, value)):
+            _walk(rules, record, (*where, index), found, True)
     for kind in kinds[:1]:
         found.append((where, kind))
+
+
+class _StreamText(str):
+    """The text of a vcrpy response's SSE or NDJSON body (``decoded_response``), and its
+    stream ``kind``: where its text shows nothing, it is read as its events."""
+
+    kind: str
 
 
 def _in_url(rules: Rules, uri: str, where: Where, found: Found) -> None:
@@ -205,14 +248,37 @@ def _url_kinds(rules: Rules, uri: str) -> list[str]:
     base, _, fragment = uri.partition("#")
     path, question, query = base.partition("?")
     kinds = rules.kinds_in(path) + rules.kinds_in(fragment)
-    for piece in query.split("&") if question else ():
+    return kinds + (_query_kinds(rules, query, by_shape=True) if question else [])
+
+
+def _query_kinds(rules: Rules, query: str, *, by_shape: bool) -> list[str]:
+    """The rules that the values of secret parameters in ``query`` (a query string or a
+    form body) break; ``by_shape``: the other pieces searched by shape too."""
+    kinds: list[str] = []
+    for piece in query.split("&"):
         name, sep, value = piece.partition("=")
         if sep and value and rules.is_secret_param(unquote_plus(name), unquote_plus(value)):
             kind = rules.secret_kind(unquote_plus(value), unquote_plus(name))
             kinds += [kind] if kind is not None else []
-        else:
+        elif by_shape:
             kinds += rules.kinds_in(piece)
     return kinds
+
+
+_FORM_TYPE = "application/x-www-form-urlencoded"
+
+
+def _in_form(rules: Rules, headers: Any, body: Any, where: Where, found: Found) -> None:
+    """A URL-encoded form body (told by its ``content-type``, as redaction tells it): the
+    values of its secret parameters, which no shape may show (``api_key=...&q=hi``)."""
+    if isinstance(body, (bytes, bytearray)):
+        body = bytes(body).decode("latin-1")
+    if not isinstance(body, str) or "=" not in body or not rules.params_on:
+        return
+    media = (_media_type(headers) or "").split(";", 1)[0].strip().lower()
+    if media == _FORM_TYPE:
+        for kind in _query_kinds(rules, body, by_shape=False)[:1]:
+            found.append((where, kind))
 
 
 def _by_header_name(rules: Rules, value: Any, where: Where, found: Found, response: bool) -> None:
@@ -228,7 +294,7 @@ def _by_header_name(rules: Rules, value: Any, where: Where, found: Found, respon
                 if item.startswith(JSON_OPENINGS):
                     _in_string(rules, item, at, found, response)
             elif key == "headers" and isinstance(item, dict):
-                _in_headers(rules, item, at, found, by_name=True)
+                _in_headers(rules, item, at, found, by_name=True, response=response)
             elif isinstance(item, (dict, list)):
                 _by_header_name(rules, item, at, found, response)
     elif isinstance(value, list):
@@ -245,21 +311,44 @@ _BY_NAME = frozenset({"credential", "cookie", "identifying"})
 
 
 def _in_headers(
-    rules: Rules, headers: dict[Any, Any], where: Where, found: Found, *, by_name: bool = False
+    rules: Rules,
+    headers: dict[Any, Any],
+    where: Where,
+    found: Found,
+    *,
+    by_name: bool = False,
+    response: bool = False,
 ) -> None:
     keys_may_match = not by_name and _keys_may_match(rules, headers)
     for name, value in headers.items():
         action = rules.header_action(str(name))
-        if action in ("keep", "drop"):
-            continue  # stored as they are on purpose, or identifiers that redaction drops
-        if by_name and action not in _BY_NAME:
-            continue  # searched by shape only: nothing of the kind is in the line
+        if action == "keep":
+            continue  # stored as they are on purpose (``keep_headers``)
+        if action == "drop":
+            # Redaction leaves these identifiers out; one that is written anyway (a redactor
+            # that failed to, a "headers" object in a body) is read as any other header.
+            action = "scan"
+        # By name, a header searched by shape only is passed over: nothing of the kind is
+        # in the line (but a value that is no string is read, below).
+        by_shape_only = by_name and action not in _BY_NAME
+        if by_shape_only and isinstance(value, str):
+            continue
         named = _named(rules, name, where, found) if keys_may_match else (*where, name)
-        values = [value] if isinstance(value, str) else value
+        values = [value] if isinstance(value, (str, bytes, bytearray, dict)) else value
         for index, item in enumerate(values if isinstance(values, list) else []):
+            at = named if values is not value else (*named, index)
+            if isinstance(item, (bytes, bytearray)):  # a vcrpy value written as !!binary
+                item = bytes(item).decode("latin-1")
             if isinstance(item, str):
-                at = named if isinstance(value, str) else (*named, index)
-                _add(found, at, _header_kind(rules, str(name), item, action))
+                if not by_shape_only:
+                    _add(found, at, _header_kind(rules, str(name), item, action))
+            elif isinstance(item, _CONTAINERS):
+                # No header value (an event-stream frame's typed header, ``{"bytes": base64}``;
+                # a "headers" object in a body, read by redaction as JSON): read as JSON.
+                if by_name:
+                    _by_header_name(rules, item, at, found, response)
+                else:
+                    _walk(rules, item, at, found, response)
 
 
 def _header_kind(rules: Rules, name: str, value: str, action: str) -> str | None:
@@ -335,11 +424,13 @@ def find_in_jsonl(rules: Rules, text: str, path: str) -> list[Finding]:
             continue
         # A line in which no rule can match needs no parse (a header object is checked by
         # header name, whatever its values look like; a base64 body is read decoded).
-        might = rules.might_match(line)
+        # A multipart body's fields are told by line ends, which the line holds escaped
+        # (``\r\n``): ``might_match`` finds them in the body's own text, not in the line's.
+        might = rules.might_match(line) or "orm-data" in line
         if not might and '"headers' not in line and '"base64"' not in line:
             continue
         try:
-            record = json.loads(line)
+            record = _parsed(line)
         except ValueError:
             if rules.kinds_in(line):
                 findings.append(Finding(path, number, "<line>", "unparsed-line"))
@@ -354,21 +445,34 @@ def find_in_jsonl(rules: Rules, text: str, path: str) -> list[Finding]:
             for where, rule in found:
                 findings.append(Finding(path, number, _spelled("", where), rule))
         if isinstance(record, dict) and "body" in record:
+            body = record["body"]
+            if isinstance(body, dict) and "text" in body:
+                form: Found = []
+                _in_form(rules, record.get("headers"), body["text"], ("body", "text"), form)
+                for where, rule in form:
+                    findings.append(Finding(path, number, _spelled("", where), rule))
             for where, rule in _in_body_bytes(rules, record):
                 findings.append(Finding(path, number, _spelled("", where), rule))
-        elif isinstance(record, dict) and isinstance(record.get("base64"), str):
-            for where, rule in _in_frame_bytes(rules, record["base64"]):
-                findings.append(Finding(path, number, _spelled("", where), rule))
+        elif isinstance(record, dict):
+            for field in _FRAME_BYTES:
+                if isinstance(record.get(field), str):
+                    for where, rule in _in_frame_bytes(rules, record[field], field):
+                        findings.append(Finding(path, number, _spelled("", where), rule))
     return findings
 
 
-def _in_frame_bytes(rules: Rules, stored: str) -> Found:
-    """Findings in an event line kept as its bytes (an AWS event-stream frame cut short),
-    decoded and read as redaction reads a body that is not UTF-8."""
+# The fields of an event line that hold bytes as base64: an AWS event-stream frame cut
+# short, kept whole, and a frame's payload that is not UTF-8.
+_FRAME_BYTES = ("base64", "payload_base64")
+
+
+def _in_frame_bytes(rules: Rules, stored: str, field: str) -> Found:
+    """Findings in the bytes an event line holds as base64 (``_FRAME_BYTES``), decoded and
+    read as redaction reads a body that is not UTF-8."""
     raw = _base64_bytes(stored)
     found: Found = []
     if raw is not None:  # else not base64: the reader refuses the line, its text was searched
-        _walk(rules, raw, ("base64",), found, True)
+        _walk(rules, raw, (field,), found, True)
     return found
 
 
@@ -565,6 +669,8 @@ def find_in_vcrpy(rules: Rules, data: dict[str, Any], text: str, path: str) -> l
             ):
                 in_part: Found = []
                 _walk(rules, {part: record}, (), in_part, is_response)
+                if isinstance(record, dict):
+                    _in_vcrpy_body(rules, part, record, in_part)
                 found += [({part: record}, where, rule) for where, rule in in_part]
         for record, where, rule in found:
             at = line
@@ -601,15 +707,46 @@ def decoded_response(response: dict[str, Any], rules: Rules) -> dict[str, Any] |
     ``{"bytes": base64}`` decoded, a frame that does not rebuild as its bytes."""
     body = response.get("body")
     raw = body.get("string") if isinstance(body, dict) else None
+    media_type = _media_type(response.get("headers"))
     if isinstance(raw, bytes) and isinstance(body, dict):
         decoded = _decoded(rules, response.get("headers"), raw)
         if decoded is None:
             return None
         read: Any = decoded
-        if is_eventstream(_media_type(response.get("headers"))):
+        if is_eventstream(media_type):
             read = [_frame_read(frame) for frame in encode_records(decoded)]
+        else:
+            read = _stream_text(decoded, media_type) or decoded
         return {**response, "body": {**body, "string": read}}
+    if isinstance(raw, str) and isinstance(body, dict):
+        stream = _stream_text(raw, media_type)
+        return {**response, "body": {**body, "string": stream}} if stream else response
     return response
+
+
+def _stream_text(raw: bytes | str, media_type: str | None) -> _StreamText | None:
+    """An SSE or NDJSON body as ``_StreamText``; None for any other, or bytes that are not
+    UTF-8 (read as Latin-1 text, as redaction reads them)."""
+    kind = stream_events.stream_kind(media_type, None, raw)
+    if kind not in (stream_events.SSE, stream_events.NDJSON):
+        return None
+    try:
+        text = _StreamText(raw.decode("utf-8") if isinstance(raw, bytes) else raw)
+    except UnicodeDecodeError:
+        return None
+    text.kind = kind
+    return text
+
+
+def _in_vcrpy_body(rules: Rules, part: str, record: dict[str, Any], found: Found) -> None:
+    """Add the findings in the body of vcrpy ``record`` (its ``part``, ``"request"`` or
+    ``"response"``) that its walk does not show: the secret parameters of a form body."""
+    body = record.get("body")
+    if part == "request":
+        _in_form(rules, record.get("headers"), body, (part, "body"), found)
+        return
+    string = body.get("string") if isinstance(body, dict) else None
+    _in_form(rules, record.get("headers"), string, (part, "body", "string"), found)
 
 
 def _media_type(headers: Any) -> str | None:
@@ -622,8 +759,10 @@ def _media_type(headers: Any) -> str | None:
 
 
 def _frame_read(frame: dict[str, Any]) -> dict[str, Any]:
-    """A frame record as the scan reads it: one kept as ``base64`` as its bytes."""
-    if "base64" in frame:
-        raw = _base64_bytes(frame["base64"])
-        return {"base64": raw} if raw is not None else frame
-    return frame
+    """A frame record as the scan reads it: its ``_FRAME_BYTES`` as their bytes."""
+    read = dict(frame)
+    for field in _FRAME_BYTES:
+        raw = _base64_bytes(frame.get(field))
+        if raw is not None:
+            read[field] = raw
+    return read
