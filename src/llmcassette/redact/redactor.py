@@ -340,8 +340,10 @@ class Redactor:
         if isinstance(value, dict):
             response = response or rules.is_model_turn(value)
             out: dict[str, Any] = {}
+            keys_may_match = self.rules.might_match_a_key(value)
             for key, item in value.items():
-                key = self.key(key)
+                if keys_may_match:
+                    key = self.key(key)
                 if isinstance(item, str) and self.rules.is_secret_entry(
                     key, item, path, response=response
                 ):

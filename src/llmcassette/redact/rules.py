@@ -985,6 +985,15 @@ class Rules:
 
     # ------------------------------------------------------------------ strings
 
+    def might_match_a_key(self, mapping: Mapping[Any, Any]) -> bool:
+        """``might_match`` for the keys of ``mapping``, asked of them all at once: most
+        objects' keys are plain words (``role``, ``content``), and a key is written to the
+        cassette as much as a value is."""
+        try:
+            return self.might_match("\n".join(mapping))
+        except TypeError:  # a key that is not a string (YAML): each is asked on its own
+            return True
+
     def might_match(self, text: str) -> bool:
         """Whether any rule could match in ``text``: False means none does, anywhere in it
         (as a shape, a literal, a secret key or parameter, URL-encoded or JSON-escaped).

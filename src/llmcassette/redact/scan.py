@@ -67,15 +67,6 @@ class _SecretName:
     rule: str
 
 
-def _keys_may_match(rules: Rules, mapping: dict[Any, Any]) -> bool:
-    """Whether a rule may match one of the keys of ``mapping``: asked of them all at once,
-    as most objects' keys are plain words (``role``, ``content``)."""
-    try:
-        return rules.might_match("\n".join(mapping))
-    except TypeError:  # a key that is not a string (YAML): each is asked on its own
-        return True
-
-
 def _named(rules: Rules, name: Any, where: Where, found: Found) -> Where:
     """Where the value of key or header ``name`` (in the object at ``where``) sits; a
     name that a rule matches is itself a finding, and stands in the path by its rule."""
@@ -132,7 +123,7 @@ def _walk(
     if isinstance(value, dict):
         response = response or is_model_turn(value)
         pairs = value.pairs if isinstance(value, _KeyGivenTwice) else value.items()
-        keys_may_match = _keys_may_match(rules, value)
+        keys_may_match = rules.might_match_a_key(value)
         for key, item in pairs:
             at = _named(rules, key, where, found) if keys_may_match else (*where, key)
             if isinstance(item, str):
@@ -319,7 +310,7 @@ def _in_headers(
     by_name: bool = False,
     response: bool = False,
 ) -> None:
-    keys_may_match = not by_name and _keys_may_match(rules, headers)
+    keys_may_match = not by_name and rules.might_match_a_key(headers)
     for name, value in headers.items():
         action = rules.header_action(str(name))
         if action == "keep":
