@@ -116,3 +116,22 @@ def test_a_key_written_with_character_references_is_redacted(
     replayed, text = _record_and_replay(tmp_path, serializer, page, {"content-type": "text/html"})
     assert OPENAI not in char_refs_decoded(text)
     assert replayed.text == "<p>your key: <REDACTED:openai-api-key></p>"
+
+
+@pytest.mark.parametrize("serializer", SERIALIZERS)
+def test_what_json_text_held_in_a_string_holds_is_redacted(tmp_path: Path, serializer: str) -> None:
+    # An MCP resource a tool returned, as the tool message's JSON text; a tool's result that
+    # quotes a request body as a string. The scan parses such text; redaction searched it.
+    resource = {"uri": "https://files.test/a.txt?token=plainvalue123&v=2"}
+    quoted = {"request": json.dumps({"api_key": "plainvalue456"})}
+    body = {"content": json.dumps(resource), "result": json.dumps(quoted)}
+    replayed, text = _record_and_replay(
+        tmp_path, serializer, json.dumps(body).encode(), {"content-type": "application/json"}
+    )
+    assert "plainvalue123" not in text
+    assert "plainvalue456" not in text
+    answer = replayed.json()
+    uri = json.loads(answer["content"])["uri"]
+    assert uri == "https://files.test/a.txt?token=<REDACTED:token>&v=2"
+    request = json.loads(json.loads(answer["result"])["request"])
+    assert request == {"api_key": "<REDACTED:api_key>"}

@@ -27,6 +27,9 @@ from llmcassette.redact import rules
 from llmcassette.redact.known import KnownValues
 
 _FORM_TYPE = "application/x-www-form-urlencoded"
+# What JSON text held in a string may hold that only its parse shows (``_parsed_json_text``):
+# a "headers" object, a "uri", JSON text in a string of its own (its quotes escaped).
+_SEEN_PARSED = ('"headers"', '"uri"', '\\"')
 
 Headers = Mapping[str, Any]
 # Where a string sits in the records of a stream: its container and its key (or index).
@@ -468,7 +471,35 @@ class Redactor:
             text = _apply_spans(text, [text], named)[0]
         new = self.text(text)
         spans = self._embedded_spans(new, response)
-        return _apply_spans(new, [new], spans)[0] if spans else new
+        new = _apply_spans(new, [new], spans)[0] if spans else new
+        return self._parsed_json_text(new, response)
+
+    def _parsed_json_text(self, text: str, response: bool) -> str:
+        """``text``, when it is JSON text held in a string, redacted as parsed JSON where a
+        search of its text sees nothing: a ``"headers"`` object, a ``"uri"``'s parameters,
+        a secret key in JSON text it holds in turn (``{"a": "{\\"api_key\\": ...}"}``). The
+        fail-closed scan parses such text; a search of it keeps its bytes, so this runs
+        only where one of these may be, and writes the text again only when it changed."""
+        if not text.startswith(rules.JSON_OPENINGS) or not any(
+            mark in text for mark in _SEEN_PARSED
+        ):
+            return text
+        exact = jsontext.parse_exact(text)
+        if exact is not None:
+            value, layout = exact
+        else:
+            try:
+                value, layout = jsontext.loads_strict(text), None
+            except ValueError:
+                return text  # not JSON (a piece of a stream): its text was searched
+        again = self.json(value, response=response)
+        if again == value:
+            return text
+        return (
+            json.dumps(again, ensure_ascii=False)
+            if layout is None
+            else jsontext.render(again, layout)
+        )
 
     def body_bytes(self, body: bytes, content_type: str, *, response: bool = False) -> bytes:
         """A raw body; bytes that are not UTF-8 are scanned as Latin-1 (ASCII secrets)."""
@@ -569,7 +600,7 @@ class Redactor:
                 value = container[key]
                 if key == "uri" and "?" in value:  # a URL's secret parameters, as in ``json``
                     value = self.uri(value)
-                container[key] = self.known(self.text(value))
+                container[key] = self.known(self._parsed_json_text(self.text(value), True))
         # The keys of a stream are few, and mostly the same: one search of them all tells.
         every_key = "\n".join([name for name in names if type(name) is str])
         if not self.rules.might_match(every_key) and not self._mentions_known(every_key):
