@@ -50,6 +50,9 @@ from .test_scan_independent import GOOGLE, LOCATIONS
 UNSHAPED = "Zq8rT2mW9xK4vB7nL3pF6hJ1cD5gS0aY"
 SECRETS = [(kind, secret) for kind, values in SHAPES.items() for secret in values]
 SECRETS.append(("unshaped", UNSHAPED))
+# A key with no shape that the environment holds (MISTRAL_API_KEY): found anywhere.
+ENVIRONMENT = {"MISTRAL_API_KEY": "Mq4TzP8wLr2VxK6nB9cJ3dH7fG1sA5eY"}
+SECRETS.append(("environment", ENVIRONMENT["MISTRAL_API_KEY"]))
 
 JSON = "application/json"
 
@@ -143,6 +146,9 @@ BY_SHAPE: dict[str, Place] = {
         "note", s.encode(), b'Content-Disposition: form-data; name="f"\r\n\r\n\xff\xd8\r\n--b\r\n'
     ),
     "a response header of no credential name": lambda s: _response(b"{}", x_debug=f"key {s}"),
+    'a header\'s name in a "headers" object of a body': lambda s: _request_json(
+        {"headers": {s: "1", "cookie": "theme=dark"}}
+    ),
     "a response header's name": lambda s: Exchange(
         response_headers={"content-type": [JSON], s: ["1"]}
     ),
@@ -285,6 +291,38 @@ BY_NAME: dict[str, Place] = {
             wire.string_headers([(":event-type", "x"), ("x-amz-security-token", s)]), b"{}"
         )
     ),
+    "a ?token= URL in a request header of no credential name": lambda s: Exchange(
+        request_headers={"content-type": JSON, "x-callback": f"https://h.test/cb?token={_url(s)}"}
+    ),
+    "a Basic credential": lambda s: Exchange(
+        request_headers={
+            "content-type": JSON,
+            "proxy-authorization": "Basic " + base64.b64encode(f"user:{s}".encode()).decode(),
+        }
+    ),
+    "the x-amz-date request header": lambda s: Exchange(
+        request_headers={"content-type": JSON, "x-amz-date": s}
+    ),
+    "an XML request body": lambda s: Exchange(
+        request_headers={"content-type": "application/xml"},
+        request_body=f"<A><Password>{s}</Password></A>".encode(),
+    ),
+    'XML under a "uri" key': lambda s: _request_json(
+        {"uri": f"<R><SessionToken>{s}</SessionToken></R>"}
+    ),
+    "a secret key in a streamed tool call's arguments, in pieces": lambda s: _sse(
+        {"delta": {"arguments": '{"api_key": "' + json.dumps(s)[1:12]}},
+        {"delta": {"arguments": json.dumps(s)[12:-1] + '"}'}},
+    ),
+    "a URL-encoded form response (an OAuth token endpoint)": lambda s: _response(
+        f"access_token={_url(s)}&scope=repo".encode(), "application/x-www-form-urlencoded"
+    ),
+    'a "headers" object in Gemini\'s streamed JSON array': lambda s: Exchange(
+        uri="https://generativelanguage.googleapis.com/v1beta/models/g:streamGenerateContent",
+        response_body=json.dumps(
+            [{"candidates": []}, {"headers": {"cookie": f"sid={_url(s)}"}}], indent=1
+        ).encode(),
+    ),
     "the set-cookie response header": lambda s: _response(b"{}", set_cookie=f"s={_url(s)}; Path=/"),
     "a ?token= in the location header": lambda s: _response(
         b"{}", location=f"https://h.test/cb?token={_url(s)}"
@@ -321,7 +359,14 @@ _ONE_LINE = {"a request header of no credential name", "a response header of no 
 
 # Where a secret is found by the name it travels under, its shape matters less: the key
 # with none, and shapes of every make (dots, line ends, "=" padding, a "-" or "_" inside).
-_BY_NAME_KINDS = {"unshaped", "openai-api-key", "jwt", "google-oauth-token", "private-key"}
+_BY_NAME_KINDS = {
+    "unshaped",
+    "environment",
+    "openai-api-key",
+    "jwt",
+    "google-oauth-token",
+    "private-key",
+}
 
 
 def _secrets(place: str) -> list[tuple[str, str]]:
@@ -352,7 +397,7 @@ def _unlocked(path: Path, timeout: float = 0) -> Iterator[None]:
 
 
 def _save(path: Path, data: dict[str, Any], mode: str) -> None:
-    redactor = Redactor(environ={})
+    redactor = Redactor(environ=ENVIRONMENT)
     persister = Persister(redactor=redactor)
     if mode == "jsonl as recorded":
         # As a recording does: vcrpy's before_record_request redacted the request as it
