@@ -305,14 +305,6 @@ class SecretLeakError(LlmCassetteError):
                 "test's cassette is named after its parameters, so give that one an id "
                 '(pytest.param(key, id="openai")) or name the cassette yourself'
             )
-        elif (name := _body_header_name(json_path)) is not None:
-            problem = f"{json_path} still matches redaction rule {rule!r}"
-            self.hint = (
-                'the file was not written; a "headers" object inside a body is checked as '
-                "HTTP headers are, by name, but redaction reads it as JSON: to store this "
-                f"value redacted, add its key to [tool.llmcassette.redaction] json_keys = "
-                f'["{name}"] (see docs/redaction.md)'
-            )
         else:
             problem = f"{json_path} still matches redaction rule {rule!r}"
             self.hint = (
@@ -331,16 +323,6 @@ class SecretLeakError(LlmCassetteError):
             "how_to_fix": self.hint,
             "rule": self.rule,
         }
-
-
-def _body_header_name(json_path: str) -> str | None:
-    """The name in a JSON path to a header of a ``"headers"`` object inside a body
-    (``body.json.messages[1].content<json>.headers.set-cookie``: ``set-cookie``)."""
-    body, found, name = json_path.rpartition(".headers.")
-    in_body = body.startswith("body") or ".body" in body
-    if not found or not in_body or not name or name.startswith("<"):
-        return None
-    return None if any(c in name for c in '.[]"\\') else name
 
 
 class IncompleteStreamError(LlmCassetteError):

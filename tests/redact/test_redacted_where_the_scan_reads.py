@@ -116,3 +116,65 @@ def test_a_key_written_with_character_references_is_redacted(
     replayed, text = _record_and_replay(tmp_path, serializer, page, {"content-type": "text/html"})
     assert OPENAI not in char_refs_decoded(text)
     assert replayed.text == "<p>your key: <REDACTED:openai-api-key></p>"
+
+
+@pytest.mark.parametrize("serializer", SERIALIZERS)
+def test_what_json_text_held_in_a_string_holds_is_redacted(tmp_path: Path, serializer: str) -> None:
+    # An MCP resource a tool returned, as the tool message's JSON text; a tool's result that
+    # quotes a request body as a string. The scan parses such text; redaction searched it.
+    resource = {"uri": "https://files.test/a.txt?token=plainvalue123&v=2"}
+    quoted = {"request": json.dumps({"api_key": "plainvalue456"})}
+    body = {"content": json.dumps(resource), "result": json.dumps(quoted)}
+    replayed, text = _record_and_replay(
+        tmp_path, serializer, json.dumps(body).encode(), {"content-type": "application/json"}
+    )
+    assert "plainvalue123" not in text
+    assert "plainvalue456" not in text
+    answer = replayed.json()
+    uri = json.loads(answer["content"])["uri"]
+    assert uri == "https://files.test/a.txt?token=<REDACTED:token>&v=2"
+    request = json.loads(json.loads(answer["result"])["request"])
+    assert request == {"api_key": "<REDACTED:api_key>"}
+
+
+@pytest.mark.parametrize("serializer", SERIALIZERS)
+def test_a_headers_object_in_a_body_is_redacted_by_header_name(
+    tmp_path: Path, serializer: str
+) -> None:
+    # A webhook or echo service answers with the headers it was sent (httpbin's /anything).
+    # The scan reads a "headers" object by header name, as a request's headers.
+    echo = {
+        "headers": {
+            "Authorization": "Bearer plainvalue123",
+            "Cookie": "sid=plainvalue456; theme=dark",
+            "X-Goog-Api-Key": "plainvalue789",
+            "Accept": "application/json",
+        }
+    }
+    replayed, text = _record_and_replay(
+        tmp_path, serializer, json.dumps(echo).encode(), {"content-type": "application/json"}
+    )
+    for value in ("plainvalue123", "plainvalue456", "plainvalue789"):
+        assert value not in text
+    assert replayed.json()["headers"] == {
+        "Authorization": "<REDACTED:authorization>",  # a secret JSON key first, as before
+        "Cookie": "sid=<REDACTED:cookie>; theme=<REDACTED:cookie:2>",
+        "X-Goog-Api-Key": "<REDACTED:x-goog-api-key>",
+        "Accept": "application/json",
+    }
+
+
+@pytest.mark.parametrize("serializer", SERIALIZERS)
+def test_an_event_stream_header_named_as_a_credential_is_redacted(
+    tmp_path: Path, serializer: str
+) -> None:
+    frame = wire.encode_frame(
+        wire.string_headers([(":event-type", "chunk"), ("x-amz-security-token", "plainvalue123")]),
+        b"{}",
+    )
+    replayed, text = _record_and_replay(
+        tmp_path, serializer, frame, {"content-type": wire.CONTENT_TYPE}
+    )
+    assert "plainvalue123" not in text
+    (read,) = wire.decode_frames(replayed.content)
+    assert read.header("x-amz-security-token") == "<REDACTED:x-amz-security-token>"

@@ -206,19 +206,27 @@ def test_items_of_a_responses_stream_are_redacted_each_on_its_own() -> None:
     }
 
 
+class HeadersLeftAlone(Redactor):
+    """A redactor with a bug: the values of a "headers" object inside a body left as
+    they are (they are redacted by header name, as a request's own headers are)."""
+
+    def _header_in_body(self, name: str, value: str, path: Any, response: bool) -> str:
+        return value
+
+
 @pytest.mark.parametrize(
-    "body",
+    ("body", "redactor_type"),
     [
-        # A "headers" object is checked by header name, which only the scan does.
-        'data: {"headers":{"x-session-token":"plain"}}\n\n',
+        # A "headers" object is checked by header name: a redactor that missed it.
+        ('data: {"headers":{"x-session-token":"plain"}}\n\n', HeadersLeftAlone),
         # A field the redactor does not walk (retry), holding an environment value.
-        "retry: 40961234\ndata: {}\n\n",
+        ("retry: 40961234\ndata: {}\n\n", Redactor),
     ],
 )
-def test_what_only_the_scan_finds_is_refused(body: str) -> None:
+def test_what_only_the_scan_finds_is_refused(body: str, redactor_type: type[Redactor]) -> None:
     item = Interaction("POST", "http://h/v1", {}, None, 200, "OK", SSE, body.encode())
     header = {"format": "llmcassette", "format_version": 1, "recorded_by": "tests"}
-    redactor = Redactor(environ={"MY_TOKEN": "40961234"})
+    redactor = redactor_type(environ={"MY_TOKEN": "40961234"})
     text = cassette_file.write(Cassette(header, [item]), redaction=redactor)
     assert find_in_jsonl(redactor.rules, text, "c.jsonl")  # the scan refuses to write it
 
@@ -258,11 +266,13 @@ def _gemini_array(texts: list[str]) -> str:
     return "[" + ",\r\n".join(json.dumps(c, separators=(",", ":")) for c in chunks) + "]"
 
 
-def _write_gemini(body: str, environ: dict[str, str] | None = None) -> tuple[str, Redactor]:
+def _write_gemini(
+    body: str, environ: dict[str, str] | None = None, redactor_type: type[Redactor] = Redactor
+) -> tuple[str, Redactor]:
     headers = {"content-type": ["application/json; charset=UTF-8"]}
     item = Interaction("POST", GEMINI_STREAM, {}, None, 200, "OK", headers, body.encode())
     header = {"format": "llmcassette", "format_version": 1, "recorded_by": "tests"}
-    redactor = Redactor(environ=environ or {"MY_API_KEY": LITERAL})
+    redactor = redactor_type(environ=environ or {"MY_API_KEY": LITERAL})
     return cassette_file.write(Cassette(header, [item]), redaction=redactor), redactor
 
 
@@ -290,7 +300,7 @@ def test_what_only_the_scan_finds_in_an_array_element_is_refused() -> None:
     from llmcassette.redact.scan import check_text
 
     body = '[{"candidates":[]},\r\n{"headers":{"x-session-token":"plain"}}]'
-    text, redactor = _write_gemini(body)
+    text, redactor = _write_gemini(body, redactor_type=HeadersLeftAlone)
     (finding,) = find_in_jsonl(redactor.rules, text, "c.jsonl")
     assert finding.line == 5  # the second element's event line
     with pytest.raises(SecretLeakError):

@@ -27,6 +27,9 @@ from llmcassette.redact import rules
 from llmcassette.redact.known import KnownValues
 
 _FORM_TYPE = "application/x-www-form-urlencoded"
+# What JSON text held in a string may hold that only its parse shows (``_parsed_json_text``):
+# a "headers" object, a "uri", JSON text in a string of its own (its quotes escaped).
+_SEEN_PARSED = ('"headers"', '"uri"', '\\"')
 
 Headers = Mapping[str, Any]
 # Where a string sits in the records of a stream: its container and its key (or index).
@@ -348,6 +351,10 @@ class Redactor:
                     key, item, path, response=response
                 ):
                     out[key] = self.secret(item, key)
+                elif key == "headers" and isinstance(item, dict):
+                    # HTTP headers a body carries (a fetch tool's page, a webhook's echo): the
+                    # fail-closed scan reads them by name, as it reads a request's own.
+                    out[key] = self._headers_in_body(item, (*path, "headers"), response)
                 elif key == "uri" and isinstance(item, str) and "?" in item:
                     # A URL's secret parameters too: the fail-closed scan reads a "uri" as
                     # one at any depth (an MCP resource, a file a tool reads).
@@ -360,6 +367,41 @@ class Redactor:
         if isinstance(value, list):
             return [self.json(item, path, response=response) for item in value]
         return value
+
+    def _headers_in_body(
+        self, headers: dict[str, Any], path: tuple[str, ...], response: bool
+    ) -> dict[str, Any]:
+        """A redacted copy of a ``"headers"`` object inside a body (at ``path``): each value
+        by the rules of its header's name, as ``headers`` redacts a request's own, after
+        the JSON key rules (``{"authorization": ...}`` is a secret key too). A header that
+        redaction drops stays (it is the body's data), searched as any other."""
+        out: dict[str, Any] = {}
+        keys_may_match = self.rules.might_match_a_key(headers)
+        for name, item in headers.items():
+            new_name = self.key(name) if keys_may_match else name
+            if isinstance(item, str):
+                out[new_name] = self._header_in_body(name, item, path, response)
+            elif isinstance(item, list):
+                out[new_name] = [
+                    self._header_in_body(name, value, path, response)
+                    if isinstance(value, str)
+                    else self.json(value, (*path, rules.norm_key(name)), response=response)
+                    for value in item
+                ]
+            else:
+                out[new_name] = self.json(item, (*path, rules.norm_key(name)), response=response)
+        return out
+
+    def _header_in_body(self, name: str, value: str, path: tuple[str, ...], response: bool) -> str:
+        """One value of a ``"headers"`` object inside a body (``_headers_in_body``)."""
+        if self.rules.is_secret_entry(name, value, path, response=response):
+            return self.secret(value, name)
+        action = self.header_action(name)
+        if action == "keep":  # (keep_headers) read as any string of the body
+            return self._text_with_keys(value, response)
+        return self._text_with_keys(
+            self.header_value(name, value, "scan" if action == "drop" else action), response
+        )
 
     def key(self, key: Any) -> Any:
         """A JSON object's key, secret shapes in it replaced: a key is written to the
@@ -422,7 +464,7 @@ class Redactor:
     def body_text(self, text: str, content_type: str, *, response: bool = False) -> str:
         """A textual body: JSON (layout kept), form, or plain text; ``response``: see
         ``json``."""
-        if not self.rules.might_match(text):
+        if not self._may_hold_secrets(text):
             return text
         if content_type == _FORM_TYPE:
             return self.params(text)
@@ -468,7 +510,40 @@ class Redactor:
             text = _apply_spans(text, [text], named)[0]
         new = self.text(text)
         spans = self._embedded_spans(new, response)
-        return _apply_spans(new, [new], spans)[0] if spans else new
+        new = _apply_spans(new, [new], spans)[0] if spans else new
+        return self._parsed_json_text(new, response)
+
+    def _may_hold_secrets(self, text: str) -> bool:
+        """Whether a rule may match in ``text`` (``Rules.might_match``), or a header rule that
+        goes by name: a ``"headers"`` object's value need look like nothing (a cookie)."""
+        return self.rules.might_match(text) or '"headers' in text
+
+    def _parsed_json_text(self, text: str, response: bool) -> str:
+        """``text``, when it is JSON text held in a string, redacted as parsed JSON where a
+        search of its text sees nothing: a ``"headers"`` object, a ``"uri"``'s parameters,
+        a secret key in JSON text it holds in turn (``{"a": "{\\"api_key\\": ...}"}``). The
+        fail-closed scan parses such text; a search of it keeps its bytes, so this runs
+        only where one of these may be, and writes the text again only when it changed."""
+        if not text.startswith(rules.JSON_OPENINGS) or not any(
+            mark in text for mark in _SEEN_PARSED
+        ):
+            return text
+        exact = jsontext.parse_exact(text)
+        if exact is not None:
+            value, layout = exact
+        else:
+            try:
+                value, layout = jsontext.loads_strict(text), None
+            except ValueError:
+                return text  # not JSON (a piece of a stream): its text was searched
+        again = self.json(value, response=response)
+        if again == value:
+            return text
+        return (
+            json.dumps(again, ensure_ascii=False)
+            if layout is None
+            else jsontext.render(again, layout)
+        )
 
     def body_bytes(self, body: bytes, content_type: str, *, response: bool = False) -> bytes:
         """A raw body; bytes that are not UTF-8 are scanned as Latin-1 (ASCII secrets)."""
@@ -539,6 +614,11 @@ class Redactor:
                         container[key] = self.secret(container[key], name)
                 if not chosen:
                     continue
+            elif _in_headers_object(named):
+                # A "headers" object in an event (a webhook's echo): by header name, as in a
+                # body (``_headers_in_body``); the scan reads it so.
+                for container, key in refs:
+                    container[key] = self._header_in_body(named[-1], container[key], (), True)
             elif isinstance(named[-1], str) and self.rules.is_token_key(named[-1]):
                 for container, key in refs:
                     if rules.looks_like_token(container[key]):
@@ -548,7 +628,7 @@ class Redactor:
             pieces = [container[key] for container, key in refs]
             joined = pieces[0] if len(pieces) == 1 else "".join(pieces)
             known = self._known_spans(joined)  # a known value, maybe split across events
-            if not known and not self.rules.might_match(joined):
+            if not known and not self._may_hold_secrets(joined):
                 continue  # most paths of most streams: one search tells
             # A secret key's whole value first; the shapes inside it go with it.
             embedded = self._embedded_spans(joined, response=True)
@@ -569,7 +649,7 @@ class Redactor:
                 value = container[key]
                 if key == "uri" and "?" in value:  # a URL's secret parameters, as in ``json``
                     value = self.uri(value)
-                container[key] = self.known(self.text(value))
+                container[key] = self.known(self._parsed_json_text(self.text(value), True))
         # The keys of a stream are few, and mostly the same: one search of them all tells.
         every_key = "\n".join([name for name in names if type(name) is str])
         if not self.rules.might_match(every_key) and not self._mentions_known(every_key):
@@ -851,6 +931,16 @@ def _named(path: tuple[Any, ...]) -> tuple[Any, ...]:
     while end > 1 and not isinstance(path[end - 1], str):
         end -= 1
     return path[:end]
+
+
+def _in_headers_object(path: tuple[Any, ...]) -> bool:
+    """Whether ``path`` (a ``_named`` one) leads to a header of a ``"headers"`` object: the
+    key above its last is ``headers`` (the parts of an answer ``_collect`` puts in a path,
+    tuples, are no keys)."""
+    if not isinstance(path[-1], str):
+        return False
+    above = [part for part in path[:-1] if type(part) is not tuple]
+    return bool(above) and above[-1] == "headers"
 
 
 def _disjoint(*groups: list[tuple[int, int, str]]) -> list[tuple[int, int, str]]:
