@@ -499,6 +499,7 @@ ORDINARY = {
             "vary": ["accept-encoding", "origin"],
         }
     },
+    "a book's headers": {"headers": {"author": "Jane Austen", ":authority": "api.example.com"}},
     "a tool call that quotes code": {
         "arguments": json.dumps({"code": 'print("hello, \\"world\\"")', "uri": "file:///tmp/a.txt"})
     },

@@ -255,6 +255,36 @@ def test_an_escaped_credential_in_xml_is_read_decoded() -> None:
 
 # --------------------------------------------------------------------- names
 
+
+@pytest.mark.parametrize(
+    ("name", "action"),
+    [
+        ("x-auth-token", "credential"),
+        ("x-oauth-scopes", "credential"),
+        ("x-authorization", "credential"),
+        ("x-authorisation", "credential"),
+        ("author", "scan"),
+        ("x-author", "scan"),
+        (":authority", "scan"),
+        ("authority", "scan"),
+    ],
+)
+def test_auth_in_a_header_name_is_a_credential_but_not_the_words_author_and_authority(
+    name: str, action: str
+) -> None:
+    assert RULES.header_action(name) == action
+
+
+def test_a_book_author_in_a_headers_object_is_neither_redacted_nor_refused() -> None:
+    # A "headers" object in a body is read by header name (a fetch tool's page): `author`
+    # there was a credential by the `*auth*` fragment, so the save was refused, and later
+    # redacted to "Jane <REDACTED:author>".
+    body = {"headers": {"author": "Jane Austen", ":authority": "api.example.com"}}
+    record = {"type": "response", "status": 200, "headers": {}, "body": {"json": body}}
+    assert scan.find_in_jsonl(RULES, json.dumps(record), "x.jsonl") == []
+    assert Redactor(environ={}).json(body, response=True) == body
+
+
 KEY = "q7Rk2Lm9Xw4Tz8Vb1Nc6Hd3Jf5Gs0Pa1"  # Mistral-like: 32 alphanumerics, no shape
 
 

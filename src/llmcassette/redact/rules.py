@@ -221,7 +221,10 @@ CREDENTIAL_HEADERS = frozenset(
 )
 # Suffixes and fragments that make any other header a credential header.
 CREDENTIAL_HEADER_SUFFIXES = ("-api-key", "-apikey", "-token", "-secret", "-key-id")
-CREDENTIAL_HEADER_FRAGMENTS = ("auth",)
+# ``auth`` anywhere (``x-auth-token``, ``x-oauth-scopes``), but not the words ``author`` and
+# ``authority``: a book's author in a "headers" object of a body, HTTP/2's ``:authority``
+# (a host). ``authorization``/``authorisation`` stay credentials.
+CREDENTIAL_HEADER_FRAGMENT = re.compile(r"auth(?!or(?!i[sz]))")
 NOT_CREDENTIAL_HEADERS = frozenset({"www-authenticate", "authentication-info"})
 # Cookie headers: each cookie value is replaced, the names and attributes are kept.
 COOKIE_HEADERS = frozenset({"cookie", "set-cookie"})
@@ -1241,9 +1244,8 @@ class Rules:
             return "scan"
         if lower.endswith(CREDENTIAL_HEADER_SUFFIXES):
             return "credential"
-        for fragment in CREDENTIAL_HEADER_FRAGMENTS:
-            if fragment in lower:
-                return "credential"
+        if CREDENTIAL_HEADER_FRAGMENT.search(lower) is not None:
+            return "credential"
         return "scan"
 
     def is_no_credential(self, name: str, value: str) -> bool:
