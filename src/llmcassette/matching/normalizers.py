@@ -22,9 +22,41 @@ def stream_false_is_absent(body: Any) -> Any:
     return body
 
 
+# Fields whose value is what the model reads as data: a tool call's arguments, a tool's
+# result, a JSON schema (tools, structured output). Inside them an empty value is not an
+# SDK's default but part of the prompt (``find(query="")`` is not ``find()``, a schema's
+# ``"default": ""`` is told to the model), so ``empty_is_absent`` keeps them whole. Named
+# as each API spells them: Anthropic ``input`` / ``input_schema``, Gemini ``args`` /
+# ``response`` / ``parameters`` / ``responseSchema``, OpenAI ``parameters`` / ``schema``,
+# Bedrock ``input`` / ``json`` / ``inputSchema``, Ollama ``arguments`` / ``format``.
+_DATA_FIELDS = frozenset(
+    {
+        "input",
+        "args",
+        "arguments",
+        "response",
+        "json",
+        "format",
+        "parameters",
+        "parameter_definitions",
+        "schema",
+        "json_schema",
+        "input_schema",
+        "inputSchema",
+        "response_schema",
+        "responseSchema",
+        "response_json_schema",
+        "responseJsonSchema",
+        "parameters_json_schema",
+        "parametersJsonSchema",
+    }
+)
+
+
 def empty_is_absent(body: Any) -> Any:
     """A field whose value is ``null``, ``""``, ``[]`` or ``{}`` means the same as no field,
-    in every object of the body (a list keeps its items).
+    in every object of the body (a list keeps its items), except inside the fields that
+    hold the model's data (``_DATA_FIELDS``: tool arguments and results, JSON schemas).
 
     SDK releases change which defaults they spell out: ollama's client sent ``"format":
     ""``, ``"options": {}`` and ``"keep_alive": null`` and later left them out, and now
@@ -33,7 +65,8 @@ def empty_is_absent(body: Any) -> Any:
     if isinstance(body, dict):
         kept = {}
         for key, value in body.items():
-            value = empty_is_absent(value)
+            if key not in _DATA_FIELDS or not isinstance(value, dict):
+                value = empty_is_absent(value)
             if value is None or value == "" or value == [] or value == {}:
                 continue
             kept[key] = value

@@ -1,0 +1,124 @@
+"""A change the model would see is never matched away: each case records a request, changes
+one thing in it, and replays with record mode ``none``, which must raise a mismatch whose
+path points at the change."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import anthropic
+import httpx2
+import pytest
+
+import llmcassette
+from llmcassette.testing import LocalProvider
+
+
+@pytest.fixture
+def provider() -> Iterator[LocalProvider]:
+    with LocalProvider() as running:
+        yield running
+
+
+def _mismatch(
+    tmp_path: Path, send: Any, recorded: dict[str, Any], changed: dict[str, Any]
+) -> llmcassette.CassetteMismatch:
+    cassette = tmp_path / "c.jsonl"
+    with llmcassette.use_cassette(cassette, record_mode="once"):
+        send(recorded)
+    with (
+        llmcassette.use_cassette(cassette, record_mode="none"),
+        pytest.raises(llmcassette.CassetteMismatch) as raised,
+    ):
+        send(changed)
+    return raised.value
+
+
+def _tool_use(tool_input: dict[str, Any]) -> list[dict[str, Any]]:
+    return [
+        {"role": "user", "content": "find it"},
+        {
+            "role": "assistant",
+            "content": [{"type": "tool_use", "id": "toolu_1", "name": "find", "input": tool_input}],
+        },
+        {
+            "role": "user",
+            "content": [{"type": "tool_result", "tool_use_id": "toolu_1", "content": "none"}],
+        },
+    ]
+
+
+def test_an_empty_tool_argument_is_not_a_missing_one(
+    tmp_path: Path, provider: LocalProvider
+) -> None:
+    """The model reads the earlier call ``find(query="")``, not ``find()``: empty values are
+    data inside a tool call's arguments, whatever ``sdk_defaults`` forgives elsewhere."""
+    client = anthropic.Anthropic(
+        base_url=provider.anthropic_base_url, api_key="sk-ant-test", max_retries=0
+    )
+
+    def send(tool_input: dict[str, Any]) -> None:
+        client.messages.create(
+            model="claude-haiku-4-5", max_tokens=32, messages=_tool_use(tool_input)
+        )  # type: ignore[call-overload]
+
+    with client:
+        mismatch = _mismatch(tmp_path, send, {"query": ""}, {})
+    assert str(mismatch).startswith(
+        "body.messages[1].content[0].input: recorded {'query': ''}, incoming {}"
+    )
+
+
+@pytest.mark.parametrize(
+    ("recorded", "changed", "path"),
+    [
+        (  # Gemini: a function call's arguments
+            {"contents": [{"parts": [{"functionCall": {"name": "f", "args": {"x": None}}}]}]},
+            {"contents": [{"parts": [{"functionCall": {"name": "f", "args": {}}}]}]},
+            "body.contents[0].parts[0].functionCall.args",
+        ),
+        (  # Gemini: a function's result
+            {"contents": [{"parts": [{"functionResponse": {"name": "f", "response": {"r": []}}}]}]},
+            {"contents": [{"parts": [{"functionResponse": {"name": "f", "response": {}}}]}]},
+            "body.contents[0].parts[0].functionResponse.response",
+        ),
+        (  # a tool's JSON schema: the default the model is told
+            {"tools": [{"name": "f", "input_schema": {"properties": {"q": {"default": ""}}}}]},
+            {"tools": [{"name": "f", "input_schema": {"properties": {"q": {}}}}]},
+            "body.tools[0].input_schema.properties.q.default",
+        ),
+        (  # OpenAI structured output: a constant null
+            {
+                "response_format": {
+                    "json_schema": {"schema": {"properties": {"a": {"const": None}}}}
+                }
+            },
+            {"response_format": {"json_schema": {"schema": {"properties": {"a": {}}}}}},
+            "body.response_format.json_schema.schema.properties.a.const",
+        ),
+        (  # Bedrock Converse: a tool call's input
+            {"messages": [{"content": [{"toolUse": {"toolUseId": "t", "input": {"q": ""}}}]}]},
+            {"messages": [{"content": [{"toolUse": {"toolUseId": "t", "input": {}}}]}]},
+            "body.messages[0].content[0].toolUse.input",
+        ),
+        (  # Ollama: a tool call's arguments are an object
+            {"messages": [{"tool_calls": [{"function": {"name": "f", "arguments": {"q": ""}}}]}]},
+            {"messages": [{"tool_calls": [{"function": {"name": "f", "arguments": {}}}]}]},
+            "body.messages[0].tool_calls[0].function.arguments",
+        ),
+    ],
+)
+def test_empty_values_the_model_reads_count(
+    tmp_path: Path,
+    any_server: tuple[str, list[str]],
+    recorded: dict[str, Any],
+    changed: dict[str, Any],
+    path: str,
+) -> None:
+    def send(body: dict[str, Any]) -> None:
+        httpx2.post(f"{any_server[0]}/v1/anything", json=body)
+
+    mismatch = _mismatch(tmp_path, send, recorded, changed)
+    assert mismatch.differences[0].path == path
