@@ -11,6 +11,7 @@ from typing import Any
 import anthropic
 import httpx2
 import pytest
+import requests
 
 import llmcassette
 from llmcassette.testing import LocalProvider
@@ -122,3 +123,54 @@ def test_empty_values_the_model_reads_count(
 
     mismatch = _mismatch(tmp_path, send, recorded, changed)
     assert mismatch.differences[0].path == path
+
+
+def test_a_changed_beta_header_is_a_mismatch(tmp_path: Path, provider: LocalProvider) -> None:
+    """``anthropic-beta`` turns on features that change the answer (a longer context,
+    thinking between tool calls): compared as the set of features it names."""
+    client = anthropic.Anthropic(
+        base_url=provider.anthropic_base_url, api_key="sk-ant-test", max_retries=0
+    )
+    cassette = tmp_path / "c.jsonl"
+
+    def ask(betas: list[str]) -> None:
+        client.beta.messages.create(
+            model="claude-haiku-4-5",
+            max_tokens=16,
+            messages=[{"role": "user", "content": "hi"}],
+            betas=betas,
+        )
+
+    with client:
+        with llmcassette.use_cassette(cassette, record_mode="once"):
+            ask(["context-1m-2025-08-07", "interleaved-thinking-2025-05-14"])
+        with llmcassette.use_cassette(cassette, record_mode="none"):
+            ask(["interleaved-thinking-2025-05-14", "context-1m-2025-08-07"])  # the same set
+        with (
+            llmcassette.use_cassette(cassette, record_mode="none"),
+            pytest.raises(llmcassette.CassetteMismatch) as raised,
+        ):
+            ask(["interleaved-thinking-2025-05-14"])
+    assert str(raised.value).startswith(
+        "headers.anthropic-beta: recorded 'context-1m-2025-08-07, "
+        "interleaved-thinking-2025-05-14', incoming 'interleaved-thinking-2025-05-14'"
+    )
+
+
+def test_openai_beta_counts_through_requests(
+    tmp_path: Path, any_server: tuple[str, list[str]]
+) -> None:
+    """The same through vcrpy's own stubs (requests): ``openai-beta`` picks the Assistants
+    API's generation."""
+    url = f"{any_server[0]}/v1/threads/runs"
+
+    def send(beta: dict[str, Any]) -> None:
+        requests.post(url, json={"assistant_id": "asst_1"}, headers=beta["headers"], timeout=5)
+
+    mismatch = _mismatch(
+        tmp_path,
+        send,
+        {"headers": {"OpenAI-Beta": "assistants=v2"}},
+        {"headers": {"OpenAI-Beta": "assistants=v1"}},
+    )
+    assert mismatch.differences[0].path == "headers.openai-beta"

@@ -23,6 +23,30 @@ def content_type(request: Any) -> str | None:
     return None
 
 
+# Headers that choose what the API does with the same body: a beta feature turned on (a
+# longer context, another version of a tool, another API generation) changes the answer.
+# Other headers (keys, SDK telemetry, the API version every call of an SDK sends) are not
+# compared.
+ANSWER_HEADERS = ("anthropic-beta", "openai-beta")
+
+
+def answer_headers(request: Any) -> dict[str, str]:
+    """The request's ``ANSWER_HEADERS`` as matching compares them: each the sorted set of
+    its comma-separated values (``"b, a"`` and ``"a,b"`` name the same features), left out
+    when empty."""
+    headers = getattr(request, "headers", None) or {}
+    found: dict[str, str] = {}
+    for name, value in headers.items():
+        lowered = name.lower()
+        if lowered in ANSWER_HEADERS:
+            values = value if isinstance(value, list) else [value]
+            features = {part.strip() for item in values for part in str(item).split(",")}
+            features.discard("")
+            if features:
+                found[lowered] = ", ".join(sorted(features))
+    return found
+
+
 def comparable_body(request: Any, config: MatchConfig) -> Any:
     """A request's body as matching compares it: parsed, then normalized by ``config``."""
     raw = getattr(request, "body_bytes", request.body)
@@ -61,6 +85,11 @@ class LlmBody:
         _raise(self.differences(incoming, recorded))
 
     def differences(self, incoming: Any, recorded: Any) -> list[Any]:
+        """Where the requests differ in their ``ANSWER_HEADERS`` and their bodies."""
+        found = _header_differences(answer_headers(recorded), answer_headers(incoming))
+        return found + self.body_differences(incoming, recorded)
+
+    def body_differences(self, incoming: Any, recorded: Any) -> list[Any]:
         """Where the bodies differ; none where a recorded placeholder is filled (a secret
         the cassette learnt from another call, which the live request sends itself)."""
         if getattr(incoming, "body_bytes", incoming.body) == getattr(
@@ -103,8 +132,16 @@ class FillingPlaceholders:
             held = theirs.encode("utf-8") if isinstance(theirs, str) else theirs
             if not isinstance(held, bytes) or b"<REDACTED:" not in held:
                 raise
-            if self._as_sent.differences(incoming, recorded):
+            if self._as_sent.body_differences(incoming, recorded):
                 raise
+
+
+def _header_differences(recorded: dict[str, str], incoming: dict[str, str]) -> list[Any]:
+    if recorded == incoming:
+        return []
+    from llmcassette.matching.jsondiff import differences
+
+    return differences(recorded, incoming, "headers")
 
 
 def _raise(found: list[Any]) -> None:
