@@ -4,6 +4,8 @@ path points at the change."""
 
 from __future__ import annotations
 
+import gzip
+import zlib
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -174,3 +176,30 @@ def test_openai_beta_counts_through_requests(
         {"headers": {"OpenAI-Beta": "assistants=v1"}},
     )
     assert mismatch.differences[0].path == "headers.openai-beta"
+
+
+@pytest.mark.parametrize("coding", ["gzip", "deflate"])
+def test_a_compressed_request_body_is_compared_as_its_json(
+    tmp_path: Path, any_server: tuple[str, list[str]], coding: str
+) -> None:
+    """A body sent with a ``content-encoding`` is compared decoded: gzip stamps the time in
+    its header, so the same JSON is other bytes on every run, and a changed prompt is told
+    by its path, not as a difference of compressed bytes."""
+    cassette = tmp_path / "c.jsonl"
+    url = f"{any_server[0]}/v1/chat/completions"
+    headers = {"content-type": "application/json", "content-encoding": coding}
+
+    def send(text: bytes, stamp: int) -> None:
+        body = gzip.compress(text, mtime=stamp) if coding == "gzip" else zlib.compress(text, 1)
+        httpx2.post(url, content=body, headers=headers)
+
+    with llmcassette.use_cassette(cassette, record_mode="once"):
+        send(b'{"model":"m","prompt":"hello"}', 1)
+    with llmcassette.use_cassette(cassette, record_mode="none"):
+        send(b'{"prompt": "hello", "model": "m"}', 2)  # other bytes, the same JSON
+    with (
+        llmcassette.use_cassette(cassette, record_mode="none"),
+        pytest.raises(llmcassette.CassetteMismatch) as raised,
+    ):
+        send(b'{"model":"m","prompt":"hellO"}', 2)
+    assert str(raised.value).startswith("body.prompt: recorded 'hello', incoming 'hellO'")

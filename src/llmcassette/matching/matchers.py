@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from llmcassette.cassette.compression import decode_content
 from llmcassette.matching.canonical import body_value
 from llmcassette.matching.normalize import MatchConfig
 
@@ -16,11 +17,26 @@ MAX_SHOWN = 5
 
 def content_type(request: Any) -> str | None:
     """The request's ``content-type`` header, if any."""
+    return _header(request, "content-type")
+
+
+def _header(request: Any, wanted: str) -> str | None:
     headers = getattr(request, "headers", None) or {}
     for name, value in headers.items():
-        if name.lower() == "content-type":
+        if name.lower() == wanted:
             return str(value[0] if isinstance(value, list) else value)
     return None
+
+
+def sent_body(request: Any) -> Any:
+    """The request's body with its ``content-encoding`` undone: a client that compresses
+    what it sends (gzip stamps the time in its header) sends other bytes on every run for
+    the same JSON, which is what matching compares. Left as sent when it does not decode."""
+    body = getattr(request, "body_bytes", request.body)
+    coding = _header(request, "content-encoding") if body else None
+    if coding is None or not isinstance(body, bytes):
+        return body
+    return decode_content(body, {"content-encoding": [coding]})[0]
 
 
 # Headers that choose what the API does with the same body: a beta feature turned on (a
@@ -49,8 +65,7 @@ def answer_headers(request: Any) -> dict[str, str]:
 
 def comparable_body(request: Any, config: MatchConfig) -> Any:
     """A request's body as matching compares it: parsed, then normalized by ``config``."""
-    raw = getattr(request, "body_bytes", request.body)
-    return config.body(body_value(raw, content_type(request)))
+    return config.body(body_value(sent_body(request), content_type(request)))
 
 
 def comparable_method(request: Any) -> str:

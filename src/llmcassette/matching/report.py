@@ -21,6 +21,7 @@ from llmcassette.matching.matchers import (
     comparable_body,
     comparable_method,
     content_type,
+    sent_body,
 )
 from llmcassette.matching.normalize import MatchConfig, VolatileShape, parse_path
 
@@ -217,7 +218,7 @@ def _as_sent(found: list[Difference], incoming: Any, recorded: Any) -> list[Diff
     ):
         return found
     sent = {
-        side: body_value(getattr(request, "body_bytes", request.body), content_type(request))
+        side: body_value(sent_body(request), content_type(request))
         for side, request in (("recorded", recorded), ("incoming", incoming))
     }
     shown = []
