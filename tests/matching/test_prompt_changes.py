@@ -26,7 +26,7 @@ def provider() -> Iterator[LocalProvider]:
 
 
 def _mismatch(
-    tmp_path: Path, send: Any, recorded: dict[str, Any], changed: dict[str, Any]
+    tmp_path: Path, send: Any, recorded: Any, changed: Any
 ) -> llmcassette.CassetteMismatch:
     cassette = tmp_path / "c.jsonl"
     with llmcassette.use_cassette(cassette, record_mode="once"):
@@ -203,3 +203,20 @@ def test_a_compressed_request_body_is_compared_as_its_json(
     ):
         send(b'{"model":"m","prompt":"hellO"}', 2)
     assert str(raised.value).startswith("body.prompt: recorded 'hello', incoming 'hellO'")
+
+
+def test_form_bytes_that_are_not_utf8_count(
+    tmp_path: Path, any_server: tuple[str, list[str]]
+) -> None:
+    """A form field's percent-escaped bytes are compared as bytes: ``%FF`` is not ``%FE``,
+    although neither is UTF-8."""
+    url = f"{any_server[0]}/v1/upload"
+    form = {"content-type": "application/x-www-form-urlencoded"}
+
+    def send(body: bytes) -> None:
+        requests.post(url, data=body, headers=form, timeout=5)
+
+    mismatch = _mismatch(tmp_path, send, b"model=m&data=%01%FF", b"model=m&data=%01%FE")
+    assert str(mismatch).startswith(
+        "body.data[0]: recorded '\\x01\\udcff', incoming '\\x01\\udcfe'"
+    )
