@@ -12,6 +12,7 @@ from typing import Any
 
 import anthropic
 import httpx2
+import openai
 import pytest
 import requests
 
@@ -220,3 +221,27 @@ def test_form_bytes_that_are_not_utf8_count(
     assert str(mismatch).startswith(
         "body.data[0]: recorded '\\x01\\udcff', incoming '\\x01\\udcfe'"
     )
+
+
+def test_a_changed_byte_of_an_upload_is_shown(
+    tmp_path: Path, any_server: tuple[str, list[str]]
+) -> None:
+    """An audio file sent for transcription (multipart, through the openai SDK) that differs
+    in one byte: the message shows the bytes around that one, not the first 80 of a file
+    whose start is the same on both sides."""
+    audio = bytearray(range(256)) * 1000
+    client = openai.OpenAI(base_url=f"{any_server[0]}/v1", api_key="sk-test", max_retries=0)
+
+    def send(data: bytes) -> None:
+        client.audio.transcriptions.create(model="whisper-1", file=("a.wav", data))
+
+    changed = bytearray(audio)
+    changed[200_000] = 0xFF  # was 0x40 ("@")
+    with client:
+        mismatch = _mismatch(tmp_path, send, bytes(audio), bytes(changed))
+    line = str(mismatch).splitlines()[0]
+    assert line.startswith("body[1].content: recorded …b")
+    recorded, incoming = line.split(", incoming ")
+    assert "=>?@ABCDEFGHIJK" in recorded
+    assert "=>?\\xffABCDEFGHIJK" in incoming
+    assert len(line) < 300  # two windows, not a file's worth of bytes
