@@ -245,3 +245,31 @@ def test_a_changed_byte_of_an_upload_is_shown(
     assert "=>?@ABCDEFGHIJK" in recorded
     assert "=>?\\xffABCDEFGHIJK" in incoming
     assert len(line) < 300  # two windows, not a file's worth of bytes
+
+
+def test_a_normalizer_that_changes_its_argument_changes_no_other_cassette(
+    tmp_path: Path, any_server: tuple[str, list[str]]
+) -> None:
+    """Parsed bodies are cached by their bytes: a normalizer of one cassette that deletes a
+    field in place (the usual way to write one) must not delete it for every other
+    cassette that reads the same bytes, where ``user`` still counts."""
+
+    def without_user(body: Any) -> Any:
+        body.pop("user", None)
+        return body
+
+    url = f"{any_server[0]}/v1/chat/completions"
+    alice = {"model": "m", "user": "alice", "messages": [{"role": "user", "content": "hi"}]}
+    bob = {**alice, "user": "bob"}
+    leaves_out_user = {"normalizers": [without_user], "sdk_defaults": False}
+    for name, match in (("lenient", leaves_out_user), ("strict", None)):
+        with llmcassette.use_cassette(tmp_path / name, record_mode="once", match=match):
+            httpx2.post(url, json=alice)
+    with llmcassette.use_cassette(tmp_path / "lenient", record_mode="none", match=leaves_out_user):
+        httpx2.post(url, json=bob)  # user left out: bob gets alice's recording
+    with (
+        llmcassette.use_cassette(tmp_path / "strict", record_mode="none"),
+        pytest.raises(llmcassette.CassetteMismatch) as raised,
+    ):
+        httpx2.post(url, json=bob)
+    assert raised.value.differences[0].path == "body.user"
