@@ -93,6 +93,11 @@ def test_an_empty_tool_argument_is_not_a_missing_one(
             {"tools": [{"name": "f", "input_schema": {"properties": {"q": {}}}}]},
             "body.tools[0].input_schema.properties.q.default",
         ),
+        (  # a tool's JSON schema: a property that may hold anything
+            {"tools": [{"name": "f", "parameters": {"properties": {"q": {}}}}]},
+            {"tools": [{"name": "f", "parameters": {"properties": {}}}]},
+            "body.tools[0].parameters",
+        ),
         (  # OpenAI structured output: a constant null
             {
                 "response_format": {
@@ -126,6 +131,21 @@ def test_empty_values_the_model_reads_count(
 
     mismatch = _mismatch(tmp_path, send, recorded, changed)
     assert mismatch.differences[0].path == path
+
+
+def test_empty_schema_keywords_are_still_an_sdk_spelling(
+    tmp_path: Path, any_server: tuple[str, list[str]]
+) -> None:
+    """Inside a schema, ``"required": []``, ``"properties": {}`` and ``"description": ""``
+    say what no keyword says: clients that spell them out and clients that don't match."""
+    url = f"{any_server[0]}/v1/chat/completions"
+    spelt = {"type": "object", "properties": {}, "required": [], "description": ""}
+    tool = {"type": "function", "function": {"name": "now", "parameters": spelt}}
+    with llmcassette.use_cassette(tmp_path / "c.jsonl", record_mode="once"):
+        httpx2.post(url, json={"model": "m", "tools": [tool]})
+    bare = {"type": "function", "function": {"name": "now", "parameters": {"type": "object"}}}
+    with llmcassette.use_cassette(tmp_path / "c.jsonl", record_mode="none"):
+        httpx2.post(url, json={"model": "m", "tools": [bare]})
 
 
 def test_a_changed_beta_header_is_a_mismatch(tmp_path: Path, provider: LocalProvider) -> None:
