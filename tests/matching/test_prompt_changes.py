@@ -293,3 +293,27 @@ def test_a_normalizer_that_changes_its_argument_changes_no_other_cassette(
     ):
         httpx2.post(url, json=bob)
     assert raised.value.differences[0].path == "body.user"
+
+
+def test_another_bedrock_guardrail_is_a_mismatch(
+    tmp_path: Path, any_server: tuple[str, list[str]]
+) -> None:
+    """InvokeModel takes its guardrail in headers (boto3's ``guardrailIdentifier``): another
+    guardrail may block what the recorded one let through."""
+    url = f"{any_server[0]}/model/anthropic.claude-3-haiku-20240307-v1%3A0/invoke"
+
+    def send(guardrail: dict[str, str]) -> None:
+        requests.post(
+            url,
+            json={"messages": [{"role": "user", "content": "hi"}]},
+            headers=guardrail,
+            timeout=5,
+        )
+
+    mismatch = _mismatch(
+        tmp_path,
+        send,
+        {"X-Amzn-Bedrock-GuardrailIdentifier": "gr-1", "X-Amzn-Bedrock-GuardrailVersion": "1"},
+        {"X-Amzn-Bedrock-GuardrailIdentifier": "gr-1", "X-Amzn-Bedrock-GuardrailVersion": "2"},
+    )
+    assert mismatch.differences[0].path == "headers.x-amzn-bedrock-guardrailversion"

@@ -46,10 +46,16 @@ def sent_body(request: Any) -> Any:
 
 
 # Headers that choose what the API does with the same body: a beta feature turned on (a
-# longer context, another version of a tool, another API generation) changes the answer.
-# Other headers (keys, SDK telemetry, the API version every call of an SDK sends) are not
-# compared.
-ANSWER_HEADERS = ("anthropic-beta", "openai-beta")
+# longer context, another version of a tool, another API generation), or the guardrail
+# Bedrock's InvokeModel applies (boto3 sends guardrailIdentifier and guardrailVersion as
+# headers), changes the answer. Other headers (keys, SDK telemetry, the API version every
+# call of an SDK sends) are not compared.
+ANSWER_HEADERS = (
+    "anthropic-beta",
+    "openai-beta",
+    "x-amzn-bedrock-guardrailidentifier",
+    "x-amzn-bedrock-guardrailversion",
+)
 
 
 def answer_headers(request: Any) -> dict[str, str]:
