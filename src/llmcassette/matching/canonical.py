@@ -48,7 +48,9 @@ def _parse(raw: bytes, form: bool, stream: str | None) -> Any:
         text = _PLACEHOLDER_NUMBER.sub(r"\1>", text)
     if form:
         fields: dict[str, list[str]] = {}
-        for key, value in parse_qsl(text, keep_blank_values=True):
+        # A percent-escape that is not UTF-8 (%FF) kept as its byte, not as U+FFFD: with
+        # "replace", every such byte would read alike and "%FF" would match "%FE".
+        for key, value in parse_qsl(text, keep_blank_values=True, errors="surrogateescape"):
             fields.setdefault(key, []).append(value)
         return fields
     if stream is not None:

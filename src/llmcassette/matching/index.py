@@ -3,7 +3,8 @@
 vcrpy runs every matcher against every recorded request for each incoming request (and
 three times over), so replay is quadratic in the cassette size. With llmcassette's default
 ``match_on``, two requests match exactly when their *canonical keys* are equal: method,
-scheme, host, port, path, the sorted query, and the body's canonical value. An index from
+scheme, host, port, path, the sorted query, the headers that choose API features
+(``answer_headers``), and the body's canonical value. An index from
 key to interactions answers in one lookup; vcrpy's own path (and its "no match" report)
 still runs whenever the index has no answer, so behaviour is unchanged.
 """
@@ -13,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Hashable
 from typing import Any
 
-from llmcassette.matching.matchers import comparable_body, comparable_method
+from llmcassette.matching.matchers import answer_headers, comparable_body, comparable_method
 from llmcassette.matching.normalize import MatchConfig
 
 
@@ -51,6 +52,7 @@ def request_key(request: Any, config: MatchConfig) -> tuple[Hashable, ...]:
         request.port,
         request.path,
         tuple(request.query),
+        tuple(answer_headers(request).items()),
         _canonical(comparable_body(request, config)),
     )
 

@@ -144,20 +144,45 @@ def _labels(items: list[Any]) -> list[Any]:
 
 
 def shorten_pair(recorded: Any, incoming: Any, width: int) -> tuple[str, str]:
-    """``repr`` both values, cutting long strings to a window around their first difference."""
-    left, right = repr(recorded), repr(incoming)
-    if len(left) <= width and len(right) <= width:
-        return left, right
-    if not (isinstance(recorded, str) and isinstance(incoming, str)):
+    """``repr`` both values, cutting long strings (and bytes: an upload's file) to a window
+    around their first difference."""
+    both_text = isinstance(recorded, str) and isinstance(incoming, str)
+    both_bytes = isinstance(recorded, bytes) and isinstance(incoming, bytes)
+    if not (both_text or both_bytes):
+        left, right = repr(recorded), repr(incoming)
+        if len(left) <= width and len(right) <= width:
+            return left, right
         return _cut(left, 0, width), _cut(right, 0, width)
+    if len(recorded) <= width and len(incoming) <= width:
+        left, right = repr(recorded), repr(incoming)
+        if len(left) <= width and len(right) <= width:
+            return left, right
+    start = _first_difference(recorded, incoming)
+    # A character or byte may take four in its repr (b'\x00'): the window is as many of
+    # them as keep the repr of either side within about ``width``.
+    count = width
+    while (
+        count > 8
+        and max(
+            len(repr(side[max(0, start - count // 3) : max(0, start - count // 3) + count]))
+            for side in (recorded, incoming)
+        )
+        > width + width // 4
+    ):
+        count //= 2
+    begin = max(0, start - count // 3)
+    return _window(recorded, begin, count), _window(incoming, begin, count)
+
+
+def _first_difference(recorded: str | bytes, incoming: str | bytes) -> int:
+    limit = min(len(recorded), len(incoming))
     start = 0
-    while start < min(len(recorded), len(incoming)) and recorded[start] == incoming[start]:
+    while start < limit and recorded[start] == incoming[start]:
         start += 1
-    begin = max(0, start - width // 3)
-    return _window(recorded, begin, width), _window(incoming, begin, width)
+    return start
 
 
-def _window(text: str, begin: int, width: int) -> str:
+def _window(text: str | bytes, begin: int, width: int) -> str:
     piece = repr(text[begin : begin + width])
     return ("…" if begin else "") + piece + ("…" if begin + width < len(text) else "")
 

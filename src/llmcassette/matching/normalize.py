@@ -190,6 +190,11 @@ class MatchConfig:
             value = _drop(value, parse_path(path))
         if self.volatile:
             value = _replace_volatile(value, self.volatile)
+        if self.normalizers:
+            # Parsed bodies are cached by their bytes (``canonical._parse``): a normalizer
+            # that changes its argument in place (``body.pop("user")``) would change it for
+            # every later reader of the same bytes, another cassette's matching among them.
+            value = _fresh(value)
         for normalizer in self.normalizers:
             value = normalizer(value)
         return value
@@ -201,6 +206,15 @@ class MatchConfig:
             if uri == alias or uri.startswith(alias + "/") or uri.startswith(alias + "?"):
                 return origin.rstrip("/") + uri[len(alias) :]
         return uri
+
+
+def _fresh(value: Any) -> Any:
+    """A copy of a parsed body's objects and lists (its strings and numbers are immutable)."""
+    if isinstance(value, dict):
+        return {key: _fresh(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_fresh(item) for item in value]
+    return value
 
 
 def _drop(value: Any, tokens: tuple[str | int, ...]) -> Any:

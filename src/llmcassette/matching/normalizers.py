@@ -22,9 +22,44 @@ def stream_false_is_absent(body: Any) -> Any:
     return body
 
 
+# Fields that hold a tool call's arguments or a tool's result: Anthropic and Bedrock
+# ``input``, Gemini ``args`` and ``response``, Ollama ``arguments``, Bedrock ``json``. What
+# is in them came from the model or the caller, never from an SDK's defaults, and the
+# model reads it back: ``find(query="")`` is not ``find()``. ``empty_is_absent`` keeps them
+# whole.
+_ARGUMENT_FIELDS = frozenset({"input", "args", "arguments", "response", "json"})
+# Fields that hold a JSON schema (tools, structured output), as each API spells them.
+# Inside one, an empty keyword is an SDK's spelling (``"required": []``, ``"properties":
+# {}``), but the values the model is told (``_SCHEMA_VALUES``) and the names of properties
+# (``_SCHEMA_NAMES``) count even when empty.
+_SCHEMA_FIELDS = frozenset(
+    {
+        "format",
+        "parameters",
+        "parameter_definitions",
+        "schema",
+        "json_schema",
+        "input_schema",
+        "inputSchema",
+        "response_schema",
+        "responseSchema",
+        "response_json_schema",
+        "responseJsonSchema",
+        "parameters_json_schema",
+        "parametersJsonSchema",
+    }
+)
+_SCHEMA_VALUES = frozenset({"default", "const", "enum", "examples", "example"})
+_SCHEMA_NAMES = frozenset(
+    {"properties", "patternProperties", "$defs", "definitions", "parameter_definitions"}
+)
+
+
 def empty_is_absent(body: Any) -> Any:
     """A field whose value is ``null``, ``""``, ``[]`` or ``{}`` means the same as no field,
-    in every object of the body (a list keeps its items).
+    in every object of the body (a list keeps its items), except where the model reads
+    the empty value: inside a tool call's arguments or a tool's result (kept whole), and
+    a JSON schema's ``default``, ``const``, ``enum`` and examples, and its property names.
 
     SDK releases change which defaults they spell out: ollama's client sent ``"format":
     ""``, ``"options": {}`` and ``"keep_alive": null`` and later left them out, and now
@@ -33,14 +68,47 @@ def empty_is_absent(body: Any) -> Any:
     if isinstance(body, dict):
         kept = {}
         for key, value in body.items():
-            value = empty_is_absent(value)
-            if value is None or value == "" or value == [] or value == {}:
-                continue
-            kept[key] = value
+            if isinstance(value, dict) and key in _ARGUMENT_FIELDS:
+                pass
+            elif isinstance(value, dict) and key in _SCHEMA_FIELDS:
+                value = _schema_names(value) if key in _SCHEMA_NAMES else _schema(value)
+            else:
+                value = empty_is_absent(value)
+            if not _empty(value):
+                kept[key] = value
         return kept
     if isinstance(body, list):
         return [empty_is_absent(item) for item in body]
     return body
+
+
+def _schema(value: Any) -> Any:
+    """A JSON schema with its empty keywords left out, but not its values or names."""
+    if isinstance(value, list):
+        return [_schema(item) for item in value]
+    if not isinstance(value, dict):
+        return value
+    kept = {}
+    for key, item in value.items():
+        if key in _SCHEMA_VALUES:
+            kept[key] = item  # "default": "" is told to the model
+            continue
+        item = _schema_names(item) if key in _SCHEMA_NAMES else _schema(item)
+        if not _empty(item):
+            kept[key] = item
+    return kept
+
+
+def _schema_names(value: Any) -> Any:
+    """``properties`` and its kin: each name counts, even with an empty schema (``{"q":
+    {}}`` tells the model there is a ``q``)."""
+    if not isinstance(value, dict):
+        return _schema(value)
+    return {name: _schema(item) for name, item in value.items()}
+
+
+def _empty(value: Any) -> bool:
+    return value is None or value == "" or value == [] or value == {}
 
 
 def cache_key_left_out(body: Any) -> Any:

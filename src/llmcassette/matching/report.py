@@ -16,7 +16,13 @@ from typing import Any, Literal
 from llmcassette.errors import command_for_test, without_controls
 from llmcassette.matching.canonical import body_value
 from llmcassette.matching.jsondiff import Difference, Missing, differences
-from llmcassette.matching.matchers import comparable_body, comparable_method, content_type
+from llmcassette.matching.matchers import (
+    answer_headers,
+    comparable_body,
+    comparable_method,
+    content_type,
+    sent_body,
+)
 from llmcassette.matching.normalize import MatchConfig, VolatileShape, parse_path
 
 MAX_DIFFERENCES = 6
@@ -180,6 +186,7 @@ def _request_parts(request: Any, config: MatchConfig) -> dict[str, Any]:
             "path": request.path,
             "query": query,
         },
+        "headers": answer_headers(request),
         "body": comparable_body(request, config),
     }
 
@@ -190,11 +197,12 @@ def compare(incoming: Any, recorded: Any, config: MatchConfig) -> tuple[Differen
     (``differences``)."""
     same = comparable_method(incoming) == comparable_method(recorded)
     same = same and incoming.uri == recorded.uri
+    same = same and answer_headers(incoming) == answer_headers(recorded)
     if same and incoming.body == recorded.body:
         return ()  # equal as sent: nothing to canonicalize (a body can be megabytes)
     ours, theirs = _request_parts(incoming, config), _request_parts(recorded, config)
     found: list[Difference] = []
-    for part in ("method", "url", "body"):
+    for part in ("method", "url", "headers", "body"):
         # A recorded placeholder accepts any value in the body (``FillingPlaceholders``);
         # the URL is matched as it is (both sides redacted), as the lookup matches it.
         found.extend(differences(theirs[part], ours[part], part, placeholders=part == "body"))
@@ -210,7 +218,7 @@ def _as_sent(found: list[Difference], incoming: Any, recorded: Any) -> list[Diff
     ):
         return found
     sent = {
-        side: body_value(getattr(request, "body_bytes", request.body), content_type(request))
+        side: body_value(sent_body(request), content_type(request))
         for side, request in (("recorded", recorded), ("incoming", incoming))
     }
     shown = []
