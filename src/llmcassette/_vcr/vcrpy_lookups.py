@@ -20,7 +20,7 @@ import time
 from collections.abc import Mapping
 from typing import Any
 
-from llmcassette._vcr import overlap
+from llmcassette._vcr import open_cassettes, overlap
 from llmcassette._vcr.fault_plan import STUB_CALLS
 from llmcassette._vcr.lookup import (
     VCRPY_LOOKUPS,
@@ -61,6 +61,7 @@ def can_play(cassette: Any, request: Any) -> bool:
     """``Cassette.can_play_response_for`` for vcrpy's own stubs: ``decide``'s answer. The
     response it found is counted as played and kept for ``play``, which vcrpy's stubs call
     next with the same request."""
+    cassette = open_cassettes.receiver(cassette)
     calls = cassette.__dict__
     calls[STUB_CALLS] = calls.get(STUB_CALLS, 0) + 1
     decision = decide(cassette, request)
@@ -87,6 +88,7 @@ def can_play(cassette: Any, request: Any) -> bool:
 def play(cassette: Any, request: Any) -> Any:
     """``Cassette.play_response`` for vcrpy's own stubs: what ``can_play`` found for this
     request, else ``decide``'s answer, else vcrpy's (which raises when none plays)."""
+    cassette = open_cassettes.receiver(cassette)
     kept = cassette.__dict__.get(_KEPT_ATTRIBUTE, {}).pop(id(request), None)
     if kept is not None and kept[0] is request:
         return kept[1]
@@ -101,6 +103,7 @@ def append(cassette: Any, request: Any, response: Any) -> None:
     that vcrpy's own stubs recorded (llmcassette's httpx stand-ins add their own metadata),
     and the request noted for ``overlap`` when ``can_play`` saw it sent. A cassette
     llmcassette did not configure gets vcrpy's ``append`` alone."""
+    cassette = open_cassettes.receiver(cassette)
     vcrpy_append = VCRPY_LOOKUPS["append"]
     if not isinstance(getattr(cassette, "_persister", None), Persister):
         vcrpy_append(cassette, request, response)
