@@ -104,11 +104,13 @@ def install() -> None:
                 plan_of(cassette)
             yield from original_patch_generator(self, cassette)
 
+    from llmcassette._vcr.stub_clients import note_aiohttp_sessions
     from llmcassette._vcr.vcrpy_lookups import answer_vcrpy_stubs
 
     CassetteContextDecorator.__exit__ = __exit__
     CassetteContextDecorator._patch_generator = _patch_generator
     answer_vcrpy_stubs()
+    note_aiohttp_sessions()  # the session of each aiohttp request, for client numbering
     _no_reset_windows()
     _installed = True
 

@@ -32,6 +32,7 @@ from llmcassette._vcr import (
     open_cassettes,
     overlap,
     save_policy,
+    stub_clients,
 )
 from llmcassette._vcr.bridge import incoming_request
 from llmcassette._vcr.mismatch import RAISED, CassetteMismatch
@@ -617,6 +618,8 @@ def patches(
         yield target, method, stand_in
     # lm15 (DSPy's default engine) sends over its own sockets: through httpx instead.
     yield from lm15.patches()
+    # The urllib3 pool of each request vcrpy's own stubs send, for client numbering.
+    yield from stub_clients.patches()
 
 
 @functools.cache
@@ -640,7 +643,11 @@ def _transport_methods() -> tuple[tuple[Any, type, str, type[InterceptedMethod],
 
 def is_ours(patch: tuple[Any, ...]) -> bool:
     """Whether a ``custom_patches`` entry was installed by llmcassette."""
-    return isinstance(patch[2], InterceptedMethod) or lm15.is_ours(patch[2])
+    return (
+        isinstance(patch[2], InterceptedMethod)
+        or lm15.is_ours(patch[2])
+        or stub_clients.is_ours(patch[2])
+    )
 
 
 def bound_patches(patches: Iterable[tuple[Any, ...]], cassette: Any) -> tuple[tuple[Any, ...], ...]:

@@ -9,7 +9,8 @@ the body, would say the request matches an interaction "already played back".
 
 What they record goes through ``Cassette.append``, called by the stub in the caller's own
 thread or task once the whole answer is read: ``append`` stores the caller's
-``llmcassette.session`` label with it, as llmcassette's httpx stand-ins do, and notes the
+``llmcassette.session`` label and its client's number (``stub_clients``) with it, as
+llmcassette's httpx stand-ins do, and notes the
 request for the warning about identical concurrent requests (``overlap``), from the time
 ``can_play`` saw it leave.
 """
@@ -20,7 +21,7 @@ import time
 from collections.abc import Mapping
 from typing import Any
 
-from llmcassette._vcr import open_cassettes, overlap
+from llmcassette._vcr import open_cassettes, overlap, stub_clients
 from llmcassette._vcr.fault_plan import STUB_CALLS
 from llmcassette._vcr.lookup import (
     VCRPY_LOOKUPS,
@@ -64,7 +65,7 @@ def can_play(cassette: Any, request: Any) -> bool:
     cassette = open_cassettes.receiver(cassette)
     calls = cassette.__dict__
     calls[STUB_CALLS] = calls.get(STUB_CALLS, 0) + 1
-    decision = decide(cassette, request)
+    decision = decide(cassette, request, stub_clients.live_client(cassette))
     if decision is None:
         return vcrpy_can_play(cassette, request)
     if isinstance(decision, Replay):
@@ -99,7 +100,7 @@ def play(cassette: Any, request: Any) -> Any:
 
 
 def append(cassette: Any, request: Any, response: Any) -> None:
-    """``Cassette.append``: vcrpy's, with the caller's session label added to a response
+    """``Cassette.append``: vcrpy's, with the caller's session label and client added to a response
     that vcrpy's own stubs recorded (llmcassette's httpx stand-ins add their own metadata),
     and the request noted for ``overlap`` when ``can_play`` saw it sent. A cassette
     llmcassette did not configure gets vcrpy's ``append`` alone."""
@@ -109,8 +110,11 @@ def append(cassette: Any, request: Any, response: Any) -> None:
         vcrpy_append(cassette, request, response)
         return
     label = current_session()  # the stub appends in the caller's thread or task
-    if label is not None and isinstance(response, Mapping) and META_KEY not in response:
-        response = {**response, META_KEY: {"session": label}}
+    client = stub_clients.live_client(cassette)  # and with its client noted
+    number = None if client is None else client.bound
+    known = (label, number) != (None, None)
+    if known and isinstance(response, Mapping) and META_KEY not in response:
+        response = {**response, META_KEY: {"session": label, "client": number}}
     vcrpy_append(cassette, request, response)
     sent = cassette.__dict__.get(_SENT_ATTRIBUTE, {}).pop(id(request), None)
     if sent is not None and sent[0] is request:
