@@ -15,6 +15,7 @@ import json
 import threading
 from pathlib import Path
 
+import aiohttp
 import httpx
 import openai
 import pytest
@@ -240,3 +241,44 @@ def test_a_task_that_owns_no_open_cassette_is_still_refused(tmp_path: Path) -> N
     refused = asyncio.run(run())
     assert isinstance(refused, OverlappingCassettesError)
     assert refused.open_path.endswith("nested.jsonl")
+
+
+def test_the_outer_cassette_records_while_a_nested_one_replays(
+    provider: LocalProvider, tmp_path: Path
+) -> None:
+    # vcrpy's stubs ask the cassette whose patches caught the request whether it may
+    # record: the nested one, in record mode "none", refused the outer block's calls.
+    url = f"{provider.url}/v1/chat/completions"
+    with llmcassette.use_cassette(tmp_path / "nested.jsonl"):
+        requests.post(url, json=chat("worker"), headers=AUTH, timeout=10)
+    nested_open = threading.Event()
+    main_done = threading.Event()
+    replayed: list[str] = []
+
+    def worker() -> None:
+        with llmcassette.use_cassette(tmp_path / "nested.jsonl", record_mode="none"):
+            nested_open.set()
+            answer = requests.post(url, json=chat("worker"), headers=AUTH, timeout=10).json()
+            replayed.append(answer["choices"][0]["message"]["content"])
+            assert main_done.wait(10)
+
+    async def with_aiohttp() -> None:
+        async with (
+            aiohttp.ClientSession() as session,
+            session.post(url, json=chat("main, aiohttp"), headers=AUTH) as response,
+        ):
+            assert response.status == 200
+
+    with llmcassette.use_cassette(tmp_path / "outer.jsonl"):
+        thread = threading.Thread(target=contextvars.copy_context().run, args=(worker,))
+        thread.start()
+        assert nested_open.wait(10)
+        try:
+            requests.post(url, json=chat("main, requests"), headers=AUTH, timeout=10)
+            asyncio.run(with_aiohttp())
+        finally:
+            main_done.set()
+            thread.join(10)
+    assert replayed == ["You said: worker"]
+    assert prompts(tmp_path / "outer.jsonl") == ["main, requests", "main, aiohttp"]
+    nothing_patched(provider)

@@ -53,9 +53,27 @@ def answer_vcrpy_stubs() -> None:
     VCRPY_LOOKUPS["can_play"] = Cassette.can_play_response_for
     VCRPY_LOOKUPS["play"] = Cassette.play_response
     VCRPY_LOOKUPS["append"] = Cassette.append
+    VCRPY_LOOKUPS["write_protected"] = Cassette.write_protected
+    VCRPY_LOOKUPS["filter_request"] = Cassette.filter_request
     Cassette.can_play_response_for = can_play
     Cassette.play_response = play
     Cassette.append = append
+    Cassette.write_protected = property(write_protected)
+    Cassette.filter_request = filter_request
+
+
+# vcrpy's stubs also ask the cassette they were patched for whether it may record, and
+# filter the request with its hooks: the cassette the request is routed to answers both.
+
+
+def write_protected(cassette: Any) -> bool:
+    """``Cassette.write_protected`` of the cassette a request made here goes to."""
+    return bool(VCRPY_LOOKUPS["write_protected"].fget(open_cassettes.receiver(cassette)))
+
+
+def filter_request(cassette: Any, request: Any) -> Any:
+    """``Cassette.filter_request`` of the cassette a request made here goes to."""
+    return VCRPY_LOOKUPS["filter_request"](open_cassettes.receiver(cassette), request)
 
 
 def can_play(cassette: Any, request: Any) -> bool:
