@@ -13,6 +13,7 @@ import asyncio
 import contextvars
 import json
 import threading
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import aiohttp
@@ -282,3 +283,27 @@ def test_the_outer_cassette_records_while_a_nested_one_replays(
     assert replayed == ["You said: worker"]
     assert prompts(tmp_path / "outer.jsonl") == ["main, requests", "main, aiohttp"]
     nothing_patched(provider)
+
+
+def test_a_pool_thread_opens_a_nested_cassette_only_in_a_copy_of_the_context(
+    provider: LocalProvider, tmp_path: Path
+) -> None:
+    # A plain executor thread does not carry the context: nothing tells that the outer block
+    # started it, so its cassette is refused, with the way to carry it.
+    url = f"{provider.url}/v1/chat/completions"
+
+    def sub_agent(name: str) -> list[str]:
+        with llmcassette.use_cassette(tmp_path / f"{name}.jsonl"):
+            requests.post(url, json=chat(name), headers=AUTH, timeout=10)
+        return prompts(tmp_path / f"{name}.jsonl")
+
+    with (
+        llmcassette.use_cassette(tmp_path / "outer.jsonl"),
+        ThreadPoolExecutor(2) as pool,
+    ):
+        plain = pool.submit(sub_agent, "plain")
+        with pytest.raises(OverlappingCassettesError, match=r"contextvars\.copy_context\(\)\.run"):
+            plain.result()
+        carried = pool.submit(contextvars.copy_context().run, sub_agent, "carried")
+        assert carried.result() == ["carried"]
+    assert not (tmp_path / "plain.jsonl").exists()
