@@ -51,7 +51,10 @@ class _Open:
 _OPENED_HERE: ContextVar[tuple[_Open, ...]] = ContextVar("llmcassette_opened", default=())
 # Every cassette whose patches are in place, in the order they were opened.
 _OPEN: list[_Open] = []
-_LOCK = threading.Lock()
+# Held while a cassette is opened and while one's patches come off: no cassette is opened
+# in between. Reentrant: taking patches off finishes the block's ``opened``, which may take
+# off those of the cassette below, which waited for it.
+_LOCK = threading.RLock()
 
 
 @contextmanager
@@ -70,19 +73,18 @@ def opened(cassette: Any) -> Iterator[None]:
     try:
         yield
     finally:
+        # Only in the context that opened it: a cassette the garbage collector closes may
+        # be closed from any thread, whose own cassettes must stay as they are.
+        if _OPENED_HERE.get()[-1:] == (entry,):
+            _OPENED_HERE.set(outer)
         with _LOCK:
             entry.closed = True
             _OPEN.remove(entry)
             waiting = _OPEN[-1] if _OPEN and _OPEN[-1].closed else None
             unpatch = None if waiting is None else waiting.unpatch
-            if waiting is not None:
+            if waiting is not None and unpatch is not None:
                 waiting.unpatch = None
-        # Only in the context that opened it: a cassette the garbage collector closes may
-        # be closed from any thread, whose own cassettes must stay as they are.
-        if _OPENED_HERE.get()[-1:] == (entry,):
-            _OPENED_HERE.set(outer)
-        if unpatch is not None:
-            unpatch()  # the cassette below waited for this one: its patches come off now
+                unpatch()  # the cassette below waited for this one: its patches come off now
 
 
 def close(cassette: Any, unpatch: Callable[[], None]) -> None:
@@ -95,7 +97,7 @@ def close(cassette: Any, unpatch: Callable[[], None]) -> None:
             if _OPEN[-1] is not entry:
                 entry.unpatch = unpatch
                 return
-    unpatch()
+        unpatch()
 
 
 def receiver(patched: Any) -> Any:
