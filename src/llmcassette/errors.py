@@ -688,7 +688,9 @@ class OverlappingCassettesError(LlmCassetteError):
     hint = (
         "open one cassette around all the concurrent code and tell its callers apart with "
         "llmcassette.session(name), or open the cassettes one after another; a cassette "
-        "opened inside another in the same task or thread is fine (docs/concurrency.md)"
+        "opened inside another in the same task or thread, or in a task or thread started "
+        "inside it, is fine (a thread carries it when run with contextvars.copy_context().run; "
+        "docs/concurrency.md)"
     )
 
     def __init__(self, path: str, open_path: str) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import types
 from typing import Any
 
@@ -31,8 +32,10 @@ def install() -> None:
     Keep the patches other threads read in place while vcrpy's own stubs send
     (``_no_reset_windows``): their requests are recorded too.
 
-    Refuse a cassette opened while one of another task or thread is open
-    (``open_cassettes.opened``): the patches are the whole process's.
+    Refuse a cassette opened while only cassettes of other tasks or threads are open
+    (``open_cassettes.opened``): the patches are the whole process's. And take a
+    cassette's patches off in the order the cassettes were opened (``open_cassettes.close``),
+    even when a nested one opened in another task closes last.
 
     And bind llmcassette's stand-ins to the cassette whose patches are being applied
     (``stubs.bound_patches``). vcrpy would build a subclass of each one for every cassette:
@@ -49,7 +52,7 @@ def install() -> None:
     # Imported here, once: every cassette's exit and patching need them.
     from llmcassette._vcr.deferred import raise_kept
     from llmcassette._vcr.fault_plan import plan_of
-    from llmcassette._vcr.open_cassettes import opened
+    from llmcassette._vcr.open_cassettes import close, opened
     from llmcassette._vcr.persister import Persister, saving
     from llmcassette._vcr.save_policy import (
         drop_error_responses,
@@ -63,6 +66,11 @@ def install() -> None:
 
     def __exit__(self: Any, *exc_info: Any) -> Any:
         cassette = getattr(self, "_CassetteContextDecorator__cassette", None)
+        # The patches come off here, below, in the order the cassettes were opened
+        # (``open_cassettes.close``): vcrpy's own exit finds nothing left to finish.
+        finish = getattr(self, "_CassetteContextDecorator__finish", None)
+        if cassette is not None and finish is not None:
+            self._CassetteContextDecorator__finish = iter(())
         try:
             if cassette is not None:
                 drop_error_responses(cassette)  # responses >= 400 are not saved unless asked
@@ -74,10 +82,13 @@ def install() -> None:
             else:
                 result = original_exit(self, *exc_info)
         finally:
-            finish = getattr(self, "_CassetteContextDecorator__finish", None)
+            self._CassetteContextDecorator__finish = None
             if finish is not None:
-                next(finish, None)
-                self._CassetteContextDecorator__finish = None
+                unpatch = functools.partial(next, finish, None)
+                if cassette is not None:
+                    close(cassette, unpatch)
+                else:
+                    unpatch()
         if cassette is not None and not any(exc_info):
             raise_kept(cassette)  # a warning that was an error inside a request
         return result
@@ -93,11 +104,13 @@ def install() -> None:
                 plan_of(cassette)
             yield from original_patch_generator(self, cassette)
 
+    from llmcassette._vcr.stub_clients import note_aiohttp_sessions
     from llmcassette._vcr.vcrpy_lookups import answer_vcrpy_stubs
 
     CassetteContextDecorator.__exit__ = __exit__
     CassetteContextDecorator._patch_generator = _patch_generator
     answer_vcrpy_stubs()
+    note_aiohttp_sessions()  # the session of each aiohttp request, for client numbering
     _no_reset_windows()
     _installed = True
 

@@ -1,54 +1,117 @@
-"""Refuse a cassette opened while a cassette of another task or thread is open.
+"""Which open cassette a request belongs to, and which cassettes may be opened at all.
 
 vcrpy patches the HTTP clients of the whole process: while cassettes are open, every
-request of every task and thread goes to the one opened last, and the patches come off in
-the order the cassettes close. Two ``use_cassette`` blocks that overlap in concurrent tasks
-or threads (a fan-out that gives each sub-agent a cassette of its own) would record one
-task's calls into the other's cassette, replay them against it, and, closed out of order,
-leave the patches of a closed cassette in place for the rest of the process. So the second
-one fails before it patches anything.
+request of every task and thread reaches the patches of the one opened last, and the
+patches come off in the order the cassettes close. So:
 
-A cassette opened inside another one in the same task or thread (nested, or opened by a
-task that the outer block started) is fine: its patches come off before the outer ones.
+- A cassette may be opened when none is open, or when the task or thread opening it owns
+  one of the open cassettes (it opened it, or the block that started it did): a cassette
+  nested in the same task, in a task the outer block started, or in several such tasks at
+  once. One opened while only cassettes of unrelated tasks or threads are open fails
+  (``OverlappingCassettesError``) before it patches anything: nothing tells whose requests
+  are whose.
+- A request goes to the innermost open cassette of the task or thread that sent it
+  (``receiver``), whichever cassette's patches caught it: a sibling task of one that
+  opened a nested cassette keeps recording into the outer one. A request from code that
+  owns no open cassette (a plain ``threading.Thread``) goes to the one whose patches
+  caught it, as with vcrpy.
+- A cassette closed while one opened after it is still open (a nested block in a task
+  that outlives the outer block) keeps its patches until every cassette opened after it
+  has closed (``close``): taken off out of order, they would leave the later cassette
+  unpatched (its requests unrecorded) and put the earlier cassette's patches back for
+  good when the later one closes.
 """
 
 from __future__ import annotations
 
 import os
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
 from typing import Any
 
 from llmcassette.errors import OverlappingCassettesError
 
+
+class _Open:
+    """One open cassette: ``closed`` once its block exited, ``unpatch`` while the taking
+    off of its patches waits for the cassettes opened after it."""
+
+    __slots__ = ("cassette", "closed", "path", "unpatch")
+
+    def __init__(self, cassette: Any, path: str) -> None:
+        self.cassette = cassette
+        self.path = path
+        self.closed = False
+        self.unpatch: Callable[[], None] | None = None
+
+
 # The cassettes this task or thread opened (or the block that started it), innermost last.
-_OPENED_HERE: ContextVar[tuple[object, ...]] = ContextVar("llmcassette_opened", default=())
-# Every cassette open in the process, as (token, path), in the order they were opened.
-_OPEN: list[tuple[object, str]] = []
-_LOCK = threading.Lock()
+_OPENED_HERE: ContextVar[tuple[_Open, ...]] = ContextVar("llmcassette_opened", default=())
+# Every cassette whose patches are in place, in the order they were opened.
+_OPEN: list[_Open] = []
+# Held while a cassette is opened and while one's patches come off: no cassette is opened
+# in between. Reentrant: taking patches off finishes the block's ``opened``, which may take
+# off those of the cassette below, which waited for it.
+_LOCK = threading.RLock()
 
 
 @contextmanager
 def opened(cassette: Any) -> Iterator[None]:
     """Hold ``cassette`` as open for the block; raise ``OverlappingCassettesError`` first
-    if the cassette opened last belongs to another task or thread."""
+    if cassettes are open and none of them is this task's or thread's."""
     path = os.fspath(getattr(cassette, "_path", "") or "")
-    token = object()
-    entry = (token, path)
-    with _LOCK:
-        if _OPEN and _OPEN[-1][0] not in _OPENED_HERE.get():
-            raise OverlappingCassettesError(path, _OPEN[-1][1])
-        _OPEN.append(entry)
+    entry = _Open(cassette, path)
     outer = _OPENED_HERE.get()
-    _OPENED_HERE.set((*outer, token))
+    with _LOCK:
+        live = [other for other in _OPEN if not other.closed]
+        if live and not any(other in outer for other in live):
+            raise OverlappingCassettesError(path, live[-1].path)
+        _OPEN.append(entry)
+    _OPENED_HERE.set((*outer, entry))
     try:
         yield
     finally:
-        with _LOCK:
-            _OPEN.remove(entry)
         # Only in the context that opened it: a cassette the garbage collector closes may
         # be closed from any thread, whose own cassettes must stay as they are.
-        if _OPENED_HERE.get()[-1:] == (token,):
+        if _OPENED_HERE.get()[-1:] == (entry,):
             _OPENED_HERE.set(outer)
+        with _LOCK:
+            entry.closed = True
+            _OPEN.remove(entry)
+            waiting = _OPEN[-1] if _OPEN and _OPEN[-1].closed else None
+            unpatch = None if waiting is None else waiting.unpatch
+            if waiting is not None and unpatch is not None:
+                waiting.unpatch = None
+                unpatch()  # the cassette below waited for this one: its patches come off now
+
+
+def close(cassette: Any, unpatch: Callable[[], None]) -> None:
+    """Take ``cassette``'s patches off with ``unpatch``, now, or once every cassette opened
+    after it has closed; from now on no request is routed to it."""
+    with _LOCK:
+        entry = next((other for other in _OPEN if other.cassette is cassette), None)
+        if entry is not None:
+            entry.closed = True
+            if _OPEN[-1] is not entry:
+                entry.unpatch = unpatch
+                return
+        unpatch()
+
+
+def receiver(patched: Any) -> Any:
+    """The cassette a request sent from here goes to: the innermost open cassette of this
+    task or thread, else ``patched``, the one whose patches caught it.
+
+    Only a request caught by an open cassette's patches is routed: vcrpy also calls a
+    cassette's lookups on its own (``Cassette.load`` appends every recorded interaction),
+    and those stay with that cassette."""
+    for entry in reversed(_OPENED_HERE.get()):
+        if not entry.closed:
+            if entry.cassette is patched:
+                return patched
+            if any(other.cassette is patched for other in tuple(_OPEN)):
+                return entry.cassette
+            return patched
+    return patched

@@ -23,7 +23,17 @@ from collections.abc import Iterable, Iterator
 from typing import Any
 
 from llmcassette import _eventstream as wire
-from llmcassette._vcr import clients, compat, deferred, fault_plan, lookup, overlap, save_policy
+from llmcassette._vcr import (
+    clients,
+    compat,
+    deferred,
+    fault_plan,
+    lookup,
+    open_cassettes,
+    overlap,
+    save_policy,
+    stub_clients,
+)
 from llmcassette._vcr.bridge import incoming_request
 from llmcassette._vcr.mismatch import RAISED, CassetteMismatch
 from llmcassette._vcr.persister import shown_file
@@ -130,6 +140,18 @@ class InterceptedMethod:
             self.overrides,
             cassette,
         )
+
+    def _routed(self) -> InterceptedMethod:
+        """The stand-in of the cassette this request belongs to (``open_cassettes.receiver``):
+        this one, or the same method's stand-in of the cassette its task or thread opened
+        when a nested cassette of another task is the one patched now."""
+        owner = open_cassettes.receiver(self.cassette)
+        if owner is self.cassette:
+            return self
+        for patch in getattr(owner, "custom_patches", ()) or ():
+            if isinstance(patch[2], InterceptedMethod) and patch[2].original is self.original:
+                return patch[2]
+        return self  # a cassette without llmcassette's stand-ins: vcrpy's rule, the last one
 
     def __get__(self, transport: Any, owner: type | None = None) -> Any:
         # Stored on the transport class in place of the method, it binds like one.
@@ -435,6 +457,9 @@ class InterceptedMethod:
         )
 
     def handle(self, transport: Any, request: Any) -> Any:
+        routed = self._routed()
+        if routed is not self:
+            return routed.handle(transport, request)
         body = b"".join(request.stream)
         client = clients.live_client(self.cassette, transport)  # each SDK client: a transport
         try:
@@ -461,6 +486,9 @@ class AsyncInterceptedMethod(InterceptedMethod):
     """A transport's ``handle_async_request``, the async twin of ``InterceptedMethod``."""
 
     async def handle(self, transport: Any, request: Any) -> Any:
+        routed = self._routed()
+        if routed is not self:
+            return await routed.handle(transport, request)
         body = b"".join([part async for part in request.stream])
         client = clients.live_client(self.cassette, transport)
         try:
@@ -590,6 +618,8 @@ def patches(
         yield target, method, stand_in
     # lm15 (DSPy's default engine) sends over its own sockets: through httpx instead.
     yield from lm15.patches()
+    # The urllib3 pool of each request vcrpy's own stubs send, for client numbering.
+    yield from stub_clients.patches()
 
 
 @functools.cache
@@ -613,7 +643,11 @@ def _transport_methods() -> tuple[tuple[Any, type, str, type[InterceptedMethod],
 
 def is_ours(patch: tuple[Any, ...]) -> bool:
     """Whether a ``custom_patches`` entry was installed by llmcassette."""
-    return isinstance(patch[2], InterceptedMethod) or lm15.is_ours(patch[2])
+    return (
+        isinstance(patch[2], InterceptedMethod)
+        or lm15.is_ours(patch[2])
+        or stub_clients.is_ours(patch[2])
+    )
 
 
 def bound_patches(patches: Iterable[tuple[Any, ...]], cassette: Any) -> tuple[tuple[Any, ...], ...]:
