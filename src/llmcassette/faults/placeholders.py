@@ -213,7 +213,7 @@ def _request_strings(request: Any, scope: str) -> Iterator[str]:
     body = request.body or b""
     text = body.decode("utf-8", "replace") if isinstance(body, bytes) else str(body)
     try:
-        parsed = json.loads(text)
+        parsed = jsontext.loads_body(text)
     except ValueError:
         yield text
         return
