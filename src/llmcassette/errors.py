@@ -538,7 +538,9 @@ class OverridesError(LlmCassetteError, ValueError):
         self.field = field
         self.problem = problem
         self.hint = hint
-        where = f"{source}: {self.location}" if self.location else source
+        # A sidecar's path as pytest names files; "overrides=" and the like stay as they are.
+        shown = shown_path(source)
+        where = f"{shown}: {self.location}" if self.location else shown
         super().__init__(located(where, problem, hint))
 
     @property

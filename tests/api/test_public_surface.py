@@ -235,3 +235,24 @@ def test_good_options_are_accepted(project: Path) -> None:
     assert llmcassette.configure(vcr.VCR(), record_mode="rewrite", max_age=60).serializer == (
         "jsonl"
     )
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("[tool.llmcassette]\nmode = [\n", "pyproject.toml: not valid TOML"),
+        ("[tool.llmcassette.redaction]\nbogus = 1\n", "pyproject.toml: unknown redaction setting"),
+        ("[tool.llmcassette]\nredaction = 1\n", "pyproject.toml: [tool.llmcassette.redaction]"),
+    ],
+)
+def test_a_pyproject_error_names_it_as_pytest_names_files(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, text: str, message: str
+) -> None:
+    """A config file from a pull request is read from the working directory: the message
+    names it relative to it, not by a path of the reader's machine."""
+    (tmp_path / "pyproject.toml").write_text(text)
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(llmcassette.ConfigError) as caught:
+        llmcassette.use_cassette(tmp_path / "c.jsonl")
+    assert str(caught.value).startswith(message)
+    assert str(tmp_path) not in str(caught.value)
