@@ -32,10 +32,13 @@ NOT_YET_IN_THE_TREE = {
 # that the cassette reader turns into a CassetteFormatError naming the line, and that
 # integrity and the recorder catch (a frame kept as base64). A body past the decoded-size
 # limit (DecodedTooLarge) is left as stored, or refused as a CassetteFormatError naming its
-# line; a YAML alias bomb (AliasBombError) is a CassetteFormatError naming the file.
+# line; a YAML alias bomb (AliasBombError) is a CassetteFormatError naming the file. JSON
+# nested past the depth llmcassette reads (TooDeep, a ValueError as for text that is no
+# JSON) is read as text, or a too-deep-json finding of the scan (a SecretLeakError).
 INTERNAL = {
     "llmcassette._eventstream.EventStreamError",
     "llmcassette.cassette.compression.DecodedTooLarge",
+    "llmcassette.cassette.jsontext.TooDeep",
     "llmcassette.cassette.vcrpy_files.AliasBombError",
 }
 
