@@ -138,3 +138,17 @@ def test_patterns_that_backtrack_boundedly_still_work(
 ) -> None:
     expected = body.removeprefix("ticket ") if value is None else value
     assert fill("{{fromRequest:" + pattern + "}}", request({"content": body})) == expected
+
+
+@pytest.mark.parametrize("depth", [600, 800, 5000])
+def test_a_pattern_of_groups_nested_hundreds_deep_is_a_placeholder_error(depth: int) -> None:
+    # re's parser recurses once per group, the backtracking check twice: a RecursionError
+    # either way, from a sidecar anyone can write.
+    pattern = "(?:" * depth + "a" + ")" * depth
+    with pytest.raises(PlaceholderError, match="nest too deeply"):
+        placeholders.check(
+            "{{fromRequest:" + pattern + "}}",
+            json_strings=False,
+            cassette="c.jsonl",
+            location="interaction #1, body",
+        )

@@ -58,7 +58,10 @@ def backtracking_problem(pattern: str) -> str | None:
     flags = int(tree.state.flags)
     sample = _SAMPLE + sorted(set(pattern) - set(_SAMPLE))
     checker = _Checker(flags, sample)
-    checker.sequence(list(tree))
+    try:
+        checker.sequence(list(tree))
+    except RecursionError:  # the walk goes down two calls a group, re's parser one
+        return "its groups nest too deeply to be checked"
     return checker.problem
 
 

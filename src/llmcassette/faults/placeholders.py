@@ -114,6 +114,14 @@ def _found_in(
         placeholder = text[opening.start() : end]
         try:
             compiled = re.compile(pattern)
+        except RecursionError:  # re's parser recurses once per group
+            raise PlaceholderError(
+                cassette,
+                location,
+                f"invalid regex in {_excerpt(placeholder, 0)}: its groups nest too deeply for "
+                "Python's re module",
+                "nest groups a few levels at most",
+            ) from None
         except re.error as problem:
             raise PlaceholderError(
                 cassette,
