@@ -25,6 +25,7 @@ from llmcassette.errors import (
     CassetteExpiredWarning,
     ConfigError,
     format_age,
+    shown_path,
 )
 
 # The name of the built-in rule set, stored in each cassette's header.
@@ -51,6 +52,11 @@ __all__ = [
 
 
 # pyproject.toml ---------------------------------------------------------------------------
+
+
+def _where(path: Path | None) -> str:
+    """A pyproject.toml as messages name it: relative to the working directory when under it."""
+    return "pyproject.toml" if path is None else shown_path(path)
 
 
 def find_pyproject(start: str | os.PathLike[str] | None = None) -> Path | None:
@@ -87,7 +93,7 @@ def _load_toml(path: Path) -> dict[str, Any]:
         try:
             data: dict[str, Any] = tomllib.load(handle)
         except tomllib.TOMLDecodeError as error:
-            raise ConfigError(f"{path}: not valid TOML: {error}") from None
+            raise ConfigError(f"{_where(path)}: not valid TOML: {error}") from None
     return data
 
 
@@ -115,7 +121,7 @@ def project_settings(start: str | os.PathLike[str] | None = None) -> ProjectSett
     path = Path(key)
     table = (_load_toml(path).get("tool") or {}).get("llmcassette") or {}
     if not isinstance(table, Mapping):
-        raise ConfigError(f"{path}: [tool.llmcassette] must be a table")
+        raise ConfigError(f"{_where(path)}: [tool.llmcassette] must be a table")
     if key not in _tables and len(_tables) >= _TABLES_LIMIT:
         del _tables[next(iter(_tables))]
     _tables[key] = (mtime, path, dict(table))
@@ -245,11 +251,11 @@ def project_redaction(
     path, settings = project if project is not None else project_settings(start)
     table = settings.get("redaction") or {}
     if not isinstance(table, Mapping):
-        raise ConfigError(f"{path}: [tool.llmcassette.redaction] must be a table")
+        raise ConfigError(f"{_where(path)}: [tool.llmcassette.redaction] must be a table")
     try:
         return from_mapping(table)
     except ConfigError as error:
-        raise ConfigError(f"{path}: {error}") from None
+        raise ConfigError(f"{_where(path)}: {error}") from None
 
 
 def resolve_redaction(
@@ -409,7 +415,7 @@ def project_expiry(
     try:
         Expiry.from_options(**found)
     except ConfigError as error:
-        raise ConfigError(f"{path}: [tool.llmcassette]: {error}") from None
+        raise ConfigError(f"{_where(path)}: [tool.llmcassette]: {error}") from None
     return found
 
 
@@ -431,7 +437,7 @@ def project_drift(
     path, settings = project if project is not None else project_settings(start)
     if "drift" not in settings:
         return None
-    return check_drift(settings["drift"], f"{path}: [tool.llmcassette] drift")
+    return check_drift(settings["drift"], f"{_where(path)}: [tool.llmcassette] drift")
 
 
 #: The keys of ``[tool.llmcassette.heal]``: each a table of old name = new name.
@@ -444,11 +450,11 @@ def project_heal_rules(start: str | os.PathLike[str] | None = None) -> dict[str,
     path, settings = project_settings(start)
     table = settings.get("heal") or {}
     if not isinstance(table, Mapping):
-        raise ConfigError(f"{path}: [tool.llmcassette.heal] must be a table")
+        raise ConfigError(f"{_where(path)}: [tool.llmcassette.heal] must be a table")
     unknown = sorted(set(table) - set(HEAL_RULE_KEYS))
     if unknown:
         raise ConfigError(
-            f"{path}: [tool.llmcassette.heal]: unknown key(s) {', '.join(unknown)}; "
+            f"{_where(path)}: [tool.llmcassette.heal]: unknown key(s) {', '.join(unknown)}; "
             f"expected {' or '.join(HEAL_RULE_KEYS)}"
         )
     rules: dict[str, dict[str, str]] = {}

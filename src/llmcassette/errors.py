@@ -255,6 +255,9 @@ class HealError(LlmCassetteError):
 #: The rule of a finding in a body no rule can look inside (a content-encoding that
 #: cannot be decoded): it may hold anything, so it is refused like a match.
 UNSCANNABLE_BODY = "unscannable-body"
+#: The rule of a finding in JSON nested deeper than llmcassette reads (docs/format.md,
+#: "Limits"): unread, so refused like a match.
+TOO_DEEP_JSON = "too-deep-json"
 #: The ``json_path`` of a finding in the name of the file about to be written (a test
 #: parametrized with a credential names its cassette after it).
 FILE_NAME = "the file name"
@@ -266,7 +269,8 @@ class SecretLeakError(LlmCassetteError):
     ``path``, ``line`` and ``json_path`` say where, ``rule`` which rule matched; the secret
     itself is never part of the error. ``findings`` holds every ``(line, json_path, rule)``.
     ``rule`` is ``"unscannable-body"`` for a body in a content-encoding that could not be
-    decoded, so could not be checked.
+    decoded, so could not be checked, and ``"too-deep-json"`` for JSON nested too deeply to
+    be read.
     """
 
     code = "LC201 secret-leak"
@@ -297,6 +301,16 @@ class SecretLeakError(LlmCassetteError):
                 "llmcassette[zstd]), have the client not ask for that encoding "
                 "(accept-encoding), or set allow_unscanned_bodies = true in "
                 "[tool.llmcassette.redaction] to store such bodies as they are"
+            )
+        elif rule == TOO_DEEP_JSON:
+            problem = (
+                f"{json_path} nests arrays and objects deeper than llmcassette reads JSON "
+                "(100 levels in a body, 128 in a line), so no redaction rule could look "
+                "inside it"
+            )
+            self.hint = (
+                "the file was not written; send a shallower body, or keep this request out "
+                "of the cassette (ignore_hosts, or a before_record_request that returns None)"
             )
         elif json_path == FILE_NAME:
             problem = f"{json_path} holds a credential (redaction rule {rule!r})"
@@ -506,7 +520,9 @@ class OverridesError(LlmCassetteError, ValueError):
         self.field = field
         self.problem = problem
         self.hint = hint
-        where = f"{source}: {self.location}" if self.location else source
+        # A sidecar's path as pytest names files; "overrides=" and the like stay as they are.
+        shown = shown_path(source)
+        where = f"{shown}: {self.location}" if self.location else shown
         super().__init__(located(where, problem, hint))
 
     @property

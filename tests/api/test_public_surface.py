@@ -32,10 +32,13 @@ NOT_YET_IN_THE_TREE = {
 # that the cassette reader turns into a CassetteFormatError naming the line, and that
 # integrity and the recorder catch (a frame kept as base64). A body past the decoded-size
 # limit (DecodedTooLarge) is left as stored, or refused as a CassetteFormatError naming its
-# line; a YAML alias bomb (AliasBombError) is a CassetteFormatError naming the file.
+# line; a YAML alias bomb (AliasBombError) is a CassetteFormatError naming the file. JSON
+# nested past the depth llmcassette reads (TooDeep, a ValueError as for text that is no
+# JSON) is read as text, or a too-deep-json finding of the scan (a SecretLeakError).
 INTERNAL = {
     "llmcassette._eventstream.EventStreamError",
     "llmcassette.cassette.compression.DecodedTooLarge",
+    "llmcassette.cassette.jsontext.TooDeep",
     "llmcassette.cassette.vcrpy_files.AliasBombError",
 }
 
@@ -235,3 +238,24 @@ def test_good_options_are_accepted(project: Path) -> None:
     assert llmcassette.configure(vcr.VCR(), record_mode="rewrite", max_age=60).serializer == (
         "jsonl"
     )
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("[tool.llmcassette]\nmode = [\n", "pyproject.toml: not valid TOML"),
+        ("[tool.llmcassette.redaction]\nbogus = 1\n", "pyproject.toml: unknown redaction setting"),
+        ("[tool.llmcassette]\nredaction = 1\n", "pyproject.toml: [tool.llmcassette.redaction]"),
+    ],
+)
+def test_a_pyproject_error_names_it_as_pytest_names_files(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, text: str, message: str
+) -> None:
+    """A config file from a pull request is read from the working directory: the message
+    names it relative to it, not by a path of the reader's machine."""
+    (tmp_path / "pyproject.toml").write_text(text)
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(llmcassette.ConfigError) as caught:
+        llmcassette.use_cassette(tmp_path / "c.jsonl")
+    assert str(caught.value).startswith(message)
+    assert str(tmp_path) not in str(caught.value)

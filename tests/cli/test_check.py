@@ -455,6 +455,13 @@ GET_AND_STREAM = (
             "interaction #1 of c.jsonl, body: invalid regex in {{fromRequest:(}}",
         ),
         (
+            {"at": 0, "replace": {"ok": "{{fromRequest:(a+)+$}}"}},
+            "LC503 placeholder",
+            "entries[0].replace",
+            "interaction #1 of c.jsonl, body: refused {{fromRequest:(a+)+$}}: a quantifier "
+            "applies to a group",
+        ),
+        (
             {"at": 1, "replace": {"ticket": "{{fromRequest.nowhere:x}}"}},
             "LC503 placeholder",
             "entries[0].replace",

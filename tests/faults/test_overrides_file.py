@@ -220,3 +220,38 @@ def test_a_sidecar_that_is_a_folder_is_an_overrides_error(tmp_path: Path) -> Non
     path.mkdir()
     with pytest.raises(OverridesError, match="cannot be read: Is a directory"):
         sidecar.load(path)
+
+
+@pytest.mark.parametrize(
+    ("text", "problem"),
+    [
+        ('{\n  "entries": [\n    {"at": 0,}\n  ]\n}\n', "cassettes/c.overrides.json:3: "),
+        ('{"entries": ' + "[" * 20_000 + "]" * 20_000 + "}", "cassettes/c.overrides.json: "),
+        ('{"mode": "\xff"}', "cassettes/c.overrides.json: "),
+        ('{"entries": [{"at": 0, "status": 42}]}', "cassettes/c.overrides.json: entries[0]"),
+        (
+            '{"entries": [{"at": 3, "status": 429}]}',
+            "cassettes/c.overrides.json: entries[0].at: index 3 leaves a gap",
+        ),
+    ],
+)
+def test_a_sidecar_error_shows_its_path_relative_to_the_working_directory(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, text: str, problem: str
+) -> None:
+    """pytest opens cassettes by absolute path: the message names the sidecar as pytest
+    names files, never by a path of the reader's machine."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "cassettes").mkdir()
+    path = tmp_path / "cassettes" / "c.overrides.json"
+    path.write_bytes(text.encode("latin-1"))
+    with pytest.raises(OverridesError) as raised:
+        _load_and_resolve(path, 1)
+    message = str(raised.value)
+    assert message.startswith(problem)
+    assert str(tmp_path) not in message
+
+
+def _load_and_resolve(path: Path, recorded: int) -> None:
+    overrides = sidecar.load(path)
+    assert overrides is not None
+    overrides.resolve(recorded)

@@ -88,3 +88,67 @@ def test_failures_name_the_cassette_and_location(text: str, problem: str) -> Non
 def test_text_without_markers_is_returned_as_is() -> None:
     text = "no placeholders {{here}}"
     assert fill(text, request({})) is text
+
+
+@pytest.mark.parametrize(
+    "pattern",
+    [
+        "(a+)+$",  # a quantifier inside a repeated group
+        "(\\\\w+\\\\s?)*$",
+        "(ab|a.)+$",  # repeated alternatives that start alike
+        "(a|)+",
+        ".*.*.*.*.*.*.*.*.*.*=",  # quantifiers in a row that take the same characters
+        "(.*) (.*)x",
+        "\\\\w+\\\\d+",
+        "a?a?a?a?aaaa",
+    ],
+)
+def test_a_pattern_that_could_backtrack_without_end_is_refused_before_it_runs(
+    pattern: str,
+) -> None:
+    # Each of these takes from seconds to centuries on a request of forty characters
+    # ("a" * 40 + "!"): re has no time limit and holds the GIL, so it must never run.
+    text = '{"echo": "{{fromRequest:' + pattern + '}}"}'
+    with pytest.raises(PlaceholderError) as raised:
+        placeholders.check(
+            text, json_strings=True, cassette="c.jsonl", location="interaction #1, body"
+        )
+    message = str(raised.value)
+    assert message.startswith("c.jsonl: interaction #1, body: refused {{fromRequest:")
+    assert "could hang the replay" in message
+    assert "one quantifier alone can take each character" in message
+
+
+@pytest.mark.parametrize(
+    ("pattern", "body", "value"),
+    [
+        ("ticket ([0-9a-f-]{36})", "ticket " + "5f0c8a6e-3b7e-4c43-9d7a-2a1f0e6b9c11", None),
+        ("model (.*)", "model gpt-4o", "gpt-4o"),
+        ("(\\d+)-(\\d+)", "pages 12-34", "12"),
+        ("key=(\\w+)&id=(\\w+)", "key=k1&id=i2", "k1"),
+        ("\\s*(\\d+)", "  42", "42"),
+        ("https?://([^/]+)", "see https://example.test/x", "example.test"),
+        ("(?:ab|cd)+x", "abcdx", "abcdx"),
+        ("(\\d{3}-)+", "555-123-", "123-"),
+        ("(\\d{4})\\d{4}", "call_12345678", "1234"),
+    ],
+)
+def test_patterns_that_backtrack_boundedly_still_work(
+    pattern: str, body: str, value: str | None
+) -> None:
+    expected = body.removeprefix("ticket ") if value is None else value
+    assert fill("{{fromRequest:" + pattern + "}}", request({"content": body})) == expected
+
+
+@pytest.mark.parametrize("depth", [600, 800, 5000])
+def test_a_pattern_of_groups_nested_hundreds_deep_is_a_placeholder_error(depth: int) -> None:
+    # re's parser recurses once per group, the backtracking check twice: a RecursionError
+    # either way, from a sidecar anyone can write.
+    pattern = "(?:" * depth + "a" + ")" * depth
+    with pytest.raises(PlaceholderError, match="nest too deeply"):
+        placeholders.check(
+            "{{fromRequest:" + pattern + "}}",
+            json_strings=False,
+            cassette="c.jsonl",
+            location="interaction #1, body",
+        )

@@ -6,7 +6,10 @@ import base64
 import gzip
 import importlib
 import json
+import tracemalloc
 import zlib
+from collections.abc import Callable
+from typing import Any
 
 import pytest
 from hypothesis import given, settings
@@ -33,7 +36,7 @@ def _importable(name: str) -> bool:
 
 
 HAS_BROTLI = _importable("brotli") or _importable("brotlicffi")
-HAS_ZSTD = _importable("zstandard") or _importable("compression.zstd")
+HAS_ZSTD = any(map(_importable, ["zstandard", "compression.zstd", "backports.zstd"]))
 
 
 def _raw_deflate(data: bytes) -> bytes:
@@ -293,11 +296,19 @@ def _bombs() -> list[object]:
         pytest.param("deflate", zlib.compress(zeros), id="deflate"),
         pytest.param("deflate", _raw_deflate(zeros), id="raw-deflate"),
     ]
-    if _importable("brotli"):
-        import brotli  # type: ignore[import-not-found,unused-ignore]
+    for coding, compress in _optional_compressors().items():
+        found.append(pytest.param(coding, compress(zeros), id=coding))
+    return found
 
-        if hasattr(brotli.Decompressor(), "can_accept_more_data"):  # brotli 1.2 stops early
-            found.append(pytest.param("br", brotli.compress(zeros), id="br"))
+
+def _optional_compressors() -> dict[str, Callable[[bytes], bytes]]:
+    found: dict[str, Callable[[bytes], bytes]] = {}
+    for name in ("brotli", "brotlicffi"):
+        if "br" in compression.DECODERS and _importable(name):
+            found.setdefault("br", importlib.import_module(name).compress)
+    for name in ("zstandard", "compression.zstd", "backports.zstd"):
+        if "zstd" in compression.DECODERS and _importable(name):
+            found.setdefault("zstd", importlib.import_module(name).compress)
     return found
 
 
@@ -347,3 +358,55 @@ def test_a_wrong_limit_is_a_config_error(value: str, monkeypatch: pytest.MonkeyP
     body = gzip.compress(PAYLOAD, mtime=0)
     with pytest.raises(ConfigError, match=compression.MAX_DECODED_BYTES_ENV):
         compression.decode_content(body, _headers("gzip", len(body)))
+
+
+class _BrotliBefore12:
+    """brotli as versions before 1.2 are: a Decompressor that decodes all it is given,
+    with no output limit (real brotli underneath)."""
+
+    def __init__(self) -> None:
+        self.compress = pytest.importorskip("brotli").compress
+
+    class Decompressor:
+        def __init__(self) -> None:
+            self._real = pytest.importorskip("brotli").Decompressor()
+
+        def process(self, data: bytes) -> bytes:
+            return bytes(self._real.process(data))
+
+        def is_finished(self) -> bool:
+            return bool(self._real.is_finished())
+
+
+def _real_bomb(kind: str) -> tuple[Callable[[bytes], bytes], bytes]:
+    """A decoder of llmcassette's and 32 MiB of zeros in a few KiB that it must refuse."""
+    zeros = b"\0" * (32 * 1024 * 1024)
+    if kind == "br<1.2":
+        old = _BrotliBefore12()
+        return compression._unbrotli(old), old.compress(zeros)
+    if kind == "zstandard":  # the zstandard decoder even where the stdlib's is preferred
+        zstandard: Any = pytest.importorskip("zstandard")
+        return compression._unzstd_with(zstandard), zstandard.compress(zeros)
+    compressors = {"gzip": gzip.compress, "deflate": zlib.compress, **_optional_compressors()}
+    if kind not in compressors:
+        pytest.skip(f"no {kind} decoder installed")
+    return compression.DECODERS[kind], compressors[kind](zeros)
+
+
+@pytest.mark.parametrize("kind", ["gzip", "deflate", "br", "zstd", "br<1.2", "zstandard"])
+def test_a_real_bomb_never_reaches_memory_whole(kind: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """32 MiB of zeros in a few KiB: every decoder stops near a 1 MiB limit, and no more
+    than a few MiB is ever held (brotli before 1.2 and zstandard have no output limit of
+    their own: they are fed the body in small pieces)."""
+    decoder, bomb = _real_bomb(kind)
+    limit = 1024 * 1024
+    monkeypatch.setenv(compression.MAX_DECODED_BYTES_ENV, str(limit))
+    tracemalloc.start()
+    try:
+        with pytest.raises(compression.DecodedTooLarge):
+            decoder(bomb)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert len(bomb) < 100_000
+    assert peak < 20 * limit

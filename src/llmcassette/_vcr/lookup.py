@@ -16,7 +16,6 @@ by the client the live client is bound to (``clients``), then the earliest.
 
 from __future__ import annotations
 
-import json
 import threading
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -168,7 +167,7 @@ def _shared(incoming: frozenset[str], texts: dict[int, frozenset[str]], data: An
 def _texts(body: Any) -> frozenset[str]:
     """Every string value in a JSON body (none when it is not JSON)."""
     try:
-        payload = json.loads(body or b"")
+        payload = jsontext.loads_body(body or b"")
     except (TypeError, ValueError):
         return frozenset()
     return frozenset(jsontext.strings_in(payload))

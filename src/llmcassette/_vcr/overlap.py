@@ -11,7 +11,6 @@ requests that overlapped in time are compared, so sequential ones cost no reques
 
 from __future__ import annotations
 
-import json
 import re
 import threading
 import time
@@ -21,6 +20,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from llmcassette._vcr import deferred, lookup
+from llmcassette.cassette import jsontext
 from llmcassette.cassette.compression import decode_content
 from llmcassette.errors import ConcurrentIdenticalRequestsWarning
 from llmcassette.matching.index import request_key
@@ -139,7 +139,7 @@ def note(
 def prompt_start(body: bytes | None) -> str:
     """The start of a request's last message (or of its body, when it has none)."""
     try:
-        payload = json.loads(body or b"")
+        payload = jsontext.loads_body(body or b"")
     except ValueError:
         payload = None
     text = None

@@ -1,13 +1,14 @@
 """Undo the content-encodings a server applied, so cassettes store readable bodies.
 
 gzip and deflate always work; brotli and zstd work when their optional packages
-(``llmcassette[brotli]``, ``llmcassette[zstd]``, or brotlicffi, or Python 3.14's zstd) are
-installed. An encoding that cannot be undone leaves the body and its headers untouched
+(``llmcassette[brotli]``, ``llmcassette[zstd]``, or brotlicffi, or Python 3.14's zstd, or
+backports.zstd) are installed. An encoding that cannot be undone leaves the body and its headers untouched
 (and the fail-closed scan refuses the cassette: ``allow_unscanned_bodies``).
 
-A body never decodes to more than ``max_decoded_bytes()``: a few hundred kilobytes of gzip
-in a cassette from a stranger can stand for gigabytes (a "decompression bomb"), so gzip,
-deflate and brotli (1.2 and later) stop at the limit, and the body is left as it was.
+A body never decodes to more than ``max_decoded_bytes()``: a few hundred bytes of gzip,
+brotli or zstd in a cassette from a stranger can stand for gigabytes (a "decompression
+bomb"), so every decoder stops at the limit (within a few MiB), and the body is left as it
+was.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ import importlib
 import os
 import zlib
 from collections.abc import Callable
+from typing import Any
 
 from llmcassette.errors import ConfigError
 
@@ -101,21 +103,85 @@ def _inflate(data: bytes) -> bytes:
         return _inflate_as(data, -zlib.MAX_WBITS, limit)
 
 
-def _unbrotli(module: object) -> Decoder | None:
-    """brotli's decoder within the limit, when the module can stop at one (brotli 1.2)."""
-    make = getattr(module, "Decompressor", None)
-    if make is None or not hasattr(make(), "can_accept_more_data"):
-        return None
+def _unbrotli(module: Any) -> Decoder:
+    """brotli's (or brotlicffi's) decoder within the limit."""
+    make = module.Decompressor
+    if hasattr(make(), "can_accept_more_data"):  # brotli 1.2, brotlicffi 1.2: a stop built in
 
-    def decode(data: bytes) -> bytes:
+        def decode(data: bytes) -> bytes:
+            limit = max_decoded_bytes()
+            decompressor = make()
+            out = bytearray()
+            step = limit + 1
+            _add_within(out, decompressor.process(data, output_buffer_limit=step), "br", limit)
+            while not decompressor.is_finished():
+                if decompressor.can_accept_more_data():
+                    raise ValueError("truncated brotli stream")
+                _add_within(out, decompressor.process(b"", output_buffer_limit=step), "br", limit)
+            return bytes(out)
+
+        return decode
+
+    def decode_bytewise(data: bytes) -> bytes:
+        # Older versions decode all they are given at once. One byte of brotli completes at
+        # most one meta-block (16 MiB at most): fed byte by byte, decoding stops within that
+        # of the limit, at a cost only for bodies near it.
         limit = max_decoded_bytes()
         decompressor = make()
         out = bytearray()
-        _add_within(out, decompressor.process(data, output_buffer_limit=limit + 1), "br", limit)
-        while not decompressor.is_finished():
-            if decompressor.can_accept_more_data():
-                raise ValueError("truncated brotli stream")
-            _add_within(out, decompressor.process(b"", output_buffer_limit=limit + 1), "br", limit)
+        for position in range(len(data)):
+            _add_within(out, decompressor.process(data[position : position + 1]), "br", limit)
+        if not decompressor.is_finished():
+            raise ValueError("truncated brotli stream")
+        return bytes(out)
+
+    return decode_bytewise
+
+
+#: Compressed bytes given to a zstandard decompressor at a time. A zstd block (a 3-byte
+#: header at least) stands for 128 KiB at most, so one piece decodes to 11 MiB at most.
+_ZSTD_PIECE = 256
+
+
+def _unzstd_with(zstandard: Any) -> Decoder:
+    """The ``zstandard`` package's decoder within the limit (it has no output limit of its
+    own: the input is given in small pieces)."""
+
+    def decode(data: bytes) -> bytes:
+        # A stream reader returns what it got so far from a cut-off frame without an error;
+        # decode frame by frame and insist that each one ends, as `_gunzip` does.
+        limit = max_decoded_bytes()
+        out = bytearray()
+        while data:
+            decompressor = zstandard.ZstdDecompressor().decompressobj()
+            position = 0
+            while not decompressor.eof and position < len(data):
+                piece = data[position : position + _ZSTD_PIECE]
+                position += len(piece)
+                _add_within(out, decompressor.decompress(piece), "zstd", limit)
+            if not decompressor.eof:
+                raise ValueError("truncated zstd stream")
+            data = decompressor.unused_data + data[position:]
+        return bytes(out)
+
+    return decode
+
+
+def _unzstd_stdlib(zstd: Any) -> Decoder:
+    """``compression.zstd``'s (Python 3.14) or ``backports.zstd``'s decoder within the limit."""
+
+    def decode(data: bytes) -> bytes:
+        limit = max_decoded_bytes()
+        out = bytearray()
+        while data:  # one decompressor per frame, as gzip members
+            decompressor = zstd.ZstdDecompressor()
+            _add_within(out, decompressor.decompress(data, limit + 1 - len(out)), "zstd", limit)
+            while not decompressor.eof and not decompressor.needs_input:
+                more = decompressor.decompress(b"", limit + 1 - len(out))
+                _add_within(out, more, "zstd", limit)
+            if not decompressor.eof:
+                raise ValueError("truncated zstd stream")
+            data = decompressor.unused_data
         return bytes(out)
 
     return decode
@@ -124,30 +190,16 @@ def _unbrotli(module: object) -> Decoder | None:
 def _decoders() -> dict[str, Decoder]:
     decoders: dict[str, Decoder] = {"gzip": _gunzip, "x-gzip": _gunzip, "deflate": _inflate}
     # Each decoder a client may have asked for: httpx, urllib3 and aiohttp offer br when
-    # brotli or brotlicffi is importable, zstd when zstandard is (or Python 3.14's own).
-    for module in ("brotli", "brotlicffi"):
+    # brotli or brotlicffi is importable, zstd when zstandard is (httpx) or compression.zstd
+    # (Python 3.14) or backports.zstd (urllib3).
+    for name in ("brotli", "brotlicffi"):
         with contextlib.suppress(ImportError):
-            found = importlib.import_module(module)
-            decoders.setdefault("br", _unbrotli(found) or found.decompress)
-    try:
-        import zstandard
-
-        def _unzstd(data: bytes) -> bytes:
-            # A stream reader returns what it got so far from a cut-off frame without an error;
-            # decode frame by frame and insist that each one ends, as `_gunzip` does.
-            out = bytearray()
-            while data:
-                decompressor = zstandard.ZstdDecompressor().decompressobj()
-                out += decompressor.decompress(data)
-                if not decompressor.eof:
-                    raise ValueError("truncated zstd stream")
-                data = decompressor.unused_data
-            return bytes(out)
-
-        decoders["zstd"] = _unzstd
-    except ImportError:
-        with contextlib.suppress(ImportError):  # Python 3.14+: whole frames or an error
-            decoders["zstd"] = importlib.import_module("compression.zstd").decompress
+            decoders.setdefault("br", _unbrotli(importlib.import_module(name)))
+    with contextlib.suppress(ImportError):
+        decoders["zstd"] = _unzstd_with(importlib.import_module("zstandard"))
+    for name in ("compression.zstd", "backports.zstd"):
+        with contextlib.suppress(ImportError):
+            decoders.setdefault("zstd", _unzstd_stdlib(importlib.import_module(name)))
     return decoders
 
 

@@ -22,7 +22,6 @@ Three stream kinds are understood:
 
 from __future__ import annotations
 
-import json
 import re
 from typing import Any
 from urllib.parse import urlsplit
@@ -198,8 +197,8 @@ def read_events(kind: str, text: str) -> list[tuple[str | None, str | None]]:
 def parse_data(data_text: str | None) -> Any:
     """An event's data: the parsed JSON when it is JSON, else its text (None stays None)."""
     try:
-        return json.loads(data_text) if data_text else data_text
-    except ValueError:
+        return jsontext.loads_body(data_text) if data_text else data_text
+    except ValueError:  # no JSON, or JSON too deep to read as such (jsontext.MAX_BODY_DEPTH)
         return data_text
 
 

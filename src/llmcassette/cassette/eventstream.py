@@ -13,7 +13,6 @@ the same bytes (a bad CRC, a cut-off last frame) is kept whole as ``base64``.
 from __future__ import annotations
 
 import base64
-import json
 import uuid
 from typing import Any
 
@@ -183,7 +182,7 @@ def payload_of(record: dict[str, Any]) -> tuple[str | None, Any]:
 
 def _parse(text: str) -> Any:
     try:
-        return json.loads(text)
+        return jsontext.loads_body(text)
     except ValueError:
         return text
 

@@ -180,8 +180,10 @@ def parse_exact(text: str) -> tuple[Any, str] | None:
         value, end = _scan(text, 0)
         if end != len(text):
             value = _decoder.decode(text)  # whitespace around the value, or more after it
-    except (ValueError, StopIteration):
+    except (ValueError, StopIteration, RecursionError):
         return None
+    if nests_too_deep(value):
+        return None  # kept as text: see MAX_BODY_DEPTH
     # Only the layouts the text's shape allows: a spaced object (as Python's json.dumps
     # writes it) is not rendered compact first, a megabyte image in it twice.
     for name in _candidates(text):
@@ -223,12 +225,56 @@ def loads_strict(text: str) -> Any:
 
 
 def strings_in(value: Any) -> Iterator[str]:
-    """The strings in a parsed JSON value, not its keys, in order."""
-    if isinstance(value, str):
-        yield value
-    elif isinstance(value, dict):
-        for item in value.values():
-            yield from strings_in(item)
-    elif isinstance(value, list):
-        for item in value:
-            yield from strings_in(item)
+    """The strings in a parsed JSON value, not its keys, in order (a stack, not recursion:
+    any depth)."""
+    stack = [iter((value,))]
+    while stack:
+        item = next(stack[-1], _END)
+        if item is _END:
+            stack.pop()
+        elif isinstance(item, str):
+            yield item
+        elif isinstance(item, dict):
+            stack.append(iter(item.values()))
+        elif isinstance(item, list):
+            stack.append(iter(item))
+
+
+_END = object()
+
+#: How deep a body's JSON may nest to be read as JSON. Deeper, it is text: llmcassette's
+#: walkers recurse (Python stops at 1000 calls), and a cassette line, which holds a body two
+#: levels down, nests at most 128 levels (``jsonl.MAX_DEPTH``).
+MAX_BODY_DEPTH = 100
+
+
+class TooDeep(ValueError):
+    """JSON text whose arrays and objects nest more than ``MAX_BODY_DEPTH`` levels."""
+
+    def __init__(self) -> None:
+        super().__init__(f"arrays and objects nest more than {MAX_BODY_DEPTH} levels deep")
+
+
+def nests_too_deep(value: Any, limit: int = MAX_BODY_DEPTH) -> bool:
+    """Whether arrays and objects in ``value`` nest more than ``limit`` levels (a stack)."""
+    stack = [(value, 1)] if isinstance(value, (dict, list)) else []
+    while stack:
+        item, depth = stack.pop()
+        if depth > limit:
+            return True
+        for child in item.values() if isinstance(item, dict) else item:
+            if isinstance(child, (dict, list)):
+                stack.append((child, depth + 1))
+    return False
+
+
+def loads_body(text: str | bytes, **options: Any) -> Any:
+    """``json.loads(text, **options)`` for a body (or JSON text inside one); ``TooDeep``
+    (a ``ValueError``, as for text that is no JSON) past ``MAX_BODY_DEPTH`` levels."""
+    try:
+        value = json.loads(text, **options)
+    except RecursionError:
+        raise TooDeep from None
+    if nests_too_deep(value):
+        raise TooDeep
+    return value

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 from llmcassette.cli import output
 from llmcassette.cli.paths import SUFFIXES
 from llmcassette.errors import (
+    TOO_DEEP_JSON,
     CassetteFormatError,
     CassetteVersionError,
     OverridesError,
@@ -442,14 +443,17 @@ def check_opened(opened: Opened, options: Options, redactor: Any = None) -> list
             problems.append(found)
     if options.secrets and redactor is not None:
         for finding in scan_opened(redactor, opened):
+            problem = f"{finding.json_path}: a value matches redaction rule {finding.rule!r}"
+            fix = fix_secret(opened.kind)
+            if finding.rule == TOO_DEEP_JSON:
+                problem = (
+                    f"{finding.json_path}: arrays and objects nest deeper than llmcassette "
+                    "reads JSON (100 levels in a body), so no redaction rule could look inside"
+                )
+                fix = "record it again with a shallower body, or delete the interaction"
             problems.append(
                 Problem(
-                    finding.path,
-                    finding.line,
-                    SECRET,
-                    f"{finding.json_path}: a value matches redaction rule {finding.rule!r}",
-                    fix_secret(opened.kind),
-                    json_path=finding.json_path,
+                    finding.path, finding.line, SECRET, problem, fix, json_path=finding.json_path
                 )
             )
     return problems

@@ -13,7 +13,7 @@ from typing import Any
 
 from llmcassette.cassette import jsonl as cassette_file
 from llmcassette.cli.paths import JSONL, SIDECAR, VCRPY, Opened
-from llmcassette.errors import UNSCANNABLE_BODY, SecretLeakError
+from llmcassette.errors import TOO_DEEP_JSON, UNSCANNABLE_BODY, SecretLeakError
 from llmcassette.redact.redactor import Redactor, _content_type
 from llmcassette.redact.scan import (
     Finding,
@@ -64,7 +64,7 @@ def redacted_again(
 def refused(error: SecretLeakError, command: str, path: str | os.PathLike[str]) -> str:
     """What a command prints when the fail-closed scan refused what it was about to write
     (``error.hint`` becomes the same advice, for ``--json``); never the value."""
-    if error.rule != UNSCANNABLE_BODY:
+    if error.rule not in (UNSCANNABLE_BODY, TOO_DEEP_JSON):  # redact cannot help those
         error.hint = f"run `llmcassette redact {path}`, then {command} it again"
     problem = str(error).split("\n  how to fix:", 1)[0]
     return f"{problem}\n  how to fix: {error.hint}\n  not changed"

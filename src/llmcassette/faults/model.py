@@ -16,7 +16,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
-from llmcassette.errors import LlmCassetteError, OverridesError
+from llmcassette.errors import LlmCassetteError, OverridesError, shown_path
 
 _T = TypeVar("_T")
 
@@ -265,7 +265,7 @@ class Overrides:
         return result
 
     def _origin(self, position: int, at: int | None = None) -> str:
-        entry = f"entries[{position}] of {self.source}"
+        entry = f"entries[{position}] of {shown_path(self.source)}"
         return entry if at is None else f"at {at} in {entry}"
 
     def _needs_an_answer(

@@ -10,6 +10,9 @@ pattern may end in a brace quantifier: ``{{fromRequest:id-\\d{8}}}`` is the patt
 ``id-\\d{8}``. Inside a JSON body (and in SSE/NDJSON events) it is part of a JSON string,
 so its backslashes are JSON-escaped (``\\\\d``) and the filled-in value is JSON-escaped.
 
+A pattern whose structure lets Python's ``re`` backtrack without end (``(a+)+``,
+``.*.*x``: ``faults/backtracking.py``) is refused before it runs, like an invalid one.
+
 Escape: ``{{!fromRequest`` stands for the literal text ``{{fromRequest`` (each extra ``!``
 stands for one ``!``). llmcassette adds the ``!`` itself when it records a response that
 happens to contain the marker text, so such recordings replay unchanged.
@@ -26,6 +29,7 @@ from typing import Any
 from llmcassette.cassette import jsontext
 from llmcassette.cassette.compression import decode_content
 from llmcassette.errors import PlaceholderError
+from llmcassette.faults.backtracking import backtracking_problem
 
 MARKER = b"fromRequest"
 _OPENING = re.compile(r"\{\{(!*)fromRequest")
@@ -110,6 +114,14 @@ def _found_in(
         placeholder = text[opening.start() : end]
         try:
             compiled = re.compile(pattern)
+        except RecursionError:  # re's parser recurses once per group
+            raise PlaceholderError(
+                cassette,
+                location,
+                f"invalid regex in {_excerpt(placeholder, 0)}: its groups nest too deeply for "
+                "Python's re module",
+                "nest groups a few levels at most",
+            ) from None
         except re.error as problem:
             raise PlaceholderError(
                 cassette,
@@ -118,6 +130,18 @@ def _found_in(
                 "write a pattern Python's re module compiles (in JSON text, with its "
                 "backslashes doubled: \\\\d)",
             ) from None
+        hazard = backtracking_problem(pattern)
+        if hazard is not None:
+            raise PlaceholderError(
+                cassette,
+                location,
+                f"refused {placeholder}: {hazard} (Python's re has no time limit, so such a "
+                "pattern could hang the replay)",
+                "rewrite it so that one quantifier alone can take each character: put a "
+                'literal or a negated class between quantifiers ("(.*) (.*)x" -> "([^ ]*) '
+                '([^x]*)x"), and keep quantifiers out of repeated groups ("(\\w+ ?)+" -> '
+                '"[\\w ]+")',
+            )
         position = end
         yield _Found(opening.start(), end, placeholder, scope_match.group(1) or "body", compiled)
 
@@ -197,7 +221,7 @@ def _request_strings(request: Any, scope: str) -> Iterator[str]:
     body = request.body or b""
     text = body.decode("utf-8", "replace") if isinstance(body, bytes) else str(body)
     try:
-        parsed = json.loads(text)
+        parsed = jsontext.loads_body(text)
     except ValueError:
         yield text
         return

@@ -58,9 +58,11 @@ def _parse(raw: bytes, form: bool, stream: str | None) -> Any:
     stripped = text.strip()
     if stripped[:1] in ("{", "["):
         try:
-            return jsontext.loads_strict(stripped)
-        except ValueError:
+            value = jsontext.loads_strict(stripped)
+        except (ValueError, RecursionError):
             pass
+        else:  # JSON nested past jsontext.MAX_BODY_DEPTH is compared as text
+            return text if jsontext.nests_too_deep(value) else value
         lines = stripped.split("\n")
         if len(lines) > 1 and all(line.lstrip()[:1] in ("{", "[") for line in lines):
             return _events(events.NDJSON, text)  # JSON Lines sent without its content-type

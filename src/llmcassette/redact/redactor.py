@@ -493,9 +493,9 @@ class Redactor:
         """
         redacted = self._text_with_keys(text, response)
         try:
-            value = json.loads(redacted)
-        except ValueError:
-            return redacted  # not JSON after all: its text is all there is
+            value = jsontext.loads_body(redacted)
+        except ValueError:  # not JSON after all, or too deep: its text is all there is
+            return redacted
         again = self.known_in(self.json(value, response=response))
         return redacted if again == value else json.dumps(again, ensure_ascii=False)
 

@@ -25,7 +25,9 @@ from llmcassette.cassette import events as stream_events
 from llmcassette.cassette import vcrpy_files
 from llmcassette.cassette.compression import content_codings, decode_content
 from llmcassette.cassette.eventstream import encode_records, is_eventstream
-from llmcassette.errors import FILE_NAME, UNSCANNABLE_BODY, SecretLeakError
+from llmcassette.cassette.jsonl import MAX_DEPTH
+from llmcassette.cassette.jsontext import TooDeep, nests_too_deep
+from llmcassette.errors import FILE_NAME, TOO_DEEP_JSON, UNSCANNABLE_BODY, SecretLeakError
 from llmcassette.redact.rules import (
     JSON_OPENINGS,
     PLACEHOLDER_RE,
@@ -186,8 +188,16 @@ def _object(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
 
 
 def _parsed(text: str) -> Any:
-    """JSON ``text`` parsed, every value of a key given twice kept (``_KeyGivenTwice``)."""
-    return json.loads(text, object_pairs_hook=_object)
+    """JSON ``text`` parsed, every value of a key given twice kept (``_KeyGivenTwice``);
+    ``TooDeep`` past ``MAX_DEPTH`` levels, as deep as a cassette line may nest: the walk
+    recurses, and each level of a body's JSON text held in a string counts again."""
+    try:
+        value = json.loads(text, object_pairs_hook=_object)
+    except RecursionError:
+        raise TooDeep from None
+    if nests_too_deep(value, MAX_DEPTH):
+        raise TooDeep
+    return value
 
 
 def _add(found: Found, where: Where, kind: str | None) -> None:
@@ -203,6 +213,9 @@ def _in_string(
     if value.startswith(JSON_OPENINGS):  # JSON text held in a string: its keys count too
         try:
             parsed = _parsed(value)
+        except TooDeep:  # unread, so refused as a match is
+            _add(found, where, TOO_DEEP_JSON)
+            return
         except ValueError:
             parsed = None
         if isinstance(parsed, (dict, list)):
@@ -413,42 +426,54 @@ def find_in_jsonl(rules: Rules, text: str, path: str) -> list[Finding]:
     for number, line in enumerate(text.split("\n"), start=1):
         if not line or line.isspace():
             continue
-        # A line in which no rule can match needs no parse (a header object is checked by
-        # header name, whatever its values look like; a base64 body is read decoded).
-        # A multipart body's fields are told by line ends, which the line holds escaped
-        # (``\r\n``): ``might_match`` finds them in the body's own text, not in the line's.
-        might = rules.might_match(line) or "orm-data" in line
-        if not might and '"headers' not in line and '"base64"' not in line:
-            continue
         try:
-            record = _parsed(line)
-        except ValueError:
-            if rules.kinds_in(line):
-                findings.append(Finding(path, number, "<line>", "unparsed-line"))
-            continue
-        response = isinstance(record, dict) and record.get("type") in ("response", "event")
-        if might:
-            for json_path, rule in find_in_value(rules, record, response=response):
-                findings.append(Finding(path, number, json_path, rule))
-        else:
-            found: Found = []
-            _by_header_name(rules, record, (), found, response)
-            for where, rule in found:
+            findings += _line_findings(rules, line, number, path)
+        except RecursionError:  # JSON text in strings in JSON text...: refused, unread
+            findings.append(Finding(path, number, "<line>", TOO_DEEP_JSON))
+    return findings
+
+
+def _line_findings(rules: Rules, line: str, number: int, path: str) -> list[Finding]:
+    """Findings in one line of a JSONL cassette."""
+    findings: list[Finding] = []
+    # A line in which no rule can match needs no parse (a header object is checked by
+    # header name, whatever its values look like; a base64 body is read decoded).
+    # A multipart body's fields are told by line ends, which the line holds escaped
+    # (``\r\n``): ``might_match`` finds them in the body's own text, not in the line's.
+    might = rules.might_match(line) or "orm-data" in line
+    if not might and '"headers' not in line and '"base64"' not in line:
+        return findings
+    try:
+        record = _parsed(line)
+    except TooDeep:  # what cannot be read may hold anything: refused, as a match is
+        return [Finding(path, number, "<line>", TOO_DEEP_JSON)]
+    except ValueError:
+        if rules.kinds_in(line):
+            findings.append(Finding(path, number, "<line>", "unparsed-line"))
+        return findings
+    response = isinstance(record, dict) and record.get("type") in ("response", "event")
+    if might:
+        for json_path, rule in find_in_value(rules, record, response=response):
+            findings.append(Finding(path, number, json_path, rule))
+    else:
+        found: Found = []
+        _by_header_name(rules, record, (), found, response)
+        for where, rule in found:
+            findings.append(Finding(path, number, _spelled("", where), rule))
+    if isinstance(record, dict) and "body" in record:
+        body = record["body"]
+        if isinstance(body, dict) and "text" in body:
+            form: Found = []
+            _in_form(rules, record.get("headers"), body["text"], ("body", "text"), form)
+            for where, rule in form:
                 findings.append(Finding(path, number, _spelled("", where), rule))
-        if isinstance(record, dict) and "body" in record:
-            body = record["body"]
-            if isinstance(body, dict) and "text" in body:
-                form: Found = []
-                _in_form(rules, record.get("headers"), body["text"], ("body", "text"), form)
-                for where, rule in form:
+        for where, rule in _in_body_bytes(rules, record):
+            findings.append(Finding(path, number, _spelled("", where), rule))
+    elif isinstance(record, dict):
+        for field in _FRAME_BYTES:
+            if isinstance(record.get(field), str):
+                for where, rule in _in_frame_bytes(rules, record[field], field):
                     findings.append(Finding(path, number, _spelled("", where), rule))
-            for where, rule in _in_body_bytes(rules, record):
-                findings.append(Finding(path, number, _spelled("", where), rule))
-        elif isinstance(record, dict):
-            for field in _FRAME_BYTES:
-                if isinstance(record.get(field), str):
-                    for where, rule in _in_frame_bytes(rules, record[field], field):
-                        findings.append(Finding(path, number, _spelled("", where), rule))
     return findings
 
 
@@ -634,7 +659,10 @@ def find_in_vcrpy(rules: Rules, data: dict[str, Any], text: str, path: str) -> l
     skipped = _INTERACTION_KEYS.get(layout or "", ())
     rest = {key: value for key, value in data.items() if key not in skipped}
     besides: Found = []
-    _walk(rules, rest, (), besides)
+    try:
+        _walk(rules, rest, (), besides)
+    except RecursionError:  # unread, so refused as a match is
+        besides = [((), TOO_DEEP_JSON)]
     for where, rule in besides:
         lines = text.split("\n") if lines is None else lines
         at = _value_line(rules, lines, 0, len(lines), rest, where) if text else None
@@ -643,26 +671,11 @@ def find_in_vcrpy(rules: Rules, data: dict[str, Any], text: str, path: str) -> l
         if not isinstance(entry, dict):
             continue
         line = starts[index] if listed and index < len(starts) else None
-        request = _decoded_request(entry.get("request"), rules)
-        response = decoded_response(entry.get("response") or {}, rules)
         found: list[tuple[Any, Where, str]] = []  # (record, where in it, rule)
-        others = {k: v for k, v in entry.items() if k not in ("request", "response")}
-        in_others: Found = []
-        _walk(rules, others, (), in_others)
-        found += [(others, where, rule) for where, rule in in_others]
-        for part, decoded in (("request", request), ("response", response)):
-            if decoded is None:
-                found.append(({}, (part, "body"), UNSCANNABLE_BODY))  # at its body's key
-        if request is not None and response is not None:
-            for part, record, is_response in (
-                ("request", request, False),
-                ("response", response, True),
-            ):
-                in_part: Found = []
-                _walk(rules, {part: record}, (), in_part, is_response)
-                if isinstance(record, dict):
-                    _in_vcrpy_body(rules, part, record, in_part)
-                found += [({part: record}, where, rule) for where, rule in in_part]
+        try:
+            _interaction_findings(rules, entry, found)
+        except RecursionError:  # unread, so refused as a match is
+            found = [({}, (), TOO_DEEP_JSON)]
         for record, where, rule in found:
             at = line
             if line is not None:
@@ -671,6 +684,31 @@ def find_in_vcrpy(rules: Rules, data: dict[str, Any], text: str, path: str) -> l
                 at = _value_line(rules, lines, line - 1, stop, record, where) or line
             findings.append(Finding(path, at, f"interactions[{index}].{_spelled('', where)}", rule))
     return findings
+
+
+def _interaction_findings(
+    rules: Rules, entry: dict[str, Any], found: list[tuple[Any, Where, str]]
+) -> None:
+    """Add the findings in one vcrpy interaction to ``found`` (record, where in it, rule)."""
+    request = _decoded_request(entry.get("request"), rules)
+    response = decoded_response(entry.get("response") or {}, rules)
+    others = {k: v for k, v in entry.items() if k not in ("request", "response")}
+    in_others: Found = []
+    _walk(rules, others, (), in_others)
+    found += [(others, where, rule) for where, rule in in_others]
+    for part, decoded in (("request", request), ("response", response)):
+        if decoded is None:
+            found.append(({}, (part, "body"), UNSCANNABLE_BODY))  # at its body's key
+    if request is not None and response is not None:
+        for part, record, is_response in (
+            ("request", request, False),
+            ("response", response, True),
+        ):
+            in_part: Found = []
+            _walk(rules, {part: record}, (), in_part, is_response)
+            if isinstance(record, dict):
+                _in_vcrpy_body(rules, part, record, in_part)
+            found += [({part: record}, where, rule) for where, rule in in_part]
 
 
 def load_vcrpy(path: Path, text: str) -> dict[str, Any]:

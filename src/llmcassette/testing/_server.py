@@ -180,7 +180,7 @@ class _Handler(BaseHTTPRequestHandler):
         behaviour = state.snapshot()
         try:
             payload = json.loads(body) if body.strip() else {}
-        except ValueError:
+        except (ValueError, RecursionError):  # RecursionError: nested past Python's limit
             payload = None
         req = Incoming(
             method=self.command,
