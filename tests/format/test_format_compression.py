@@ -195,13 +195,23 @@ def test_undecodable_binary_is_base64_with_encoding_kept() -> None:
     assert back.response_body == body
 
 
-def test_request_bodies_are_never_decoded() -> None:
+def test_request_bodies_are_stored_decoded_as_responses_are() -> None:
     encoded = gzip.compress(PAYLOAD, mtime=0)
     request_headers = {"Content-Encoding": ["gzip"], "Content-Type": ["application/json"]}
     item = Interaction("POST", "http://h/", request_headers, encoded, 200, "OK", {}, b"")
     text = cassette_file.write(Cassette(cassette_file.new_header("t"), [item]))
     back = cassette_file.read(text.encode(), "c.jsonl").interactions[0]
-    assert back.request_body == encoded
+    assert back.request_body == PAYLOAD
+    assert back.request_headers == {"Content-Type": ["application/json"]}
+
+
+def test_a_request_body_that_does_not_decode_is_stored_as_sent() -> None:
+    not_gzip = b"\x1f\x8b not really gzip"
+    request_headers = {"Content-Encoding": ["gzip"], "Content-Type": ["application/json"]}
+    item = Interaction("POST", "http://h/", request_headers, not_gzip, 200, "OK", {}, b"")
+    text = cassette_file.write(Cassette(cassette_file.new_header("t"), [item]))
+    back = cassette_file.read(text.encode(), "c.jsonl").interactions[0]
+    assert back.request_body == not_gzip
     assert back.request_headers == request_headers
 
 

@@ -23,6 +23,7 @@ import copy
 import gzip
 import json
 import os
+import zlib
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -158,6 +159,14 @@ BY_SHAPE: dict[str, Place] = {
     "a response gzip body": lambda s: Exchange(
         response_headers={"content-type": [JSON], "content-encoding": ["gzip"]},
         response_body=gzip.compress(json.dumps({"echo": f"key={s}"}).encode()),
+    ),
+    "a gzip request body": lambda s: Exchange(
+        request_headers={"content-type": JSON, "content-encoding": "gzip"},
+        request_body=gzip.compress(json.dumps({"note": f"key {s}"}).encode()),
+    ),
+    "a deflate request body": lambda s: Exchange(
+        request_headers={"content-type": JSON, "content-encoding": "deflate"},
+        request_body=zlib.compress(json.dumps({"note": f"key {s}"}).encode()),
     ),
     "an HTML body, character references": lambda s: _response(
         f"<p>{_char_refs(s)}</p>".encode(), "text/html"
@@ -343,14 +352,9 @@ BY_NAME: dict[str, Place] = {
 
 # Where the scan refuses a secret on purpose, and redaction leaves it: what a test stores
 # as the cassette's metadata is what it reads back on replay, so a placeholder there would
-# change the test's own data (docs/redaction.md); a request body is stored as it was sent,
-# and a compressed one stays so.
+# change the test's own data (docs/redaction.md).
 REFUSED: dict[str, Place] = {
     "the cassette's metadata": lambda s: Exchange(metadata={"note": f"key {s}"}),
-    "a compressed request body": lambda s: Exchange(
-        request_headers={"content-type": JSON, "content-encoding": "gzip"},
-        request_body=gzip.compress(json.dumps({"note": f"key {s}"}).encode()),
-    ),
 }
 
 # What can travel where: a private key block (line ends) is no header value or URL part.
@@ -413,7 +417,7 @@ def _save(path: Path, data: dict[str, Any], mode: str) -> None:
 
 def _strings(value: Any) -> Iterator[str]:
     """Every string the file holds, decoded every way the scan decodes it: JSON text in a
-    string parsed, base64 and YAML's binary decoded, gzip undone."""
+    string parsed, base64 and YAML's binary decoded, gzip and deflate undone."""
     if isinstance(value, dict):
         for key, item in value.items():
             yield from _strings(key)
@@ -424,6 +428,9 @@ def _strings(value: Any) -> Iterator[str]:
     elif isinstance(value, bytes):
         if value[:2] == b"\x1f\x8b":
             value = gzip.decompress(value)
+        elif value[:1] == b"\x78":  # a zlib stream (deflate), if it is one
+            with contextlib.suppress(zlib.error):
+                value = zlib.decompress(value)
         yield from _strings(value.decode("latin-1"))
     elif isinstance(value, str):
         yield value

@@ -16,6 +16,9 @@ def install() -> None:
     are new, so that it can add them to a file another process saved meanwhile
     (llmcassette._vcr.persister.saving).
 
+    Give vcrpy's aiohttp stub the bytes aiohttp sends for a form (``aiohttp_bodies``), as a
+    cassette's patches are built: it keeps a ``FormData`` as the body, which cannot be saved.
+
     vcrpy's ``CassetteContextDecorator.__exit__`` saves, then closes the generator that
     holds the patches; when the save raises (llmcassette refuses to overwrite a cassette it
     cannot read, or to write one that would leak a secret) the patches stay installed until
@@ -50,6 +53,7 @@ def install() -> None:
     from vcr.cassette import CassetteContextDecorator
 
     # Imported here, once: every cassette's exit and patching need them.
+    from llmcassette._vcr import aiohttp_bodies
     from llmcassette._vcr.deferred import raise_kept
     from llmcassette._vcr.fault_plan import plan_of
     from llmcassette._vcr.open_cassettes import close, opened
@@ -102,6 +106,7 @@ def install() -> None:
             cassette.custom_patches = bound_patches(cassette.custom_patches, cassette)
             if isinstance(getattr(cassette, "_persister", None), Persister):
                 plan_of(cassette)
+            aiohttp_bodies.install()  # vcrpy imports aiohttp now: so does this, once
             yield from original_patch_generator(self, cassette)
 
     from llmcassette._vcr.stub_clients import note_aiohttp_sessions

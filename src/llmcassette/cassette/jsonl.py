@@ -161,12 +161,16 @@ class _Records:
 
     @classmethod
     def of(cls, item: Interaction, redaction: Redaction | None) -> _Records:
+        # Stored decoded, as a response body is (redaction already decoded a request it saw).
+        request_body, request_headers = item.request_body, item.request_headers
+        if request_body:
+            request_body, request_headers = decode_content(request_body, request_headers)
         request: dict[str, Any] = {
             "type": "request",
             "method": item.method,
             "uri": item.uri,
-            "headers": _headers_out(item.request_headers),
-            "body": bodies.encode(item.request_body, _content_type(item.request_headers)),
+            "headers": _headers_out(request_headers),
+            "body": bodies.encode(request_body, _content_type(request_headers)),
         }
         if item.session is not None:
             request["session"] = item.session

@@ -726,6 +726,8 @@ class Redactor:
             # the JSON aiohttp sends, as the cassette stores it.
             body = json.dumps(body).encode("utf-8")
             request.body = body
+        if isinstance(body, bytes) and body:
+            body = _decoded_request_body(request, body)
         if isinstance(body, (bytes, str)) and body:
             content_type = _content_type(redacted)
             if isinstance(body, str):
@@ -846,6 +848,25 @@ class Redactor:
                 out["headers"] = decoded_headers
                 out["body"] = {**body, "string": new.decode("utf-8") if as_text else new}
         return out
+
+
+def _decoded_request_body(request: Any, body: bytes) -> bytes:
+    """A vcrpy request's body with its ``content-encoding`` undone, as a response's is: the
+    body set decoded, ``content-encoding`` dropped and ``content-length`` the decoded size.
+    A client that compresses what it sends (``content-encoding: gzip``) would otherwise
+    hide its JSON from every rule, and the scan refuse the save. ``body`` as it is when it
+    does not decode (an unknown coding, corrupt data, more than ``max_decoded_bytes()``)."""
+    headers = {str(name): [str(value)] for name, value in request.headers.items()}
+    decoded, decoded_headers = decode_content(body, headers)
+    if decoded_headers is headers:  # nothing undone
+        return body
+    for name in headers:
+        if name not in decoded_headers:
+            del request.headers[name]
+        elif decoded_headers[name] != headers[name]:
+            request.headers[name] = decoded_headers[name][0]
+    request.body = decoded
+    return decoded
 
 
 # The fields of a stream event's record that hold what was streamed: an event-stream
