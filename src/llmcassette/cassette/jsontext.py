@@ -182,7 +182,7 @@ def parse_exact(text: str) -> tuple[Any, str] | None:
             value = _decoder.decode(text)  # whitespace around the value, or more after it
     except (ValueError, StopIteration, RecursionError):
         return None
-    if nests_too_deep(value):
+    if nests_too_deep(text, value):
         return None  # kept as text: see MAX_BODY_DEPTH
     # Only the layouts the text's shape allows: a spaced object (as Python's json.dumps
     # writes it) is not rendered compact first, a megabyte image in it twice.
@@ -255,8 +255,16 @@ class TooDeep(ValueError):
         super().__init__(f"arrays and objects nest more than {MAX_BODY_DEPTH} levels deep")
 
 
-def nests_too_deep(value: Any, limit: int = MAX_BODY_DEPTH) -> bool:
-    """Whether arrays and objects in ``value`` nest more than ``limit`` levels (a stack)."""
+def nests_too_deep(text: str | bytes, value: Any, limit: int = MAX_BODY_DEPTH) -> bool:
+    """Whether arrays and objects in ``value``, parsed from JSON ``text``, nest more than
+    ``limit`` levels. The openings in ``text`` are counted first: fewer than ``limit`` (nearly
+    every body, every stream event) cannot nest deeper, and a count costs far less than the
+    walk of the value (a stack), which runs only for the rest."""
+    if isinstance(text, bytes):
+        if text.count(b"{") + text.count(b"[") <= limit:
+            return False
+    elif text.count("{") + text.count("[") <= limit:
+        return False
     stack = [(value, 1)] if isinstance(value, (dict, list)) else []
     while stack:
         item, depth = stack.pop()
@@ -275,6 +283,6 @@ def loads_body(text: str | bytes, **options: Any) -> Any:
         value = json.loads(text, **options)
     except RecursionError:
         raise TooDeep from None
-    if nests_too_deep(value):
+    if nests_too_deep(text, value):
         raise TooDeep
     return value

@@ -62,7 +62,7 @@ def _parse(raw: bytes, form: bool, stream: str | None) -> Any:
         except (ValueError, RecursionError):
             pass
         else:  # JSON nested past jsontext.MAX_BODY_DEPTH is compared as text
-            return text if jsontext.nests_too_deep(value) else value
+            return text if jsontext.nests_too_deep(stripped, value) else value
         lines = stripped.split("\n")
         if len(lines) > 1 and all(line.lstrip()[:1] in ("{", "[") for line in lines):
             return _events(events.NDJSON, text)  # JSON Lines sent without its content-type

@@ -195,7 +195,7 @@ def _parsed(text: str) -> Any:
         value = json.loads(text, object_pairs_hook=_object)
     except RecursionError:
         raise TooDeep from None
-    if nests_too_deep(value, MAX_DEPTH):
+    if nests_too_deep(text, value, MAX_DEPTH):
         raise TooDeep
     return value
 
