@@ -293,12 +293,13 @@ class SecretLeakError(LlmCassetteError):
         also = f" ({more} more finding(s))" if more > 0 else ""
         if rule == UNSCANNABLE_BODY:
             problem = (
-                f"{json_path} is in a content-encoding llmcassette cannot decode, so no "
-                "redaction rule could look inside it"
+                f"{json_path} is in a content-encoding llmcassette cannot decode, or decodes "
+                "to more than the limit, so no redaction rule could look inside it"
             )
             self.hint = (
                 "the file was not written; install its decoder (llmcassette[brotli], "
-                "llmcassette[zstd]), have the client not ask for that encoding "
+                "llmcassette[zstd]), raise LLMCASSETTE_MAX_DECODED_BYTES (256 MiB by "
+                "default) for a body that large, have the client not ask for that encoding "
                 "(accept-encoding), or set allow_unscanned_bodies = true in "
                 "[tool.llmcassette.redaction] to store such bodies as they are"
             )

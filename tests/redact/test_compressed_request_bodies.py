@@ -95,4 +95,5 @@ def test_a_request_body_over_the_decompression_limit_is_not_decoded(
         _send(f"{base}/v1/chat/completions", "gzip")
     # Left compressed, it could hold anything: refused, as a body no rule could read.
     assert refused.value.rule == UNSCANNABLE_BODY
+    assert MAX_DECODED_BYTES_ENV in refused.value.hint  # the way out for a large body
     assert not path.exists()
