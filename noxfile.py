@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import re
+import shutil
 from pathlib import Path
 
 import nox
@@ -20,7 +21,7 @@ TEST_DEPS = [
     "pytest-asyncio>=1.0",
     "hypothesis>=6.100",
     "httpx>=0.28",
-    "httpx2>=2.16",
+    "httpx2>=2.16; python_version >= '3.11'",  # httpx2 needs 3.11: its tests skip on 3.10
     "openai>=3.50",
     "anthropic>=2.10",
     "requests>=2.31",
@@ -210,14 +211,22 @@ def _lowest_supported(*names: str) -> list[str]:
     return pins
 
 
-@nox.session
+# The oldest Python llmcassette supports (pyproject's requires-python), when this machine has
+# it: a dependency's lower bound that needs a newer one (filelock 4.3.1 needs 3.11) would
+# otherwise keep llmcassette from installing there unseen.
+LOWEST_PYTHON = "3.10" if shutil.which("python3.10") else None
+
+
+@nox.session(python=LOWEST_PYTHON)
 def vcrpy_lowest(session: nox.Session) -> None:
-    """The whole suite against the oldest vcrpy and pytest-recording llmcassette supports.
+    """The whole suite against the oldest vcrpy, pytest-recording and filelock llmcassette
+    supports, on the oldest Python it supports when it is installed (else the one running
+    nox).
 
     ``tests`` runs against the newest; llmcassette._vcr.compat names what differs between them.
     """
     session.install("-e", ".[brotli,zstd]", *TEST_DEPS)
-    session.install(*_lowest_supported("vcrpy", "pytest-recording"))
+    session.install(*_lowest_supported("vcrpy", "pytest-recording", "filelock"))
     parallel = ["-n", "auto", "--dist", "worksteal"]
     session.run("pytest", *parallel, *session.posargs, env=_test_env(session))
 

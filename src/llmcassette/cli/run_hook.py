@@ -78,6 +78,11 @@ def activate() -> None:
         )
         hint = f"record it first: llmcassette run --record {shown_path(path)} -- COMMAND"
         _refuse(summary_file, path, mode, located(shown_path(path), problem, hint))
+    if mode != "none":
+        # The save at exit takes the cassette's lock. filelock is imported now: some of its
+        # versions import concurrent.futures.thread, which registers an exit hook of its
+        # own, and that fails once the interpreter is shutting down (Python 3.10).
+        import filelock  # noqa: F401
     loaded = len(cassette.data)
     if sys.excepthook is sys.__excepthook__:  # the program's own hook, if any, is its own
         sys.excepthook = functools.partial(_print_redacted, cassette)
