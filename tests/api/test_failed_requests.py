@@ -75,7 +75,8 @@ def test_a_cancelled_request_is_named_too(tmp_path: Path, port: int) -> None:
 
         async def ask() -> None:
             async with httpx2.AsyncClient() as client:
-                with pytest.raises(TimeoutError):
+                # asyncio's own TimeoutError: the builtin one only from Python 3.11
+                with pytest.raises(asyncio.TimeoutError):
                     await asyncio.wait_for(client.post(url, json={"q": "slow"}), 0.2)
 
         with warnings.catch_warnings(record=True) as caught:

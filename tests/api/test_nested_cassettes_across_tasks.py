@@ -178,10 +178,15 @@ def test_sub_agents_each_with_a_nested_cassette_at_once(
     names = ["critic", "editor", "planner"]
 
     async def run(record_mode: str) -> list[str]:
-        all_open = asyncio.Barrier(len(names))
+        # Every sub-agent's cassette open before any calls (asyncio.Barrier, from 3.11 only).
+        opened: list[str] = []
+        all_open = asyncio.Event()
 
         async def sub_agent(http: httpx.AsyncClient, name: str, last: int) -> str:
             with llmcassette.use_cassette(tmp_path / f"{name}.jsonl", record_mode=record_mode):
+                opened.append(name)
+                if len(opened) == len(names):
+                    all_open.set()
                 await all_open.wait()
                 await asyncio.sleep(0.01 * last)  # the first one opened closes last
                 response = await http.post(

@@ -7,6 +7,7 @@ import json
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 import jsonschema
 import pytest
@@ -426,6 +427,12 @@ def test_a_url_whose_password_has_brackets_loads_and_diffs_without_a_traceback(
     password = "Zq8Secr3tPassw0rd"
     cassette = tmp_path / "c.yaml"
     uri = f'"https://bob:x[{password}]@api.openai.com/v1/chat/completions"'
+    try:
+        urlsplit(json.loads(uri))
+    except ValueError:
+        pass
+    else:  # Python 3.10's urllib: the URL reads, so vcrpy and the loader take it
+        pytest.skip("this Python's urlsplit accepts brackets outside the host")
     cassette.write_text(VCRPY_WITH_URI.format(header="plain", uri=uri))
     # vcrpy cannot read it (its request parses the URL); the error says so, not what.
     with (

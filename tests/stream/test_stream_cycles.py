@@ -8,6 +8,7 @@ and made it run dozens of times per thousand requests.
 from __future__ import annotations
 
 import gc
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -27,7 +28,21 @@ def _answer(request: httpx2.Request) -> httpx2.Response:
     return httpx2.Response(200, headers={"content-type": "text/event-stream"}, stream=_Events())
 
 
-@pytest.mark.parametrize("read", ["all", "closed early"])
+@pytest.mark.parametrize(
+    "read",
+    [
+        "all",
+        pytest.param(
+            "closed early",
+            marks=pytest.mark.skipif(
+                sys.version_info < (3, 11),
+                # httpx2 alone leaves one there, without llmcassette: its iter_lines' nested
+                # generators, closed, keep their frames in GeneratorExit tracebacks.
+                reason="on Python 3.10 httpx2's early-closed stream is a cycle of its own",
+            ),
+        ),
+    ],
+)
 def test_recording_a_stream_leaves_no_cycle(tmp_path: Path, read: str) -> None:
     with (
         httpx2.Client(transport=httpx2.MockTransport(_answer)) as client,
