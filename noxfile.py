@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import glob
 import os
 import re
 import shutil
+import subprocess
 from pathlib import Path
 
 import nox
@@ -211,10 +213,31 @@ def _lowest_supported(*names: str) -> list[str]:
     return pins
 
 
-# The oldest Python llmcassette supports (pyproject's requires-python), when this machine has
-# it: a dependency's lower bound that needs a newer one (filelock 4.3.1 needs 3.11) would
-# otherwise keep llmcassette from installing there unseen.
-LOWEST_PYTHON = "3.10" if shutil.which("python3.10") else None
+def _lowest_python() -> str | None:
+    """A Python 3.10 that runs (pyproject's requires-python), or None: on PATH, or one pyenv
+    installed but does not put first (its ``python3.10`` shim then exits 127)."""
+    pattern = os.path.expanduser("~/.pyenv/versions/3.10.*/bin/python3.10")
+    for candidate in (shutil.which("python3.10"), *sorted(glob.glob(pattern))):
+        if candidate is None:
+            continue
+        try:
+            ran = subprocess.run(
+                [candidate, "-c", "import sys; print(sys.executable)"],
+                capture_output=True,
+                text=True,
+                timeout=30,
+                check=True,
+            )
+        except (OSError, subprocess.SubprocessError):
+            continue
+        return ran.stdout.strip() or None
+    return None
+
+
+# The oldest Python llmcassette supports, when this machine has it: a dependency's lower
+# bound that needs a newer one (filelock 4.3.1 needs 3.11) would otherwise keep llmcassette
+# from installing there unseen.
+LOWEST_PYTHON = _lowest_python()
 
 
 @nox.session(python=LOWEST_PYTHON)
