@@ -16,8 +16,9 @@ def install() -> None:
     are new, so that it can add them to a file another process saved meanwhile
     (llmcassette._vcr.persister.saving).
 
-    Give vcrpy's aiohttp stub the bytes aiohttp sends for a form (``aiohttp_bodies``), as a
-    cassette's patches are built: it keeps a ``FormData`` as the body, which cannot be saved.
+    Wrap vcrpy's aiohttp stub (``aiohttp_stub``) as a cassette's patches are built: it
+    notes each request's session, for client numbering, and sends a form as the bytes
+    aiohttp sends (vcrpy keeps a ``FormData`` as the body, which cannot be saved).
 
     vcrpy's ``CassetteContextDecorator.__exit__`` saves, then closes the generator that
     holds the patches; when the save raises (llmcassette refuses to overwrite a cassette it
@@ -53,7 +54,7 @@ def install() -> None:
     from vcr.cassette import CassetteContextDecorator
 
     # Imported here, once: every cassette's exit and patching need them.
-    from llmcassette._vcr import aiohttp_bodies
+    from llmcassette._vcr import aiohttp_stub
     from llmcassette._vcr.deferred import raise_kept
     from llmcassette._vcr.fault_plan import plan_of
     from llmcassette._vcr.open_cassettes import close, opened
@@ -106,16 +107,14 @@ def install() -> None:
             cassette.custom_patches = bound_patches(cassette.custom_patches, cassette)
             if isinstance(getattr(cassette, "_persister", None), Persister):
                 plan_of(cassette)
-            aiohttp_bodies.install()  # vcrpy imports aiohttp now: so does this, once
+            aiohttp_stub.install()  # vcrpy imports aiohttp now: so does this, once
             yield from original_patch_generator(self, cassette)
 
-    from llmcassette._vcr.stub_clients import note_aiohttp_sessions
     from llmcassette._vcr.vcrpy_lookups import answer_vcrpy_stubs
 
     CassetteContextDecorator.__exit__ = __exit__
     CassetteContextDecorator._patch_generator = _patch_generator
     answer_vcrpy_stubs()
-    note_aiohttp_sessions()  # the session of each aiohttp request, for client numbering
     _no_reset_windows()
     _installed = True
 

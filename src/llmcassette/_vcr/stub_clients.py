@@ -9,7 +9,8 @@ own thread or task):
   each ``requests.Session``, ``urllib3.PoolManager`` or boto3 client: the pool is the
   client. ``requests.post()`` makes a session, so a pool, for each call, as ``httpx.get()``
   makes a client. ``HTTPConnectionPool.urlopen`` is replaced while a cassette is open.
-- aiohttp: the ``ClientSession``, noted by the function vcrpy patches its ``_request`` with.
+- aiohttp: the ``ClientSession``, noted by the function vcrpy patches its ``_request`` with
+  (``aiohttp_stub``).
 
 ``http.client`` and ``urllib.request`` called directly have no client object: their
 requests stay unnumbered, as before.
@@ -20,6 +21,7 @@ from __future__ import annotations
 import functools
 import importlib
 from collections.abc import Iterator
+from contextlib import contextmanager
 from contextvars import ContextVar
 from typing import Any
 
@@ -37,14 +39,21 @@ def live_client(cassette: Any) -> LiveClient | None:
     return None if sender is None else clients.live_client(cassette, sender)
 
 
+@contextmanager
+def sent_by(sender: object) -> Iterator[None]:
+    """Note ``sender`` (a pool or session) as the client of the requests made inside."""
+    token = _SENDER.set(sender)
+    try:
+        yield
+    finally:
+        _SENDER.reset(token)
+
+
 def _noting_urlopen(original: Any) -> Any:
     @functools.wraps(original)
     def urlopen(pool: Any, *args: Any, **kwargs: Any) -> Any:
-        token = _SENDER.set(pool)
-        try:
+        with sent_by(pool):
             return original(pool, *args, **kwargs)
-        finally:
-            _SENDER.reset(token)
 
     urlopen.__llmcassette_client_noting__ = True  # type: ignore[attr-defined]
     return urlopen
@@ -68,32 +77,3 @@ def patches() -> Iterator[tuple[Any, str, Any]]:
 def is_ours(replacement: Any) -> bool:
     """Whether a ``custom_patches`` replacement is one of ``patches``."""
     return bool(getattr(replacement, "__llmcassette_client_noting__", False))
-
-
-def note_aiohttp_sessions() -> None:
-    """Make the ``ClientSession._request`` vcrpy's aiohttp stub builds note its session
-    (once; vcrpy builds it from ``aiohttp_stubs.vcr_request`` for each cassette)."""
-    try:
-        from vcr.stubs import aiohttp_stubs
-    except ImportError:  # aiohttp is not installed
-        return
-    build = getattr(aiohttp_stubs, "vcr_request", None)
-    if build is None or getattr(build, "__llmcassette_client_noting__", False):
-        return  # a vcrpy that builds it otherwise: aiohttp's requests stay unnumbered
-
-    @functools.wraps(build)
-    def vcr_request(cassette: Any, real_request: Any) -> Any:
-        stub = build(cassette, real_request)
-
-        @functools.wraps(stub)
-        async def new_request(session: Any, *args: Any, **kwargs: Any) -> Any:
-            token = _SENDER.set(session)
-            try:
-                return await stub(session, *args, **kwargs)
-            finally:
-                _SENDER.reset(token)
-
-        return new_request
-
-    vcr_request.__llmcassette_client_noting__ = True  # type: ignore[attr-defined]
-    aiohttp_stubs.vcr_request = vcr_request

@@ -1,15 +1,19 @@
-"""Give vcrpy's aiohttp stub the bytes aiohttp sends for a form or a payload object.
+"""vcrpy's aiohttp stub, wrapped once: the session noted, and forms sent as bytes.
 
-vcrpy's stub keeps ``data=`` as the caller passed it: an ``aiohttp.FormData`` (a multipart
-upload), a dict of form fields, a ``MultipartWriter``. None of these can be saved (a
-``FormData`` is not even iterable) nor compared with a later run's. Before the stub sees
-the request, such a body is turned into what aiohttp would have sent: the payload aiohttp
-builds from it, written out as bytes, and the payload's headers (``content-type`` with the
-multipart boundary, which matching needs to compare the parts) added to the request's
-own. aiohttp then sends those bytes and headers: the same request on the wire.
+vcrpy patches ``ClientSession._request`` with a function it builds, for each cassette, from
+``aiohttp_stubs.vcr_request``. llmcassette wraps that factory once, so that each request:
 
-The payload is written once, here: a file or stream in the form is read to its end, and
-aiohttp is given the bytes, never the consumed form.
+- notes its ``ClientSession`` as the client sending it (``stub_clients``), for client
+  numbering: two sessions replay their own answers in any order;
+- gives vcrpy the bytes aiohttp sends for a form or a payload object. vcrpy's stub keeps
+  ``data=`` as the caller passed it: an ``aiohttp.FormData`` (a multipart upload), a dict of
+  form fields, a ``MultipartWriter``. None of these can be saved (a ``FormData`` is not even
+  iterable) nor compared with a later run's. Such a body is turned into what aiohttp would
+  have sent: the payload aiohttp builds from it, written out as bytes, and the payload's
+  headers (``content-type`` with the multipart boundary, which matching needs to compare the
+  parts) added to the request's own. aiohttp then sends those bytes and headers: the same
+  request on the wire. The payload is written once, here: a file or stream in the form is
+  read to its end, and aiohttp is given the bytes, never the consumed form.
 """
 
 from __future__ import annotations
@@ -18,9 +22,9 @@ import functools
 from collections.abc import Mapping
 from typing import Any
 
-from llmcassette._vcr import compat
+from llmcassette._vcr import compat, stub_clients
 
-_WRAPPED = "_llmcassette_sends_bytes"
+_WRAPPED = "__llmcassette_wrapped__"
 # The payload headers aiohttp works out again from the bytes it is given.
 _FRAMING = frozenset({"content-length", "transfer-encoding"})
 
@@ -35,20 +39,21 @@ def install() -> None:
         return
     from vcr.stubs import aiohttp_stubs
 
-    factory = aiohttp_stubs.vcr_request
-    if getattr(factory, _WRAPPED, False):
-        return
+    factory = getattr(aiohttp_stubs, "vcr_request", None)
+    if factory is None or getattr(factory, _WRAPPED, False):
+        return  # wrapped already, or a vcrpy that builds its stub otherwise
 
     @functools.wraps(factory)
     def vcr_request(cassette: Any, real_request: Any) -> Any:
         new_request = factory(cassette, real_request)
 
         @functools.wraps(new_request)
-        async def sending_bytes(session: Any, method: str, url: Any, **kwargs: Any) -> Any:
+        async def noted_sending_bytes(session: Any, method: str, url: Any, **kwargs: Any) -> Any:
             await as_sent(session, kwargs)
-            return await new_request(session, method, url, **kwargs)
+            with stub_clients.sent_by(session):
+                return await new_request(session, method, url, **kwargs)
 
-        return sending_bytes
+        return noted_sending_bytes
 
     setattr(vcr_request, _WRAPPED, True)
     aiohttp_stubs.vcr_request = vcr_request
