@@ -207,9 +207,14 @@ def _lowest_supported(*names: str) -> list[str]:
 
     with open("pyproject.toml", "rb") as handle:
         dependencies = tomllib.load(handle)["project"]["dependencies"]
+    return _lowest_of(dependencies, *names)
+
+
+def _lowest_of(requirements: list[str], *names: str) -> list[str]:
+    """``name==X`` for each of ``names``, X its ``>=X`` lower bound in ``requirements``."""
     pins = []
     for name in names:
-        bound = next(d for d in dependencies if d.startswith(f"{name}>="))
+        bound = next(r for r in requirements if r.startswith(f"{name}>="))
         pins.append(bound.replace(">=", "==").split(";")[0].split(",")[0])
     return pins
 
@@ -244,13 +249,15 @@ LOWEST_PYTHON = _lowest_python()
 @nox.session(python=LOWEST_PYTHON)
 def vcrpy_lowest(session: nox.Session) -> None:
     """The whole suite against the oldest vcrpy, pytest-recording and filelock llmcassette
-    supports, on the oldest Python it supports when it is installed (else the one running
-    nox).
+    supports and the oldest aiohttp the suite drives, on the oldest Python llmcassette
+    supports when it is installed (else the one running nox).
 
     ``tests`` runs against the newest; llmcassette._vcr.compat names what differs between them.
     """
     session.install("-e", ".[brotli,zstd]", *TEST_DEPS)
     session.install(*_lowest_supported("vcrpy", "pytest-recording", "filelock"))
+    # vcrpy's aiohttp stub is wrapped (_vcr/aiohttp_stub): run it against the oldest aiohttp
+    session.install(*_lowest_of(TEST_DEPS, "aiohttp"))
     parallel = ["-n", "auto", "--dist", "worksteal"]
     session.run("pytest", *parallel, *session.posargs, env=_test_env(session))
 
