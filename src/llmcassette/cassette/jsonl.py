@@ -535,12 +535,28 @@ def _event_bytes(path: str, number: int, kind: str, record: dict[str, Any]) -> b
 def split_lines(data: bytes, path: str | os.PathLike[str]) -> list[bytes]:
     """A cassette file's bytes cut into its lines, without line ends; ``parse_split_lines``
     decodes each one (UTF-8, checked) as it parses it."""
-    raw_lines = data.split(b"\n")
+    raw_lines = cut_at_newlines(data)
     if raw_lines[-1] == b"":
         raw_lines.pop()
     if raw_lines:
         raw_lines[0] = raw_lines[0].removeprefix(codecs.BOM_UTF8)  # an editor's BOM
     return raw_lines
+
+
+def cut_at_newlines(data: bytes) -> list[bytes]:
+    """``data.split(b"\\n")``, each newline found by ``bytes.find``.
+
+    ``find`` skips to the next newline at memchr speed; ``split`` compares every byte in a
+    loop of its own, which took twice as long on a cassette (a line is mostly one long body
+    or event, a cassette a few dozen lines).
+    """
+    pieces: list[bytes] = []
+    find, start = data.find, 0
+    while (end := find(b"\n", start)) >= 0:
+        pieces.append(data[start:end])
+        start = end + 1
+    pieces.append(data[start:])
+    return pieces
 
 
 def parse_lines(data: bytes, path: str | os.PathLike[str]) -> tuple[dict[str, Any], list[Line]]:

@@ -255,21 +255,42 @@ class TooDeep(ValueError):
         super().__init__(f"arrays and objects nest more than {MAX_BODY_DEPTH} levels deep")
 
 
+#: A body's text holds about this many characters per child of its arrays and objects, at
+#: the least, before a walk of them (``_nests_deeper``) costs more than counting its
+#: openings. Most bodies hold far more: long strings (prompts, images in base64).
+_CHARS_PER_CHILD = 128
+
+
 def nests_too_deep(text: str | bytes, value: Any, limit: int = MAX_BODY_DEPTH) -> bool:
     """Whether arrays and objects in ``value``, parsed from JSON ``text``, nest more than
-    ``limit`` levels. The openings in ``text`` are counted first: fewer than ``limit`` (nearly
-    every body, every stream event) cannot nest deeper, and a count costs far less than the
-    walk of the value (a stack), which runs only for the rest."""
+    ``limit`` levels.
+
+    The value is walked while that costs less than counting the openings in ``text``
+    would: for one child per ``_CHARS_PER_CHILD`` characters. A walk that runs past it
+    counts them: fewer than ``limit`` cannot nest deeper; only the rest are walked in full.
+    """
+    deeper = _nests_deeper(value, limit, len(text) // _CHARS_PER_CHILD)
+    if deeper is not None:
+        return deeper
     if isinstance(text, bytes):
-        if text.count(b"{") + text.count(b"[") <= limit:
-            return False
-    elif text.count("{") + text.count("[") <= limit:
-        return False
+        openings = text.count(b"{") + text.count(b"[")
+    else:
+        openings = text.count("{") + text.count("[")
+    return openings > limit and bool(_nests_deeper(value, limit))
+
+
+def _nests_deeper(value: Any, limit: int, budget: int | None = None) -> bool | None:
+    """Whether arrays and objects in ``value`` nest more than ``limit`` levels (a walk, on a
+    stack); None once it has met more than ``budget`` children, when there is a budget."""
     stack = [(value, 1)] if isinstance(value, (dict, list)) else []
     while stack:
         item, depth = stack.pop()
         if depth > limit:
             return True
+        if budget is not None:
+            budget -= len(item)
+            if budget < 0:
+                return None
         for child in item.values() if isinstance(item, dict) else item:
             if isinstance(child, (dict, list)):
                 stack.append((child, depth + 1))
