@@ -254,32 +254,18 @@ class Persister:
         # The configured ``llm_body`` matcher (``configure``): what tells that difference
         # when the suite's ``match_on`` leaves the body out.
         self.body_matcher: LlmBody | None = None
-        # What ``resolve`` gave for a path whose answer the file system does not decide.
-        self._resolved: dict[tuple[str, str | None], Path] = {}
 
     def resolve(self, cassette_path: str | os.PathLike[str]) -> Path:
         """The ``.jsonl`` file a cassette path stands for; a vcrpy file's name stands for the
         ``.jsonl`` beside it once it is gone (``llmcassette convert``, the YAML deleted)."""
-        key = (os.fspath(cassette_path), self.swap_suffix)
-        known = self._resolved.get(key)
-        if known is not None:
-            return known
         path = Path(cassette_path)
         if self.swap_suffix and path.name.endswith(self.swap_suffix):
-            resolved = path.with_name(path.name[: -len(self.swap_suffix)] + jsonl.SUFFIX)
-        elif path.suffix in LEGACY_SERIALIZERS:
-            # Not kept: which file it is depends on what exists (a convert deletes the YAML).
-            if not path.exists():
-                converted = path.with_suffix(jsonl.SUFFIX)
-                if converted.exists():
-                    return converted
-            return path
-        else:
-            resolved = path
-        # A cassette is resolved several times in a use (load, sidecar, messages, unused
-        # check), and a Path costs more to make than the rest of this.
-        self._resolved[key] = resolved
-        return resolved
+            return path.with_name(path.name[: -len(self.swap_suffix)] + jsonl.SUFFIX)
+        if path.suffix in LEGACY_SERIALIZERS and not path.exists():
+            converted = path.with_suffix(jsonl.SUFFIX)
+            if converted.exists():
+                return converted
+        return path
 
     # vcrpy calls load_cassette(path, serializer=...) and save_cassette(path, dict, serializer=...)
 
