@@ -370,6 +370,26 @@ def test_swap_suffix(swap: str | None, given: str, resolved: str) -> None:
     assert Persister(swap_suffix=swap).resolve(given) == Path(resolved)
 
 
+def test_resolve_asks_the_file_system_again_for_a_vcrpy_name(tmp_path: Path) -> None:
+    # A vcrpy cassette's name stands for the .jsonl beside it once ``llmcassette convert``
+    # has written that and the YAML is gone, within one use of the cassette as well: no
+    # answer of ``resolve`` may be kept past a change on disk or of the setting.
+    persister = Persister()
+    legacy, converted = tmp_path / "test_x.yaml", tmp_path / "test_x.jsonl"
+    legacy.write_text("interactions: []\n")
+    assert persister.resolve(legacy) == legacy
+    converted.write_text("")
+    assert persister.resolve(legacy) == legacy  # the YAML is still there: it is read
+    legacy.unlink()
+    assert persister.resolve(legacy) == converted
+    assert persister.resolve(str(tmp_path / "test_y.jsonl")) == tmp_path / "test_y.jsonl"
+    persister.swap_suffix = ".yaml"  # a changed setting is not answered from before
+    assert persister.resolve(legacy) == converted
+    persister.swap_suffix = None
+    converted.unlink()
+    assert persister.resolve(legacy) == legacy
+
+
 @pytest.mark.parametrize(
     ("suffix", "legacy_serializer"), [(".yaml", yamlserializer), (".json", jsonserializer)]
 )
