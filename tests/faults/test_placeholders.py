@@ -8,7 +8,7 @@ import pytest
 from vcr.request import Request
 
 from llmcassette.errors import PlaceholderError
-from llmcassette.faults import placeholders
+from llmcassette.faults import backtracking, placeholders
 
 
 def request(body: object, uri: str = "http://127.0.0.1/v1/chat?trace=t-42") -> Request:
@@ -152,3 +152,67 @@ def test_a_pattern_of_groups_nested_hundreds_deep_is_a_placeholder_error(depth: 
             cassette="c.jsonl",
             location="interaction #1, body",
         )
+
+
+@pytest.mark.parametrize(
+    "pattern",
+    [".*!", "[^!]*!", "\\\\s*x", "a*b", "(\\\\d+)-(\\\\d+)", "(?:ab|cd)+x", "model (.*)x"],
+)
+def test_a_pattern_of_quadratic_search_time_is_refused_on_a_long_request(pattern: str) -> None:
+    # A failed search for these starts over at each character of the run its repeat takes:
+    # O(n^2). Before they were refused, ".*!" ran 3.5 s on the 50,000 characters here and
+    # 18 minutes on the megabyte of a base64 image; "(\\d+)-(\\d+)" 72 s on 100,000 digits.
+    body = {"content": [{"text": "ticket T-1"}, {"image": "a" * 50_000}]}
+    text = '{"echo": "{{fromRequest:' + pattern + '}}"}'
+    with pytest.raises(PlaceholderError) as raised:
+        fill(text, request(body), json_strings=True)
+    message = str(raised.value)
+    assert message.startswith("c.jsonl: interaction #1, body: refused {{fromRequest:")
+    assert "quadratic in the text" in message
+    assert "holds a string of 50,000 characters" in message
+    assert raised.value.code.startswith("LC503")
+
+
+@pytest.mark.parametrize(
+    ("pattern", "quadratic"),
+    [
+        (".*?!", True),  # lazy: it grows one character at a time, to the end all the same
+        ("(?=.*!)", True),
+        ("\\w+$", True),
+        ("a\\w+-", True),  # what comes before the repeat is a character it takes
+        ("model (.*)x", True),
+        (".{0,500}!", True),
+        (".{0,50}!", False),  # short: at most 50 characters a start
+        ("model (.*)", False),  # a match once reached: the search goes on past it
+        ("\\n.*x", False),  # each start holds a character the repeat cannot take
+        ("/(\\w+)$", False),
+        ("key=(\\w+)&id=(\\w+)", False),
+        ("https?://([^/]+)", False),
+        ("(\\d{3}-)+", False),
+    ],
+)
+def test_which_patterns_search_in_quadratic_time(pattern: str, quadratic: bool) -> None:
+    assert backtracking.quadratic_repeat(pattern) is quadratic
+
+
+def test_many_strings_add_up_to_the_search_limit() -> None:
+    # A chat history of short messages costs what one long string of its size costs.
+    body = {"messages": [{"content": "b" * 2_000} for _ in range(30)]}
+    with pytest.raises(PlaceholderError, match="quadratic in the text"):
+        fill("{{fromRequest:.*!}}", request(body))
+    assert fill("{{fromRequest:(b)!?}}", request(body)) == "b"
+
+
+@pytest.mark.parametrize(
+    ("pattern", "value"),
+    [("ticket (T-\\\\d)", "T-1"), ("say (.*)", "hi"), ('\\"([^\\"]*)\\"', "q")],
+)
+def test_a_pattern_of_linear_search_time_runs_on_megabytes(pattern: str, value: str) -> None:
+    texts = [{"text": "ticket T-1"}, {"text": "say hi"}, {"text": '"q"'}]
+    body = {"content": [*texts, {"image": "a" * 1_000_000}]}
+    text = '{"echo": "{{fromRequest:' + pattern + '}}"}'
+    assert fill(text, request(body), json_strings=True) == '{"echo": "' + value + '"}'
+
+
+def test_a_quadratic_pattern_still_runs_on_a_short_request() -> None:
+    assert fill("{{fromRequest:(\\d+)-(\\d+)}}", request({"content": "pages 12-34"})) == "12"

@@ -103,12 +103,22 @@ def install() -> None:
     def _patch_generator(self: Any, cassette: Any) -> Any:
         # Before any patch: a cassette of another task still open, or a bad sidecar,
         # leaves nothing to undo.
-        with opened(cassette):
+        with opened(cassette) as patched:
             cassette.custom_patches = bound_patches(cassette.custom_patches, cassette)
             if isinstance(getattr(cassette, "_persister", None), Persister):
                 plan_of(cassette)
             aiohttp_stub.install()  # vcrpy imports aiohttp now: so does this, once
-            yield from original_patch_generator(self, cassette)
+            patches = original_patch_generator(self, cassette)
+            try:
+                entered = next(patches)  # the patches go on
+            finally:
+                patched()  # other cassettes may open (on top) from here
+            try:
+                yield entered
+            except GeneratorExit:  # closed unfinished (collected): the patches come off first
+                patches.close()
+                raise
+            yield from patches  # vcrpy's exit: the patches come off
 
     from llmcassette._vcr.vcrpy_lookups import answer_vcrpy_stubs
 

@@ -51,28 +51,45 @@ class _Open:
 _OPENED_HERE: ContextVar[tuple[_Open, ...]] = ContextVar("llmcassette_opened", default=())
 # Every cassette whose patches are in place, in the order they were opened.
 _OPEN: list[_Open] = []
-# Held while a cassette is opened and while one's patches come off: no cassette is opened
-# in between. Reentrant: taking patches off finishes the block's ``opened``, which may take
+# Held while a cassette is opened, until its patches are on, and while one's patches come
+# off: ``mock.patch`` puts back what it found, so patches must go on and come off in the
+# order of ``_OPEN``. Reentrant: taking patches off finishes the block's ``opened``, which may take
 # off those of the cassette below, which waited for it.
 _LOCK = threading.RLock()
 
 
 @contextmanager
-def opened(cassette: Any) -> Iterator[None]:
+def opened(cassette: Any) -> Iterator[Callable[[], None]]:
     """Hold ``cassette`` as open for the block; raise ``OverlappingCassettesError`` first
-    if cassettes are open and none of them is this task's or thread's."""
+    if cassettes are open and none of them is this task's or thread's.
+
+    No other cassette is opened, and none's patches come off, until the block calls the
+    function it is given, once ``cassette``'s patches are on (or the block ends): patches
+    must go on in the order the cassettes count as opened."""
     path = os.fspath(getattr(cassette, "_path", "") or "")
     entry = _Open(cassette, path)
     outer = _OPENED_HERE.get()
-    with _LOCK:
+    _LOCK.acquire()
+    try:
         live = [other for other in _OPEN if not other.closed]
         if live and not any(other in outer for other in live):
             raise OverlappingCassettesError(path, live[-1].path)
         _OPEN.append(entry)
+    except BaseException:
+        _LOCK.release()
+        raise
+    held = [True]
+
+    def patched() -> None:
+        if held:
+            held.clear()
+            _LOCK.release()
+
     _OPENED_HERE.set((*outer, entry))
     try:
-        yield
+        yield patched
     finally:
+        patched()
         # Only in the context that opened it: a cassette the garbage collector closes may
         # be closed from any thread, whose own cassettes must stay as they are.
         if _OPENED_HERE.get()[-1:] == (entry,):

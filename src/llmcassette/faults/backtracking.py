@@ -13,7 +13,10 @@ many ways through the same text:
 - two quantifiers of variable length in sequence that can take the same characters, with
   nothing between them that the first cannot take (``.*.*=``, ``(.*) (.*)x``, ``\\w+\\d+``).
 
-What is left backtracks at most quadratically in the text searched. The analysis works on
+What is left backtracks at most quadratically in the text searched, and only a pattern with
+a long repeat that a failed search may enter from many places in the same stretch of text
+does so (``quadratic_repeat``): ``.*!``, ``\\s*x``, ``(\\d+)-(\\d+)``. Such a pattern is
+refused on long text only (``faults/placeholders.py``). The analysis works on
 the tree ``re``'s own parser builds; character classes are compared on a sample of
 characters (ASCII, Latin-1 and beyond, and every character the pattern names), which is
 exact for the classes placeholders use and errs towards refusing otherwise.
@@ -23,6 +26,7 @@ from __future__ import annotations
 
 import importlib
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -63,6 +67,86 @@ def backtracking_problem(pattern: str) -> str | None:
     except RecursionError:  # the walk goes down two calls a group, re's parser one
         return "its groups nest too deeply to be checked"
     return checker.problem
+
+
+# A repeat that may take more characters than this is long: its cost is the text's.
+_LONG = 100
+
+
+def quadratic_repeat(pattern: str) -> bool:
+    """Whether a failed search for ``pattern`` may take time quadratic in the text's length.
+
+    ``re.search`` tries each start in turn. A long repeat that takes a run of text and is
+    followed by something that can fail costs up to the rest of the run at each start that
+    reaches it; when what comes before the repeat can itself be made of characters the
+    repeat takes (or of nothing: ``.*!``, ``\\s*x``, ``a\\w+-``, ``model (.*)x``), every
+    character of a run may be such a start. When it must hold a character the repeat cannot
+    take (``"id": "([^"]*)"``, ``/(\\w+)$``), the runs that different starts reach do not
+    overlap and the search is linear.
+    """
+    try:
+        tree = _parser.parse(pattern)
+    except re.error:
+        return False
+    flags = int(tree.state.flags)
+    checker = _Checker(flags, _SAMPLE + sorted(set(pattern) - set(_SAMPLE)))
+    try:
+        return any(
+            _rerun_at_each_character(checker, repeat, before, after)
+            for repeat, before, after in _repeats(list(tree), [], [])
+        )
+    except RecursionError:  # backtracking_problem refuses such a pattern
+        return True
+
+
+def _repeats(
+    items: list[Any], before: list[Any], after: list[Any]
+) -> Iterator[tuple[Any, list[Any], list[Any]]]:
+    # Each repeat with what a match passes before reaching it and after leaving it.
+    for index, (op, av) in enumerate(items):
+        name = str(op)
+        ahead = before + items[:index]
+        behind = items[index + 1 :] + after
+        if name in _REPEATS:
+            yield av, ahead, behind
+            yield from _repeats(list(av[2]), ahead, behind)
+        elif name == "SUBPATTERN":
+            yield from _repeats(list(av[-1]), ahead, behind)
+        elif name == "ATOMIC_GROUP":
+            yield from _repeats(list(av), ahead, behind)
+        elif name == "BRANCH":
+            for branch in av[1]:
+                yield from _repeats(list(branch), ahead, behind)
+        elif name in {"ASSERT", "ASSERT_NOT"}:  # a lookaround ends where its body does
+            yield from _repeats(list(av[1]), ahead, [])
+
+
+def _rerun_at_each_character(
+    checker: _Checker, repeat: Any, before: list[Any], after: list[Any]
+) -> bool:
+    _low, high, body = repeat
+    if high <= _LONG or all(_cannot_fail(op, av) for op, av in after):
+        return False  # short, or a match once it is reached: the search goes on past it
+    taken = checker.sequence(list(body)).chars
+    # Errs towards "yes": an item counts as made of such characters if it may be empty or
+    # holds one of them.
+    return all(
+        shape.nullable or bool(shape.chars & taken)
+        for shape in (checker.item(op, av) for op, av in before)
+    )
+
+
+def _cannot_fail(op: Any, av: Any) -> bool:
+    name = str(op)
+    if name in _REPEATS:  # passed without failing when it may be taken no times
+        return bool(av[0] == 0)
+    if name == "SUBPATTERN":
+        return all(_cannot_fail(o, a) for o, a in av[-1])
+    if name == "ATOMIC_GROUP":
+        return all(_cannot_fail(o, a) for o, a in av)
+    if name == "BRANCH":
+        return any(all(_cannot_fail(o, a) for o, a in branch) for branch in av[1])
+    return False  # a character, an anchor, a lookaround, a back reference
 
 
 class _Checker:

@@ -11,7 +11,10 @@ pattern may end in a brace quantifier: ``{{fromRequest:id-\\d{8}}}`` is the patt
 so its backslashes are JSON-escaped (``\\\\d``) and the filled-in value is JSON-escaped.
 
 A pattern whose structure lets Python's ``re`` backtrack without end (``(a+)+``,
-``.*.*x``: ``faults/backtracking.py``) is refused before it runs, like an invalid one.
+``.*.*x``: ``faults/backtracking.py``) is refused before it runs, like an invalid one. One
+whose failed search takes time quadratic in the text (``.*!``, ``(\\d+)-(\\d+)``) is refused
+on requests whose strings are long (``SEARCH_LIMIT``): a base64 image is megabytes, and
+``re.search(".*!", "a" * 10**6)`` runs for minutes.
 
 Escape: ``{{!fromRequest`` stands for the literal text ``{{fromRequest`` (each extra ``!``
 stands for one ``!``). llmcassette adds the ``!`` itself when it records a response that
@@ -29,11 +32,14 @@ from typing import Any
 from llmcassette.cassette import jsontext
 from llmcassette.cassette.compression import decode_content
 from llmcassette.errors import PlaceholderError
-from llmcassette.faults.backtracking import backtracking_problem
+from llmcassette.faults.backtracking import backtracking_problem, quadratic_repeat
 
 MARKER = b"fromRequest"
 _OPENING = re.compile(r"\{\{(!*)fromRequest")
 _SCOPE = re.compile(r"(?:\.(body|url|headers))?:")
+#: The longest text a pattern of quadratic search time runs on (the root of the sum of the
+#: squares of the lengths of a scope's strings): a second at most for such patterns.
+SEARCH_LIMIT = 10_000
 
 
 def has_markers(data: bytes) -> bool:
@@ -73,6 +79,8 @@ class _Found:
     #: The part of the request a placeholder reads (None: an escaped marker).
     scope: str | None = None
     pattern: re.Pattern[str] | None = None
+    #: Whether a failed search for the pattern takes time quadratic in the text.
+    quadratic: bool = False
 
 
 def _found_in(
@@ -143,7 +151,8 @@ def _found_in(
                 '"[\\w ]+")',
             )
         position = end
-        yield _Found(opening.start(), end, placeholder, scope_match.group(1) or "body", compiled)
+        scope = scope_match.group(1) or "body"
+        yield _Found(opening.start(), end, placeholder, scope, compiled, quadratic_repeat(pattern))
 
 
 def check(text: str, *, json_strings: bool, cassette: str | None, location: str) -> None:
@@ -173,6 +182,8 @@ def resolve(
             continue
         if found.scope not in values:
             values[found.scope] = list(_request_strings(request, found.scope))
+        if found.quadratic:
+            _check_search_size(found, values[found.scope], cassette, location)
         match = _last_match(found.pattern, values[found.scope])
         if match is None:
             raise PlaceholderError(
@@ -187,6 +198,27 @@ def resolve(
         return text
     out.append(text[position:])
     return "".join(out)
+
+
+def _check_search_size(
+    found: _Found, values: list[str], cassette: str | None, location: str
+) -> None:
+    # The cost of a failed search is up to the square of each string's length.
+    if sum(len(value) ** 2 for value in values) <= SEARCH_LIMIT**2:
+        return
+    longest = max(len(value) for value in values)
+    raise PlaceholderError(
+        cassette,
+        location,
+        f"refused {found.text} on the request's {found.scope}: a search for it may start "
+        "over at every character of a run its repeat takes, so a failed one takes time "
+        f"quadratic in the text, and the request's {found.scope} holds a string of "
+        f"{longest:,} characters (such patterns run on {SEARCH_LIMIT:,} at most: Python's re "
+        "has no time limit, so the search could hang the replay)",
+        'begin the pattern with text its repeat cannot take ("pages (\\d+)-(\\d+)" rather '
+        'than "(\\d+)-(\\d+)", "id: (\\d+)" rather than "\\s*(\\d+)"), or end it with the '
+        'repeat ("model (.*)")',
+    )
 
 
 def _decode(raw: str) -> str:
