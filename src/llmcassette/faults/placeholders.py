@@ -29,7 +29,6 @@ from typing import Any
 from llmcassette.cassette import jsontext
 from llmcassette.cassette.compression import decode_content
 from llmcassette.errors import PlaceholderError
-from llmcassette.faults.backtracking import backtracking_problem
 
 MARKER = b"fromRequest"
 _OPENING = re.compile(r"\{\{(!*)fromRequest")
@@ -130,6 +129,10 @@ def _found_in(
                 "write a pattern Python's re module compiles (in JSON text, with its "
                 "backslashes doubled: \\\\d)",
             ) from None
+        # Imported here: only a cassette with placeholders needs it, and ``convert`` (one
+        # process per call) imports this module for ``escape_body`` alone.
+        from llmcassette.faults.backtracking import backtracking_problem
+
         hazard = backtracking_problem(pattern)
         if hazard is not None:
             raise PlaceholderError(
