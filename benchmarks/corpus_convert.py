@@ -15,7 +15,12 @@ convert / vcrpy load. Each round's output is checked to hold one JSONL file per 
 cassette of the manifest, where the harness expects it.
 
 Stdlib only; it uses the harness's venvs (``venv-vcrpy``, ``venv-llmcassette``), so
-install the llmcassette to measure into ``venv-llmcassette`` first.
+install the llmcassette to measure into ``venv-llmcassette`` first, or give ``--src``: the
+``src`` folder of a checkout, run with that venv's Python (``python -m llmcassette``) without
+installing it. Its modules are compiled first (``compileall``), as installing them would:
+with ``PYTHONDONTWRITEBYTECODE`` set, each call would otherwise compile every module again.
+
+    python benchmarks/corpus_convert.py --scratch /tmp/bench-corpus --src src
 """
 
 from __future__ import annotations
@@ -45,15 +50,27 @@ def vcrpy_load_s(harness: Path, scratch: Path) -> float:
             return float(json.load(handle)["load_s"])
 
 
-def convert_s(scratch: Path, source: Path, out: Path) -> float:
+def llmcassette_command(scratch: Path, src: Path | None) -> tuple[list[str], dict[str, str]]:
+    """How to run the ``llmcassette`` to measure, and its environment: the one installed in
+    ``venv-llmcassette``, or the checkout ``src`` run with that venv's Python."""
+    venv = scratch / "venv-llmcassette" / "bin"
+    if src is None:
+        return [str(venv / "llmcassette")], dict(os.environ)
+    python = str(venv / "python")
+    subprocess.run([python, "-m", "compileall", "-q", str(src)], check=True)
+    return [python, "-m", "llmcassette"], {**os.environ, "PYTHONPATH": str(src)}
+
+
+def convert_s(scratch: Path, source: Path, out: Path, src: Path | None = None) -> float:
     """Wall time of one ``llmcassette convert`` call over the whole corpus."""
     shutil.rmtree(out, ignore_errors=True)
-    cli = scratch / "venv-llmcassette" / "bin" / "llmcassette"
+    command, env = llmcassette_command(scratch, src)
     started = time.perf_counter()
     # Exit status 1: the gRPC and WebSocket recordings are refused, one line each.
     subprocess.run(
-        [str(cli), "convert", "--out", str(out), str(source)],
+        [*command, "convert", "--out", str(out), str(source)],
         cwd=scratch / "project",
+        env=env,
         capture_output=True,
         check=False,
     )
@@ -74,15 +91,19 @@ def main() -> None:
     parser.add_argument("--scratch", required=True, help="the bench-corpus scratch folder")
     parser.add_argument("--harness", default=str(DEFAULT_HARNESS), help="shared/bench-corpus")
     parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument(
+        "--src", help="a checkout's src folder to measure, instead of the installed llmcassette"
+    )
     args = parser.parse_args()
     scratch, harness = Path(args.scratch).resolve(), Path(args.harness).resolve()
+    src = Path(args.src).resolve() if args.src else None
     manifest = json.loads((scratch / "manifest.json").read_text())
     source = Path(manifest["src"])
     out = scratch / "jsonl-one-call"
     ratios, loads, converts = [], [], []
     for round_number in range(1, args.rounds + 1):
         loads.append(vcrpy_load_s(harness, scratch))
-        converts.append(convert_s(scratch, source, out))
+        converts.append(convert_s(scratch, source, out, src))
         ratios.append(converts[-1] / loads[-1])
         print(
             f"round {round_number}: vcrpy load {loads[-1]:.2f} s, "

@@ -6,6 +6,7 @@ import gzip
 import json
 import os
 from pathlib import Path
+from typing import Any
 
 import httpx2
 import pytest
@@ -14,7 +15,7 @@ import yaml
 
 import llmcassette
 from llmcassette.cassette import jsonl as cassette_file
-from llmcassette.cli import paths
+from llmcassette.cli import convert, paths
 from llmcassette.cli.main import main
 from llmcassette.config import age_of
 from llmcassette.testing import LocalProvider
@@ -309,6 +310,34 @@ def test_a_tree_converts_in_several_processes_as_in_one(
     assert one[2] == two[2].replace("jobs2", "jobs1")
     assert (one[0], one[1], one[3], one[4]) == (two[0], two[1], two[3], two[4])
     assert json.dumps(one[5]) == json.dumps(two[5])
+
+
+def test_a_target_written_by_another_process_meanwhile_is_not_replaced(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # x.json and x.yaml convert to one x.jsonl. In several processes both looked for it
+    # before either wrote it, and the second replaced the first without a word.
+    (tmp_path / "x.yaml").write_text(
+        "interactions:\n- request: {method: GET, uri: 'https://api.example.com/', body: null,"
+        " headers: {}}\n  response: {status: {code: 200, message: OK}, headers: {},"
+        " body: {string: hi}}\nversion: 1\n"
+    )
+    target = tmp_path / "out" / "x.jsonl"
+    converted = convert.jsonl_of
+
+    def other_process_writes_first(*args: Any, **kwargs: Any) -> Any:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text("x.json converted\n")  # after the check, before the write
+        return converted(*args, **kwargs)
+
+    monkeypatch.setattr(convert, "jsonl_of", other_process_writes_first)
+    code = main(["convert", "--out", str(tmp_path / "out"), str(tmp_path / "x.yaml")])
+    said = capsys.readouterr()
+    assert code == 1
+    assert "x.jsonl exists; use --force to replace it" in said.err
+    assert " -> " not in said.out
+    assert target.read_text() == "x.json converted\n"
+    assert sorted(path.name for path in target.parent.iterdir()) == ["x.jsonl"]
 
 
 def test_little_work_stays_in_one_process(tmp_path: Path) -> None:

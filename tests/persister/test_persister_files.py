@@ -264,6 +264,24 @@ def test_atomic_write_replaces_content(tmp_path: Path) -> None:
     assert siblings(path) == ["c.jsonl"]
 
 
+@pytest.mark.parametrize("hard_links", [True, False], ids=["link", "no-hard-links"])
+def test_atomic_write_without_replace_keeps_an_existing_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, hard_links: bool
+) -> None:
+    if not hard_links:  # a file system without them (FAT, some network shares)
+
+        def no_link(*args: Any, **kwargs: Any) -> None:
+            raise PermissionError(1, "Operation not permitted")
+
+        monkeypatch.setattr(os, "link", no_link)
+    path = tmp_path / "c.jsonl"
+    atomic_write(path, b"one\n", replace=False)
+    with pytest.raises(FileExistsError):
+        atomic_write(path, b"two\n", replace=False)
+    assert path.read_bytes() == b"one\n"
+    assert siblings(path) == ["c.jsonl"]
+
+
 # ------------------------------------------------------------------ refusing to overwrite
 
 

@@ -11,6 +11,7 @@ command line uses it).
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
 import re
 import tempfile
@@ -74,13 +75,17 @@ def remove_stale(path: Path) -> list[Path]:
     return removed
 
 
-def atomic_write(path: Path, data: bytes) -> None:
+def atomic_write(path: Path, data: bytes, *, replace: bool = True) -> None:
     """Replace ``path`` with ``data`` so that readers see the old or the new file, never half.
 
     The data is flushed to disk before the rename, so that after a power cut the name never
     points at a file whose data was lost (an empty cassette). The folder is not flushed
     after it: that would only make the rename itself survive a power cut, where seeing the
     old cassette is as good an outcome, and it cost a third of writing each file.
+
+    ``replace=False``: ``FileExistsError`` when ``path`` exists, decided as the file is
+    put in place (a hard link, which no other writer can come between), not before:
+    ``convert`` in several processes writes ``x.yaml`` and ``x.json`` to one ``x.jsonl``.
     """
     path.parent.mkdir(parents=True, exist_ok=True)
     try:
@@ -97,8 +102,26 @@ def atomic_write(path: Path, data: bytes) -> None:
             os.fsync(handle.fileno())
         with contextlib.suppress(OSError):
             os.chmod(temp_name, mode)
-        os.replace(temp_name, path)
+        if replace:
+            os.replace(temp_name, path)
+        else:
+            _put_new(temp_name, path)
     except BaseException:
         with contextlib.suppress(OSError):
             os.unlink(temp_name)
         raise
+
+
+def _put_new(temp_name: str, path: Path) -> None:
+    """Give the file ``temp_name`` the name ``path``, which must not exist yet
+    (``FileExistsError``); ``temp_name`` is gone after it."""
+    try:
+        os.link(temp_name, path)  # fails when ``path`` exists, at once
+    except FileExistsError:
+        raise
+    except OSError:  # a file system without hard links: checked, then renamed
+        if os.path.lexists(path):
+            raise FileExistsError(errno.EEXIST, os.strerror(errno.EEXIST), str(path)) from None
+        os.replace(temp_name, path)
+        return
+    os.unlink(temp_name)

@@ -361,6 +361,18 @@ def to_vcrpy_json(opened: Opened, target: Path | None = None) -> tuple[str, dict
     return text, redacted
 
 
+def _target_exists(out: Recorded, source: Path, target: Path) -> None:
+    problem = f"{target} exists; use --force to replace it"
+    found_record = record(
+        output.TARGET_EXISTS,
+        problem,
+        file=str(source),
+        received=str(target),
+        how_to_fix="add --force to replace it, or --out DIR to write elsewhere",
+    )
+    out.finding(found_record, f"{source}: {problem}", stderr=True)
+
+
 @dataclass(frozen=True)
 class Converted:
     """What converting one file said (``Recorded`` calls), for the command's output."""
@@ -390,15 +402,7 @@ def convert_found(
     stem = stem.rsplit(".", 1)[0]
     target = target_folder(source, folders, out_dir) / (stem + (".json" if to_json else ".jsonl"))
     if target.exists() and not force:
-        problem = f"{target} exists; use --force to replace it"
-        found_record = record(
-            output.TARGET_EXISTS,
-            problem,
-            file=str(source),
-            received=str(target),
-            how_to_fix="add --force to replace it, or --out DIR to write elsewhere",
-        )
-        out.finding(found_record, f"{source}: {problem}", stderr=True)
+        _target_exists(out, source, target)
         return Converted(source, out.calls)
     redacted: dict[str, int] = {}
     try:
@@ -407,7 +411,11 @@ def convert_found(
         else:
             text, redacted = jsonl_of(opened)
         target.parent.mkdir(parents=True, exist_ok=True)
-        atomic_write(target, text.encode("utf-8"))
+        # Not over a file written since the check above: another process of this command
+        # may have converted x.json to the x.jsonl that x.yaml converts to.
+        atomic_write(target, text.encode("utf-8"), replace=force)
+    except FileExistsError:
+        _target_exists(out, source, target)
     except CassetteFormatError as error:
         out.failed(error)
     except OSError as error:
