@@ -155,21 +155,31 @@ def test_a_pattern_of_groups_nested_hundreds_deep_is_a_placeholder_error(depth: 
 
 
 @pytest.mark.parametrize(
-    "pattern",
-    [".*!", "[^!]*!", "\\\\s*x", "a*b", "(\\\\d+)-(\\\\d+)", "(?:ab|cd)+x", "model (.*)x"],
+    ("pattern", "run"),
+    [
+        (".*!", "a"),
+        ("[^!]*!", "a"),
+        ("\\\\s*x", " "),
+        ("a*b", "a"),
+        ("(\\\\d+)-(\\\\d+)", "7"),
+        ("(?:ab|cd)+x", "ab"),
+        ("model (.*)x", "a"),
+    ],
 )
-def test_a_pattern_of_quadratic_search_time_is_refused_on_a_long_request(pattern: str) -> None:
+def test_a_pattern_of_quadratic_search_time_is_refused_on_a_long_run(
+    pattern: str, run: str
+) -> None:
     # A failed search for these starts over at each character of the run its repeat takes:
     # O(n^2). Before they were refused, ".*!" ran 3.5 s on the 50,000 characters here and
     # 18 minutes on the megabyte of a base64 image; "(\\d+)-(\\d+)" 72 s on 100,000 digits.
-    body = {"content": [{"text": "ticket T-1"}, {"image": "a" * 50_000}]}
+    body = {"content": [{"text": "ticket T-1"}, {"image": run * (50_000 // len(run))}]}
     text = '{"echo": "{{fromRequest:' + pattern + '}}"}'
     with pytest.raises(PlaceholderError) as raised:
         fill(text, request(body), json_strings=True)
     message = str(raised.value)
     assert message.startswith("c.jsonl: interaction #1, body: refused {{fromRequest:")
-    assert "quadratic in the text" in message
-    assert "holds a string of 50,000 characters" in message
+    assert "quadratic in the run" in message
+    assert "the longest: 50,000" in message
     assert raised.value.code.startswith("LC503")
 
 
@@ -198,7 +208,7 @@ def test_which_patterns_search_in_quadratic_time(pattern: str, quadratic: bool) 
 def test_many_strings_add_up_to_the_search_limit() -> None:
     # A chat history of short messages costs what one long string of its size costs.
     body = {"messages": [{"content": "b" * 2_000} for _ in range(30)]}
-    with pytest.raises(PlaceholderError, match="quadratic in the text"):
+    with pytest.raises(PlaceholderError, match="quadratic in the run"):
         fill("{{fromRequest:.*!}}", request(body))
     assert fill("{{fromRequest:(b)!?}}", request(body)) == "b"
 
@@ -212,6 +222,17 @@ def test_a_pattern_of_linear_search_time_runs_on_megabytes(pattern: str, value: 
     body = {"content": [*texts, {"image": "a" * 1_000_000}]}
     text = '{"echo": "{{fromRequest:' + pattern + '}}"}'
     assert fill(text, request(body), json_strings=True) == '{"echo": "' + value + '"}'
+
+
+def test_a_quadratic_pattern_runs_on_long_text_without_long_runs_of_what_it_repeats() -> None:
+    # A system prompt of 200,000 characters of words holds no long run of digits: the
+    # search for (\d+)-(\d+) is linear in it, so it is not refused (nor is ".*!" on many
+    # short lines).
+    prose = "Answer briefly, in plain words, and cite pages 12-34 when asked. " * 3_000
+    body = {"messages": [{"role": "system", "content": prose}, {"content": "pages 56-78"}]}
+    assert fill("{{fromRequest:(\\d+)-(\\d+)}}", request(body)) == "56"
+    lines = {"content": "a line of text\n" * 20_000 + "done!"}
+    assert fill("{{fromRequest:(.*)!}}", request(lines)) == "done"
 
 
 def test_a_quadratic_pattern_still_runs_on_a_short_request() -> None:

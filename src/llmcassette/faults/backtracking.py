@@ -16,7 +16,8 @@ many ways through the same text:
 What is left backtracks at most quadratically in the text searched, and only a pattern with
 a long repeat that a failed search may enter from many places in the same stretch of text
 does so (``quadratic_repeat``): ``.*!``, ``\\s*x``, ``(\\d+)-(\\d+)``. Such a pattern is
-refused on long text only (``faults/placeholders.py``). The analysis works on
+refused only on text with long runs of what that repeat takes (``quadratic_runs``,
+``faults/placeholders.py``). The analysis works on
 the tree ``re``'s own parser builds; character classes are compared on a sample of
 characters (ASCII, Latin-1 and beyond, and every character the pattern names), which is
 exact for the classes placeholders use and errs towards refusing otherwise.
@@ -97,6 +98,33 @@ def quadratic_repeat(pattern: str) -> bool:
         )
     except RecursionError:  # backtracking_problem refuses such a pattern
         return True
+
+
+def quadratic_runs(pattern: str, texts: list[str]) -> list[int]:
+    """The lengths of the runs of ``texts`` where a failed search for ``pattern`` may start
+    over at every character: stretches of the characters a repeat ``quadratic_repeat``
+    finds can take. The search costs up to the sum of their squares; a long prompt of words
+    holds no long run for ``(\\d+)-(\\d+)``, a line of base64 is one run for ``.*!``.
+    Empty for a pattern whose search is linear."""
+    try:
+        tree = _parser.parse(pattern)
+    except re.error:
+        return []
+    present: set[str] = set().union(*map(set, texts))
+    # The texts' own characters join the sample: the runs are exact, not sampled.
+    checker = _Checker(int(tree.state.flags), sorted(set(_SAMPLE) | present | set(pattern)))
+    runs: list[int] = []
+    try:
+        for repeat, before, after in _repeats(list(tree), [], []):
+            if not _rerun_at_each_character(checker, repeat, before, after):
+                continue
+            taken = checker.sequence(list(repeat[2])).chars & present
+            if taken:
+                run = re.compile("[" + "".join(map(re.escape, sorted(taken))) + "]+")
+                runs.extend(m.end() - m.start() for text in texts for m in run.finditer(text))
+    except RecursionError:  # backtracking_problem refuses such a pattern
+        return [sum(map(len, texts))]
+    return runs
 
 
 def _repeats(

@@ -13,8 +13,8 @@ so its backslashes are JSON-escaped (``\\\\d``) and the filled-in value is JSON-
 A pattern whose structure lets Python's ``re`` backtrack without end (``(a+)+``,
 ``.*.*x``: ``faults/backtracking.py``) is refused before it runs, like an invalid one. One
 whose failed search takes time quadratic in the text (``.*!``, ``(\\d+)-(\\d+)``) is refused
-on requests whose strings are long (``SEARCH_LIMIT``): a base64 image is megabytes, and
-``re.search(".*!", "a" * 10**6)`` runs for minutes.
+on requests with long runs of what its repeat takes (``SEARCH_LIMIT``): a base64 image is
+a megabyte-long run for ``.*!``, and ``re.search(".*!", "a" * 10**6)`` runs for minutes.
 
 Escape: ``{{!fromRequest`` stands for the literal text ``{{fromRequest`` (each extra ``!``
 stands for one ``!``). llmcassette adds the ``!`` itself when it records a response that
@@ -32,7 +32,7 @@ from typing import Any
 from llmcassette.cassette import jsontext
 from llmcassette.cassette.compression import decode_content
 from llmcassette.errors import PlaceholderError
-from llmcassette.faults.backtracking import backtracking_problem, quadratic_repeat
+from llmcassette.faults.backtracking import backtracking_problem, quadratic_repeat, quadratic_runs
 
 MARKER = b"fromRequest"
 _OPENING = re.compile(r"\{\{(!*)fromRequest")
@@ -183,7 +183,7 @@ def resolve(
         if found.scope not in values:
             values[found.scope] = list(_request_strings(request, found.scope))
         if found.quadratic:
-            _check_search_size(found, values[found.scope], cassette, location)
+            _check_search_size(found, found.pattern, values[found.scope], cassette, location)
         match = _last_match(found.pattern, values[found.scope])
         if match is None:
             raise PlaceholderError(
@@ -201,20 +201,25 @@ def resolve(
 
 
 def _check_search_size(
-    found: _Found, values: list[str], cassette: str | None, location: str
+    found: _Found,
+    pattern: re.Pattern[str],
+    values: list[str],
+    cassette: str | None,
+    location: str,
 ) -> None:
-    # The cost of a failed search is up to the square of each string's length.
-    if sum(len(value) ** 2 for value in values) <= SEARCH_LIMIT**2:
+    # A failed search costs up to the square of each run its repeat takes.
+    runs = quadratic_runs(pattern.pattern, values)
+    if sum(run**2 for run in runs) <= SEARCH_LIMIT**2:
         return
-    longest = max(len(value) for value in values)
     raise PlaceholderError(
         cassette,
         location,
         f"refused {found.text} on the request's {found.scope}: a search for it may start "
         "over at every character of a run its repeat takes, so a failed one takes time "
-        f"quadratic in the text, and the request's {found.scope} holds a string of "
-        f"{longest:,} characters (such patterns run on {SEARCH_LIMIT:,} at most: Python's re "
-        "has no time limit, so the search could hang the replay)",
+        f"quadratic in the run, and the request's {found.scope} holds runs of such "
+        f"characters whose squares add up to more than {SEARCH_LIMIT:,} squared (the "
+        f"longest: {max(runs):,}; Python's re has no time limit, so the search could hang "
+        "the replay)",
         'begin the pattern with text its repeat cannot take ("pages (\\d+)-(\\d+)" rather '
         'than "(\\d+)-(\\d+)", "id: (\\d+)" rather than "\\s*(\\d+)"), or end it with the '
         'repeat ("model (.*)")',
