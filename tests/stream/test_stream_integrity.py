@@ -190,6 +190,26 @@ def test_a_cassette_truncated_elsewhere_warns_on_replay(tmp_path: Path) -> None:
         ("sse", b'data: {"candidates":[]}\n\ndata: {"error":{"code":500}}\n\n', None),
         ("sse", b'data: {"candidates":[]}\n\ndata: {"candidates":[]}\n\n', "finishReason"),
         ("sse", b"data: something else\n\n", None),  # unknown kinds are not judged
+        # The terminator is looked for in every event, not only the last one.
+        (
+            "sse",
+            b'data: {"type":"response.created"}\n\ndata: {"type":"response.completed"}\n\n'
+            b"data: [DONE]\n\n",
+            None,
+        ),
+        ("sse", b"event: message_start\ndata: {}\n\nevent: error\ndata: {}\n\n", None),
+        ("sse", b'data: {"type":"response.created"}\n\nevent: error\ndata: {}\n\n', None),
+        ("sse", b"event: message-start\ndata: {}\n\nevent: message-end\ndata: {}\n\n", None),
+        (
+            "sse",
+            b'data: {"type":"message-start"}\n\ndata: {"type":"message-end"}\n\n'
+            b'data: {"type":"other"}\n\n',
+            None,
+        ),
+        ("sse", b'data: {"type":"message-start"}\n\ndata: {"type":"x"}\n\n', "message-end"),
+        # A hand-edited event whose type is not a string is no terminator, and no crash.
+        ("sse", b'data: {"type":"response.created"}\n\ndata: {"type":[]}\n\n', "completed"),
+        ("sse", b'data: {"type":"message-start"}\n\ndata: {"type":{}}\n\n', "message-end"),
     ],
 )
 def test_terminators(kind: str, body: bytes, problem: str | None) -> None:

@@ -16,6 +16,7 @@ kinds are not judged.
 
 from __future__ import annotations
 
+from collections.abc import Set
 from typing import Any
 
 from llmcassette import _eventstream as wire
@@ -84,32 +85,42 @@ def judge(kind: str | None, pieces: list[str] | None, uri: str | None = None) ->
         ):
             return True
         return "a Gemini stream whose last chunk has no `finishReason`"
-    read = [event for event in (events.read_event(kind, p) for p in pieces) if event != _NONE]
     if first_name == "message-start" or (
         isinstance(first, dict) and first.get("type") == "message-start"
     ):
-        types = {name for name, _ in read} | {
-            data.get("type") for data in map(parse, (d for _, d in read)) if isinstance(data, dict)
-        }
-        if "message-end" in types:
+        if _has_event(kind, pieces, {"message-end"}, {"message-end"}):
             return True
         return "a Cohere stream that ended without `message-end`"
     if first_name == "message_start" or (
         isinstance(first, dict) and first.get("type") == "message_start"
     ):
-        names = {name for name, _ in read}
-        if "message_stop" in names or "error" in names:
+        if _has_event(kind, pieces, {"message_stop", "error"}, set()):
             return True
         return "an Anthropic stream that ended without `message_stop`"
     if isinstance(first, dict) and str(first.get("type", "")).startswith("response."):
         # OpenRouter, for one, still sends `data: [DONE]` after the final event.
-        types = {
-            data.get("type") for data in map(parse, (d for _, d in read)) if isinstance(data, dict)
-        }
-        if types & RESPONSES_ENDINGS or "error" in {name for name, _ in read}:
+        if _has_event(kind, pieces, {"error"}, RESPONSES_ENDINGS):
             return True
         return "a Responses API stream that ended without `response.completed`"
     return None
+
+
+def _has_event(kind: str, pieces: list[str], names: Set[str | None], types: Set[str]) -> bool:
+    """Whether an event of the stream has one of ``names``, or JSON data whose ``type`` is
+    one of ``types``. Read from the end, where the terminator is: a stream that ended
+    properly has its data parsed once or twice, not event by event (a Responses stream's
+    events each carry the response so far)."""
+    for piece in reversed(pieces):
+        name, data = events.read_event(kind, piece)
+        if name in names:
+            return True
+        if types and data is not None:
+            parsed = events.parse_data(data)
+            # A hand-edited ``"type": []`` is no type, and no crash (a list is unhashable).
+            found = parsed.get("type") if isinstance(parsed, dict) else None
+            if isinstance(found, str) and found in types:
+                return True
+    return False
 
 
 _NONE = (None, None)  # a blank line or a comment: neither a name nor data
