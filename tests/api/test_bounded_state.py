@@ -134,3 +134,41 @@ def test_the_report_says_when_only_the_last_mismatches_are_shown(
     assert "call #5 to" not in output
     assert "call #6 to" in output
     assert f"(only the last {mismatch.RAISED_LIMIT} are shown)" in output
+
+
+def test_parsed_bodies_are_kept_up_to_a_budget_of_bytes() -> None:
+    from llmcassette.matching.canonical import _ParsedBodies
+
+    parsed = _ParsedBodies(budget=1000, largest=300)
+    bodies = [json.dumps({"n": n, "text": "x" * 180}).encode() for n in range(10)]
+    first = [parsed.parse(body, False, None) for body in bodies]
+    assert parsed.kept_bytes() <= 1000
+    assert parsed.parse(bodies[-1], False, None) is first[-1]  # read last: kept
+    assert parsed.parse(bodies[0], False, None) is not first[0]  # the oldest went
+    assert parsed.parse(bodies[0], False, None) == first[0]
+    large = json.dumps({"text": "y" * 400}).encode()
+    assert parsed.parse(large, False, None) is not parsed.parse(large, False, None)
+    assert parsed.kept_bytes() <= 1000
+
+
+def test_matching_keeps_no_body_once_the_budget_is_spent() -> None:
+    """A suite of multimodal requests: once their cassettes are closed, their bodies and
+    parses are not all held (8,192 of them were, 128 MB for the pydantic-ai corpus)."""
+    import gc
+    import tracemalloc
+
+    from llmcassette.matching import canonical
+
+    tracemalloc.start()
+    try:
+        before = tracemalloc.get_traced_memory()[0]
+        for number in range(128):  # 32 MB of request bodies, 256 KB each
+            body = json.dumps({"n": number, "image": "A" * 256 * 1024}).encode()
+            canonical.body_value(body, "application/json")
+            del body
+        gc.collect()
+        held = tracemalloc.get_traced_memory()[0] - before
+    finally:
+        tracemalloc.stop()
+    assert held < 20 * 1024 * 1024  # 64 MB of bodies and parses were held
+    assert canonical.PARSED.kept_bytes() <= canonical.PARSED.budget

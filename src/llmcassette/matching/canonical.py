@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import re
-from functools import lru_cache
+import threading
+from collections import OrderedDict
 from typing import Any
 from urllib.parse import parse_qsl
 
@@ -36,8 +37,56 @@ def fills_placeholders(recorded: str, incoming: str) -> bool:
     return end - position >= 1
 
 
-@lru_cache(maxsize=8192)
+class _ParsedBodies:
+    """The parses of the bodies read last, kept by their bytes up to ``budget`` bytes of
+    bodies in all; a body over ``largest`` bytes is parsed each time.
+
+    A lookup, its mismatch report and the check at a cassette's exit read the same body
+    several times. Kept by number (8,192), they held every request body of a suite and its
+    parse for the life of the process: 128 MB after opening the 1,289 pydantic-ai
+    cassettes, with every one of them closed. Keeping a large body saves little: finding
+    it again hashes and compares all of its bytes.
+    """
+
+    def __init__(self, budget: int, largest: int) -> None:
+        self.budget = budget
+        self.largest = largest
+        self._kept: OrderedDict[tuple[bytes, bool, str | None], Any] = OrderedDict()
+        self._size = 0  # bytes of the bodies kept
+        self._lock = threading.Lock()  # requests of several threads are matched at once
+
+    def parse(self, raw: bytes, form: bool, stream: str | None) -> Any:
+        """``raw`` parsed as ``_parse_body`` parses it (the same object while kept)."""
+        if len(raw) > self.largest:
+            return _parse_body(raw, form, stream)
+        key = (raw, form, stream)
+        with self._lock:
+            if key in self._kept:
+                self._kept.move_to_end(key)
+                return self._kept[key]
+        value = _parse_body(raw, form, stream)  # outside the lock: others go on matching
+        with self._lock:
+            if key not in self._kept:
+                self._kept[key] = value
+                self._size += len(raw)
+                while self._size > self.budget:
+                    (dropped, _, _), _ = self._kept.popitem(last=False)
+                    self._size -= len(dropped)
+        return value
+
+    def kept_bytes(self) -> int:
+        """The bytes of the bodies whose parses are kept now."""
+        return self._size
+
+
+PARSED = _ParsedBodies(budget=8 * 1024 * 1024, largest=512 * 1024)
+
+
 def _parse(raw: bytes, form: bool, stream: str | None) -> Any:
+    return PARSED.parse(raw, form, stream)
+
+
+def _parse_body(raw: bytes, form: bool, stream: str | None) -> Any:
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError:

@@ -191,7 +191,7 @@ class MatchConfig:
         if self.volatile:
             value = _replace_volatile(value, self.volatile)
         if self.normalizers:
-            # Parsed bodies are cached by their bytes (``canonical._parse``): a normalizer
+            # Parsed bodies are kept by their bytes (``canonical.PARSED``): a normalizer
             # that changes its argument in place (``body.pop("user")``) would change it for
             # every later reader of the same bytes, another cassette's matching among them.
             value = _fresh(value)
