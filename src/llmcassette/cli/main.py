@@ -471,12 +471,35 @@ def _convert(args: argparse.Namespace) -> int:
         force=args.force,
     )
     done = each_file(args.paths, "convert", work, jobs=args.jobs or default_jobs())
+    written: list[Path] = []
+    folders: list[Path] = []
     for converted in track(done, "convert", as_json=args.json, name=path_of):
         if isinstance(converted, CassetteFormatError):
             out.failed(converted)  # a folder that cannot be listed
-        else:
-            replay(converted.calls, out)
+            continue
+        replay(converted.calls, out)
+        written += [converted.written] if converted.written is not None else []
+        folders += converted.folders
+    _flush_converted(out, written, folders)
     return out.done()
+
+
+def _flush_converted(out: Output, written: list[Path], folders: list[Path]) -> None:
+    """Every file ``convert`` wrote, and the folder entries naming them, on disk before it
+    exits: users delete their vcrpy files once it has. Its lines were printed as each
+    file was written; a failed flush is an error (exit 2) naming the file."""
+    from llmcassette._vcr.tempfiles import flush
+
+    try:
+        flush(written, folders)
+    except OSError as error:
+        path = error.filename if error.filename is not None else "a converted file"
+        problem = f"cannot flush to disk: {error.strerror or error}"
+        fix = "check the disk, then convert again with --force: the file may be incomplete"
+        out.error(
+            record(output.CANNOT_WRITE, problem, file=str(path), how_to_fix=fix),
+            f"{path}: {problem}\n  how to fix: {fix}",
+        )
 
 
 def _positive(raw: str) -> int:
