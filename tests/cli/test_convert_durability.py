@@ -157,3 +157,27 @@ def test_an_existing_complete_target_is_still_just_said_to_exist(
     assert main(["convert", str(source)]) == 1
     err: Any = capsys.readouterr().err
     assert f"{tmp_path / 'x.jsonl'} exists; use --force to replace it" in err
+
+
+@needs_proc
+def test_what_was_written_before_an_interrupt_is_flushed_all_the_same(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from llmcassette.cli import output
+
+    for name in ("a", "b"):
+        (tmp_path / f"{name}.yaml").write_text(vcrpy_yaml(name))
+    real_replay, replayed = output.replay, []
+
+    def interrupted_after_the_first(calls: Any, out: Any) -> None:
+        if replayed:
+            raise KeyboardInterrupt
+        replayed.append(calls)
+        real_replay(calls, out)
+
+    monkeypatch.setattr(output, "replay", interrupted_after_the_first)
+    spy = FlushSpy(monkeypatch)
+    with pytest.raises(KeyboardInterrupt):
+        main(["convert", "--jobs", "1", str(tmp_path)])
+    assert f"{tmp_path / 'a.yaml'} -> {tmp_path / 'a.jsonl'}" in capsys.readouterr().out
+    assert {tmp_path / "a.jsonl", tmp_path} <= set(spy.flushed)
