@@ -729,3 +729,54 @@ def test_a_legacy_cassette_with_the_aliases_pyyaml_writes_replays(tmp_path: Path
     requests, responses, *_ = load(Persister(), tmp_path / "test_x.jsonl")
     assert requests[0].headers == {"accept": "x"}
     assert len(responses) == 1
+
+
+@pytest.mark.usefixtures("fixed_time")
+@pytest.mark.parametrize("cut", ["empty", "no end line"])
+def test_a_jsonl_a_cut_short_convert_left_beside_its_vcrpy_original_is_refused(
+    tmp_path: Path, cut: str
+) -> None:
+    # A power cut before `llmcassette convert` flushed its files may leave x.jsonl empty or
+    # cut off beside x.yaml. Neither recorded again in its place (an empty cassette is, on
+    # its own) nor said to need recording: the message says to convert again.
+    legacy = tmp_path / "test_x.yaml"
+    legacy.write_text(vcr.serialize.serialize(cassette_dict(three()[0]), yamlserializer))
+    target = tmp_path / "test_x.jsonl"
+    save(Persister(), target, cassette_dict(*three()))
+    whole = target.read_bytes()
+    target.write_bytes(b"" if cut == "empty" else b"".join(whole.splitlines(True)[:3]))
+
+    with pytest.raises(CassetteFormatError) as info:
+        load(Persister(), target)
+    assert f"llmcassette convert --force {legacy}" in str(info.value.hint)
+    assert "or delete test_x.jsonl to replay test_x.yaml" in str(info.value.hint)
+    assert info.value.path == os.fspath(target)
+
+
+def test_an_empty_jsonl_on_its_own_is_still_recorded_again(tmp_path: Path) -> None:
+    target = tmp_path / "test_x.jsonl"
+    target.write_bytes(b"")
+    with pytest.raises(CassetteNotFoundError):
+        load(Persister(), target)
+
+
+def test_a_save_flushes_the_new_file_before_it_takes_the_cassettes_name(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # convert flushes its files at the end; a recording's save stays flushed before the
+    # rename, so that the name never points at a file whose data a power cut lost.
+    calls: list[str] = []
+    real_fsync, real_replace = os.fsync, os.replace
+
+    def fsync(fd: int) -> None:
+        calls.append("fsync")
+        real_fsync(fd)
+
+    def replace(src: Any, dst: Any) -> None:
+        calls.append("replace")
+        real_replace(src, dst)
+
+    monkeypatch.setattr(os, "fsync", fsync)
+    monkeypatch.setattr(os, "replace", replace)
+    atomic_write(tmp_path / "c.jsonl", b"new\n")
+    assert calls == ["fsync", "replace"]

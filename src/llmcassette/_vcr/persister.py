@@ -325,10 +325,15 @@ class Persister:
         if main:
             self._loaded[os.fspath(path)] = _digest(data)
         if not data or data.isspace():
+            _refuse_cut_short_convert(path, None)
             return None  # an empty file is recorded again, as vcrpy does
         raw_lines = cassette_file.split_lines(data, path)
         del data  # held once: as its lines, then as what they hold
-        cassette = cassette_file.read_lines(raw_lines, path)
+        try:
+            cassette = cassette_file.read_lines(raw_lines, path)
+        except CassetteFormatError as error:
+            _refuse_cut_short_convert(path, error)
+            raise
         if main and not self._note_use(path, cassette.header, cassette.written_version):
             return None  # expired, and recorded again from scratch
         return self._to_vcr(path, cassette)
@@ -766,6 +771,32 @@ def _unreadable(error: Exception) -> str:
     if isinstance(error, vcrpy_files.AliasBombError):
         return str(error)
     return "a value in it is in no shape vcrpy reads (not shown: it may be a credential)"
+
+
+def _refuse_cut_short_convert(path: Path, error: CassetteFormatError | None) -> None:
+    """An empty (``error`` None) or unreadable ``x.jsonl`` beside a vcrpy ``x.yaml`` is
+    what ``llmcassette convert`` cut short by a crash or power cut may leave: never
+    recorded again in its place nor replayed, but refused, saying how to convert again."""
+    if path.suffix != jsonl.SUFFIX:
+        return
+    legacy = next(
+        (path.with_suffix(s) for s in LEGACY_SERIALIZERS if path.with_suffix(s).is_file()), None
+    )
+    if legacy is None:
+        return
+    fix = (
+        f"convert it again (llmcassette convert --force {shown_path(legacy)}), "
+        f"or delete {path.name} to replay {legacy.name}"
+    )
+    if error is None:
+        problem = (
+            f"the file is empty and {legacy.name} beside it is a vcrpy cassette: "
+            "a convert cut short (a crash or a power cut) leaves such a file"
+        )
+        raise CassetteFormatError(path, None, problem, fix)
+    if type(error) is CassetteFormatError:  # a subclass keeps its own code and hint
+        hint = f"{error.hint}; if it was converted from {legacy.name}: {fix}" if error.hint else fix
+        raise CassetteFormatError(error.path, error.line, error.problem, hint) from error
 
 
 def _load_legacy(path: Path, serializer: Any) -> tuple[list[Any], list[Any], dict[str, Any]] | None:

@@ -15,7 +15,12 @@ import errno
 import os
 import re
 import tempfile
+from collections.abc import Iterable
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from concurrent.futures import Future
 
 MARKER = ".llmcassette-tmp-"
 _NAME = re.compile(r"^\.(?P<cassette>.+)\.llmcassette-tmp-(?P<pid>\d+)-\w+$")
@@ -75,7 +80,7 @@ def remove_stale(path: Path) -> list[Path]:
     return removed
 
 
-def atomic_write(path: Path, data: bytes, *, replace: bool = True) -> None:
+def atomic_write(path: Path, data: bytes, *, replace: bool = True, durable: bool = True) -> None:
     """Replace ``path`` with ``data`` so that readers see the old or the new file, never half.
 
     The data is flushed to disk before the rename, so that after a power cut the name never
@@ -86,6 +91,11 @@ def atomic_write(path: Path, data: bytes, *, replace: bool = True) -> None:
     ``replace=False``: ``FileExistsError`` when ``path`` exists, decided as the file is
     put in place (a hard link, which no other writer can come between), not before:
     ``convert`` in several processes writes ``x.yaml`` and ``x.json`` to one ``x.jsonl``.
+
+    ``durable=False`` leaves the flush out: until the caller has flushed ``path``
+    (``Flusher``), a power cut may leave it empty or cut off. ``convert`` writes a tree so:
+    a flush per file made it wait for the disk each time (0.6 s of 12.9 s for the 1,289
+    files of the pydantic-ai corpus in one process), flushes in the background do not.
     """
     path.parent.mkdir(parents=True, exist_ok=True)
     try:
@@ -98,8 +108,9 @@ def atomic_write(path: Path, data: bytes, *, replace: bool = True) -> None:
     try:
         with os.fdopen(fd, "wb") as handle:
             handle.write(data)
-            handle.flush()
-            os.fsync(handle.fileno())
+            if durable:
+                handle.flush()
+                os.fsync(handle.fileno())
         with contextlib.suppress(OSError):
             os.chmod(temp_name, mode)
         if replace:
@@ -125,3 +136,69 @@ def _put_new(temp_name: str, path: Path) -> None:
         os.replace(temp_name, path)
         return
     os.unlink(temp_name)
+
+
+def make_folders(folder: Path) -> list[Path]:
+    """Create ``folder`` and its missing parents (``mkdir -p``); return those this call
+    found missing, outermost first: each one's name is in its parent, which ``flush``
+    puts on disk too."""
+    missing = []
+    while not folder.is_dir() and folder.parent != folder:
+        missing.append(folder)
+        folder = folder.parent
+    for created in reversed(missing):
+        created.mkdir(exist_ok=True)
+    return missing[::-1]
+
+
+#: How many flushes ``Flusher`` has waiting at once: the disk's journal commits the files
+#: of overlapping ones together (8 at a time: 0.18 s for 1,289 files; one by one, 0.43 s).
+FLUSH_THREADS = 8
+
+
+class Flusher:
+    """Puts files written by ``atomic_write(..., durable=False)`` on disk: each in a
+    background thread from the moment it is given (``file``), while the caller goes on
+    writing others; ``wait`` then flushes the folders that name them and returns once all
+    of it is on disk."""
+
+    def __init__(self) -> None:
+        from concurrent.futures import ThreadPoolExecutor
+
+        self._pool = ThreadPoolExecutor(FLUSH_THREADS, thread_name_prefix="llmcassette-flush")
+        self._pending: list[Future[OSError | None]] = []
+        self._folders: dict[Path, None] = {}
+
+    def file(self, path: Path | None, folders: Iterable[Path] = ()) -> None:
+        """Start flushing ``path`` (None: none); note ``folders`` for ``wait``: those that
+        hold it and the parents of folders created for it."""
+        if path is not None:
+            self._pending.append(self._pool.submit(_flushed, path))
+        self._folders.update(dict.fromkeys(folders))
+
+    def wait(self) -> None:
+        """Flush the folders noted (now: no file is added to them after this), wait for
+        every flush, and raise the ``OSError`` (with its file name) of one that failed."""
+        self._pending += [self._pool.submit(_flushed, folder) for folder in self._folders]
+        self._folders.clear()
+        self._pool.shutdown(wait=True)
+        for done in self._pending:
+            error = done.result()
+            if error is not None:
+                raise error
+
+
+def _flushed(path: Path) -> OSError | None:
+    """fsync ``path``, a file or a folder (opened to read: fsync needs no more); the error
+    instead of raising it, so that the other flushes still run."""
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except OSError as error:
+        return error
+    try:
+        os.fsync(fd)
+    except OSError as error:
+        return OSError(error.errno, error.strerror, os.fspath(path))
+    finally:
+        os.close(fd)
+    return None

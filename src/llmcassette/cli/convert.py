@@ -12,6 +12,7 @@ import ast
 import base64
 import contextlib
 import json
+import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -363,22 +364,47 @@ def to_vcrpy_json(opened: Opened, target: Path | None = None) -> tuple[str, dict
 
 def _target_exists(out: Recorded, source: Path, target: Path) -> None:
     problem = f"{target} exists; use --force to replace it"
+    fix = "add --force to replace it, or --out DIR to write elsewhere"
+    cut_short = _cut_short(target)
+    if cut_short:
+        problem = (
+            f"{target} exists but {cut_short}, as a convert cut short by a crash or a power "
+            "cut leaves it; use --force to convert again"
+        )
+        fix = "add --force to convert it again"
     found_record = record(
-        output.TARGET_EXISTS,
-        problem,
-        file=str(source),
-        received=str(target),
-        how_to_fix="add --force to replace it, or --out DIR to write elsewhere",
+        output.TARGET_EXISTS, problem, file=str(source), received=str(target), how_to_fix=fix
     )
     out.finding(found_record, f"{source}: {problem}", stderr=True)
 
 
+def _cut_short(target: Path) -> str | None:
+    """How an existing ``target`` shows that its writing was cut short (empty; a JSONL
+    file that does not end with a line end), or None. Only its size and last byte are
+    read: a file cut at a line end is found when it is loaded (no end line)."""
+    try:
+        with target.open("rb") as handle:
+            size = handle.seek(0, os.SEEK_END)
+            if size == 0:
+                return "is empty"
+            handle.seek(size - 1)
+            if target.suffix == ".jsonl" and handle.read(1) != b"\n":
+                return "does not end with a line end (it is cut off)"
+    except OSError:
+        return None  # not a file one can read: said as it is, "exists"
+    return None
+
+
 @dataclass(frozen=True)
 class Converted:
-    """What converting one file said (``Recorded`` calls), for the command's output."""
+    """What converting one file said (``Recorded`` calls), for the command's output, and
+    what it wrote without flushing it to disk (``tempfiles.flush`` is the caller's): the
+    file, and the folders that hold it or a folder created for it."""
 
     path: Path
     calls: list[Call]
+    written: Path | None = None
+    folders: tuple[Path, ...] = ()
 
 
 def convert_found(
@@ -387,8 +413,9 @@ def convert_found(
     """``llmcassette convert`` of one file ``cli.paths`` found: opened, converted and written
     (never over an existing file without ``force``); None for a file of a folder that is
     no vcrpy cassette (JSONL one with ``to_json``). It reports as plain data, so that it
-    can run in another process (``cli.paths.each_file``)."""
-    from llmcassette._vcr.tempfiles import atomic_write
+    can run in another process (``cli.paths.each_file``). The file it writes is not yet
+    flushed to disk: the caller flushes ``written`` and ``folders`` before it exits."""
+    from llmcassette._vcr.tempfiles import atomic_write, make_folders
 
     opened = open_found(found, "convert", (JSONL,) if to_json else (VCRPY,))
     if opened is None:
@@ -405,15 +432,17 @@ def convert_found(
         _target_exists(out, source, target)
         return Converted(source, out.calls)
     redacted: dict[str, int] = {}
+    created: list[Path] = []
     try:
         if to_json:
             text, redacted = to_vcrpy_json(opened, target)
         else:
             text, redacted = jsonl_of(opened)
-        target.parent.mkdir(parents=True, exist_ok=True)
+        created = make_folders(target.parent)
         # Not over a file written since the check above: another process of this command
-        # may have converted x.json to the x.jsonl that x.yaml converts to.
-        atomic_write(target, text.encode("utf-8"), replace=force)
+        # may have converted x.json to the x.jsonl that x.yaml converts to. Not flushed
+        # here: the command flushes every file it wrote at once, at the end.
+        atomic_write(target, text.encode("utf-8"), replace=force, durable=False)
     except FileExistsError:
         _target_exists(out, source, target)
     except CassetteFormatError as error:
@@ -432,4 +461,7 @@ def convert_found(
             {"file": str(source), "target": str(target), "redacted": redacted},
             f"{source} -> {target}" + (f" (redacted {kinds})" if kinds else ""),
         )
-    return Converted(source, out.calls)
+        naming = (target.parent, *(folder.parent for folder in created))
+        return Converted(source, out.calls, target, naming)
+    # A folder created for a file not written may hold one another process writes.
+    return Converted(source, out.calls, None, tuple(folder.parent for folder in created))

@@ -25,6 +25,7 @@ from llmcassette.cli.paths import (
 from llmcassette.errors import CassetteFormatError, LlmCassetteError, SecretLeakError, record
 
 if TYPE_CHECKING:
+    from llmcassette._vcr.tempfiles import Flusher
     from llmcassette.cassette.jsonl import Cassette
 
 
@@ -470,13 +471,38 @@ def _convert(args: argparse.Namespace) -> int:
         out_dir=args.out,
         force=args.force,
     )
+    from llmcassette._vcr.tempfiles import Flusher
+
     done = each_file(args.paths, "convert", work, jobs=args.jobs or default_jobs())
-    for converted in track(done, "convert", as_json=args.json, name=path_of):
-        if isinstance(converted, CassetteFormatError):
-            out.failed(converted)  # a folder that cannot be listed
-        else:
+    # Each file written is flushed in the background as its result comes (the parent waits
+    # for its processes meanwhile), and all of it is on disk before the command exits.
+    flusher = Flusher()
+    try:
+        for converted in track(done, "convert", as_json=args.json, name=path_of):
+            if isinstance(converted, CassetteFormatError):
+                out.failed(converted)  # a folder that cannot be listed
+                continue
             replay(converted.calls, out)
+            flusher.file(converted.written, converted.folders)
+    finally:  # interrupted too: what was written and said is flushed
+        _flush_converted(out, flusher)
     return out.done()
+
+
+def _flush_converted(out: Output, flusher: Flusher) -> None:
+    """Every file ``convert`` wrote, and the folder entries naming them, on disk before it
+    exits: users delete their vcrpy files once it has. Its lines were printed as each
+    file was written; a failed flush is an error (exit 2) naming the file."""
+    try:
+        flusher.wait()
+    except OSError as error:
+        path = error.filename if error.filename is not None else "a converted file"
+        problem = f"cannot flush to disk: {error.strerror or error}"
+        fix = "check the disk, then convert again with --force: the file may be incomplete"
+        out.error(
+            record(output.CANNOT_WRITE, problem, file=str(path), how_to_fix=fix),
+            f"{path}: {problem}\n  how to fix: {fix}",
+        )
 
 
 def _positive(raw: str) -> int:
