@@ -303,6 +303,30 @@ def test_a_save_outside_use_cassette_of_a_changed_file_fails_loudly(tmp_path: Pa
     assert _uris(path) == [f"http://127.0.0.1:9/a/{i}" for i in range(2)]
 
 
+@pytest.mark.parametrize(("mode", "summed"), [("none", False), ("once", True), ("all", True)])
+def test_only_a_cassette_that_may_be_saved_is_summed_when_loaded(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, mode: str, summed: bool
+) -> None:
+    """What a save compares with is taken only where a save can follow: record mode
+    "none" never saves, and summing every byte was 4% of loading a corpus."""
+    from llmcassette._vcr import persister as persister_module
+
+    path = tmp_path / "c.jsonl"
+    Persister().save_cassette(path, _big("a", count=1, size=1), serializer=serializer)
+    sums: list[int] = []
+    real = persister_module._digest
+
+    def digest(data: bytes | None) -> str | None:
+        sums.append(len(data or b""))
+        return real(data)
+
+    monkeypatch.setattr(persister_module, "_digest", digest)
+    with llmcassette.use_cassette(path, record_mode=mode, allow_unused=True):  # type: ignore[arg-type]
+        pass
+    assert bool(sums) is summed
+    assert sums == ([path.stat().st_size] if summed else [])
+
+
 def test_a_stale_temp_file_is_removed_by_the_next_save_and_reported_by_check(
     tmp_path: Path,
 ) -> None:

@@ -411,6 +411,8 @@ def _use_cassette(
         context=context,
         **configured,
     )
+    # This VCR opens its cassettes in this mode only: in "none" nothing is ever saved.
+    my_vcr.persister.replay_only = record_mode == "none"
     from llmcassette._vcr.unused import checked_use_cassette
 
     # Replaying must play every recorded interaction, as under pytest (allow_unused=True

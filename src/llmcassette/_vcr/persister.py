@@ -243,6 +243,10 @@ class Persister:
         # The cassette files as loaded (a digest, None when absent or empty): a save that
         # finds something else was preceded by another process's save (merged, see _merge).
         self._loaded: dict[str, str | None] = {}
+        #: Set by ``use_cassette`` in record mode ``"none"``, which never saves: the files
+        #: loaded are not summed (a CRC-32 of every byte, 4% of loading a corpus). A VCR
+        #: of the user's own may open a cassette in another mode than it was configured in.
+        self.replay_only = False
         self.lock_timeout = LOCK_TIMEOUT
         # What a body difference of a vcrpy-recorded interaction leads to (llmcassette._vcr.drift).
         self.drift = "warn"
@@ -314,15 +318,16 @@ class Persister:
         self, path: Path, *, main: bool = False
     ) -> tuple[list[Any], list[Any], dict[str, Any]] | None:
         """Load one file; ``main`` is the test's own cassette (the one expiry applies to)."""
+        summed = main and not self.replay_only
         if path.suffix in LEGACY_SERIALIZERS and not _holds_jsonl(path):
-            if main:
+            if summed:
                 self._loaded[os.fspath(path)] = _read_digest(path)
             return self._legacy(path, main)
         try:
             data = path.read_bytes()
         except (FileNotFoundError, IsADirectoryError):
             return self._load_legacy_sibling(path, main)
-        if main:
+        if summed:
             self._loaded[os.fspath(path)] = _digest(data)
         if not data or data.isspace():
             _refuse_cut_short_convert(path, None)
