@@ -388,7 +388,7 @@ def _cut_short(target: Path) -> str | None:
             if size == 0:
                 return "is empty"
             handle.seek(size - 1)
-            if target.suffix == ".jsonl" and handle.read(1) != b"\n":
+            if target.suffix == serializer.SUFFIX and handle.read(1) != b"\n":
                 return "does not end with a line end (it is cut off)"
     except OSError:
         return None  # not a file one can read: said as it is, "exists"
@@ -398,7 +398,7 @@ def _cut_short(target: Path) -> str | None:
 @dataclass(frozen=True)
 class Converted:
     """What converting one file said (``Recorded`` calls), for the command's output, and
-    what it wrote without flushing it to disk (``tempfiles.flush`` is the caller's): the
+    what it wrote without flushing it to disk (``tempfiles.Flusher``, the caller's): the
     file, and the folders that hold it or a folder created for it."""
 
     path: Path
