@@ -147,6 +147,23 @@ def test_a_target_a_cut_short_convert_left_is_refused_saying_how_to_convert_agai
     assert target.read_text().endswith("\n")
 
 
+@pytest.mark.parametrize("command", [["convert"], ["check"]])
+def test_a_folder_holding_an_empty_target_names_the_convert_not_a_new_recording(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], command: list[str]
+) -> None:
+    """The commands that walk a folder read the empty x.jsonl beside x.yaml themselves:
+    they say to convert it again, as loading it does, not to delete it and record again."""
+    (tmp_path / "x.yaml").write_text(vcrpy_yaml("x"))
+    (tmp_path / "x.jsonl").write_bytes(b"")
+
+    assert main([*command, str(tmp_path)]) != 0
+    out = capsys.readouterr()
+    said = out.out + out.err
+    assert "x.yaml beside it is a vcrpy cassette" in said
+    assert "llmcassette convert --force" in said
+    assert "delete it to record it again" not in said
+
+
 def test_an_existing_complete_target_is_still_just_said_to_exist(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

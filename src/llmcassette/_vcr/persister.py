@@ -782,23 +782,12 @@ def _refuse_cut_short_convert(path: Path, error: CassetteFormatError | None) -> 
     """An empty (``error`` None) or unreadable ``x.jsonl`` beside a vcrpy ``x.yaml`` is
     what ``llmcassette convert`` cut short by a crash or power cut may leave: never
     recorded again in its place nor replayed, but refused, saying how to convert again."""
-    if path.suffix != jsonl.SUFFIX:
-        return
-    legacy = next(
-        (path.with_suffix(s) for s in LEGACY_SERIALIZERS if path.with_suffix(s).is_file()), None
-    )
+    legacy = vcrpy_files.source_beside(path)
     if legacy is None:
         return
-    fix = (
-        f"convert it again (llmcassette convert --force {shown_path(legacy)}), "
-        f"or delete {path.name} to replay {legacy.name}"
-    )
+    fix = vcrpy_files.convert_again(path, legacy)
     if error is None:
-        problem = (
-            f"the file is empty and {legacy.name} beside it is a vcrpy cassette: "
-            "a convert cut short (a crash or a power cut) leaves such a file"
-        )
-        raise CassetteFormatError(path, None, problem, fix)
+        raise CassetteFormatError(path, None, vcrpy_files.empty_beside(legacy), fix)
     if type(error) is CassetteFormatError:  # a subclass keeps its own code and hint
         hint = f"{error.hint}; if it was converted from {legacy.name}: {fix}" if error.hint else fix
         raise CassetteFormatError(error.path, error.line, error.problem, hint) from error

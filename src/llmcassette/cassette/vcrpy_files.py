@@ -14,7 +14,10 @@ import email.utils
 import json
 import re
 from collections.abc import Iterable, Mapping
+from pathlib import Path
 from typing import Any
+
+from llmcassette.errors import shown_path
 
 # The name of the layout with two parallel lists, for messages.
 PARALLEL_LISTS = "requests/responses"
@@ -193,3 +196,33 @@ def recorded_on(response_headers: Iterable[Mapping[str, Any]]) -> str | None:
         return None
     now = datetime.datetime.now(datetime.timezone.utc)
     return min(*aware, now).astimezone(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+#: The suffixes of a vcrpy cassette (its serializers' defaults), in the order looked for.
+SUFFIXES = (".yaml", ".yml", ".json")
+
+
+def source_beside(converted: Path) -> Path | None:
+    """The vcrpy cassette a ``.jsonl`` file may have been converted from: one of the same
+    name beside it; None if there is none (or ``converted`` is no ``.jsonl`` file)."""
+    if converted.suffix != ".jsonl":
+        return None
+    return next(
+        (converted.with_suffix(s) for s in SUFFIXES if converted.with_suffix(s).is_file()), None
+    )
+
+
+def convert_again(converted: Path, source: Path) -> str:
+    """How to fix a ``.jsonl`` file a convert cut short left beside ``source``."""
+    return (
+        f"convert it again (llmcassette convert --force {shown_path(source)}), "
+        f"or delete {converted.name} to replay {source.name}"
+    )
+
+
+def empty_beside(source: Path) -> str:
+    """The problem of an empty ``.jsonl`` file beside the vcrpy cassette ``source``."""
+    return (
+        f"the file is empty and {source.name} beside it is a vcrpy cassette: "
+        "a convert cut short (a crash or a power cut) leaves such a file"
+    )
