@@ -169,9 +169,9 @@ def open_file(path: Path, *, in_folder: bool = False) -> Opened | None:
         except (OSError, EOFError, zlib.error) as error:
             raise CassetteFormatError(name, None, f"damaged gzip data ({error})") from None
     if not raw.strip():
-        source = vcrpy_files.source_beside(Path(name))
+        source = vcrpy_files.source_beside(path)
         if source is not None:  # what a convert cut short leaves, not a cassette to record
-            fix = vcrpy_files.convert_again(Path(name), source)
+            fix = vcrpy_files.convert_again(path, source)
             raise EmptyFileError(name, None, vcrpy_files.empty_beside(source), fix)
         raise EmptyFileError(
             name, None, "the file is empty, not a cassette", "delete it to record it again"
