@@ -145,6 +145,20 @@ LOCATIONS = {
         ),
         (2, "body"),
     ),
+    "a response body in UTF-16 (its byte order mark is no UTF-8), stored as base64": (
+        _exchange(
+            response_headers={"content-type": ["text/plain; charset=utf-16"]},
+            response_body=f"key {OPENAI}".encode("utf-16"),
+        ),
+        (3, "body"),
+    ),
+    "a response body in UTF-16 without a byte order mark (UTF-8 too, NULs in its text)": (
+        _exchange(
+            response_headers={"content-type": ["text/plain; charset=utf-16-le"]},
+            response_body=f"key {OPENAI}".encode("utf-16-le"),
+        ),
+        (3, "body.text"),
+    ),
     "AWS event-stream frame cut short, kept as its bytes": (
         _exchange(
             response_headers={"content-type": ["application/vnd.amazon.eventstream"]},

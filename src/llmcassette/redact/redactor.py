@@ -13,8 +13,10 @@ from __future__ import annotations
 import base64
 import binascii
 import contextlib
+import functools
 import hashlib
 import json
+import re
 from collections.abc import Mapping
 from typing import Any
 from urllib.parse import unquote_plus
@@ -126,7 +128,32 @@ class Redactor:
                 redacted = self.text(decoded)
                 if redacted != decoded:
                     result = result[:start] + rules.base64_like(redacted, run) + result[end:]
-        return result
+        return self._spaced_out(result) if "\x00" in result else result
+
+    def _spaced_out(self, text: str) -> str:
+        """``text`` with the secret shapes and known values that its runs of UTF-16 or
+        UTF-32 text spell (``rules.spaced_runs``) replaced where they are written, by their
+        placeholder spaced alike. A secret only its key names (JSON in UTF-16) is left to
+        the fail-closed scan, which refuses to write it."""
+        pieces: list[str] = []
+        position = 0
+        for start, end, narrow in rules.spaced_runs(text):
+            found = {
+                narrow[first:last]: self.placeholder(kind, secret)
+                for first, last, kind, secret in _merged(self._secrets_in(narrow))
+            }
+            found.update(
+                (narrow[first:last], shown) for first, last, shown in self._known_spans(narrow)
+            )
+            run = text[start:end]
+            for written, placeholder in found.items():
+                spaced = "\x00*".join(map(re.escape, written))
+                run = re.sub(
+                    spaced, functools.partial(_spaced_like, placeholder, len(written)), run
+                )
+            pieces += [text[position:start], run]
+            position = end
+        return "".join(pieces) + text[position:] if pieces else text
 
     def _secrets_in(self, text: str) -> list[tuple[int, int, str, str]]:
         """Every secret shape in ``text`` as written and in its URL- and JSON-decoded views:
@@ -157,7 +184,8 @@ class Redactor:
         cassette replaced too, whatever its shape: an unshaped key redacted in a request
         header is also taken out of the 401 body and the response header that echo it."""
         spans = self._known_spans(text)
-        return _apply_spans(text, [text], spans)[0] if spans else text
+        known = _apply_spans(text, [text], spans)[0] if spans else text
+        return self._spaced_out(known) if "\x00" in known else known
 
     def _known_spans(self, text: str) -> list[tuple[int, int, str]]:
         """Where ``text`` holds a known credential value, and its placeholder, in text
@@ -203,7 +231,9 @@ class Redactor:
         for text in texts:
             if isinstance(text, bytes):
                 text = text.decode("latin-1")  # the forms are ASCII in practice; any byte maps
-            if self._known.mentioned_in(text):
+            if self._known.mentioned_in(text) or any(
+                self._known.mentioned_in(narrow) for _, _, narrow in rules.spaced_runs(text)
+            ):
                 return True
         return False
 
@@ -516,7 +546,7 @@ class Redactor:
     def _may_hold_secrets(self, text: str) -> bool:
         """Whether a rule may match in ``text`` (``Rules.might_match``), or a header rule that
         goes by name: a ``"headers"`` object's value need look like nothing (a cookie)."""
-        return self.rules.might_match(text) or '"headers' in text
+        return self.rules.might_match(text) or '"headers' in text or "\x00" in text
 
     def _parsed_json_text(self, text: str, response: bool) -> str:
         """``text``, when it is JSON text held in a string, redacted as parsed JSON where a
@@ -993,6 +1023,14 @@ def _merged(found: list[tuple[int, int, str, str]]) -> list[tuple[int, int, str,
         _, _, kind, secret = max(group, key=lambda item: item[1] - item[0])
         merged.append((group[0][0], max(item[1] for item in group), kind, secret))
     return merged
+
+
+def _spaced_like(placeholder: str, length: int, written: re.Match[str]) -> str:
+    """``placeholder`` with as many NULs after each character as there are between the
+    characters of ``written``, a secret of ``length`` characters (UTF-16: one, UTF-32:
+    three)."""
+    gap = (len(written[0]) - length) // max(length - 1, 1)
+    return ("\x00" * gap).join(placeholder)
 
 
 def _apply_spans(joined: str, pieces: list[str], spans: list[tuple[int, int, str]]) -> list[str]:

@@ -36,6 +36,7 @@ from llmcassette.redact.rules import (
     is_model_turn,
     is_signature_scheme,
     scheme_kind,
+    spaced_runs,
     split_scheme,
 )
 
@@ -208,6 +209,8 @@ def _add(found: Found, where: Where, kind: str | None) -> None:
 def _in_string(
     rules: Rules, value: str, where: Where, found: Found, response: bool = False
 ) -> None:
+    for _, _, narrow in spaced_runs(value):  # UTF-16 or UTF-32 text, read byte by byte
+        _in_string(rules, narrow, where, found, response)
     if not rules.might_match(value) and '"headers' not in value:
         return
     if value.startswith(JSON_OPENINGS):  # JSON text held in a string: its keys count too
@@ -440,7 +443,7 @@ def _line_findings(rules: Rules, line: str, number: int, path: str) -> list[Find
     # header name, whatever its values look like; a base64 body is read decoded).
     # A multipart body's fields are told by line ends, which the line holds escaped
     # (``\r\n``): ``might_match`` finds them in the body's own text, not in the line's.
-    might = rules.might_match(line) or "orm-data" in line
+    might = rules.might_match(line) or "orm-data" in line or "\\u0000" in line
     if not might and '"headers' not in line and '"base64"' not in line:
         return findings
     try:
