@@ -401,26 +401,46 @@ def _url_escape_run(match: re.Match[str]) -> tuple[str, tuple[int, ...]]:
     does), and the written end of each decoded character.
 
     The decoder is fed one escaped byte at a time and holds back the bytes of a character
-    not yet complete, so what it emits covers the bytes it took since it last emitted. It
-    emits two characters at once only when a byte cannot continue the held-back ones: a
-    U+FFFD for those, then the byte's own character (or U+FFFD).
+    not yet complete, so what it emits covers the bytes it took since it last emitted.
+    Several characters at once (a U+FFFD for each invalid part of the bytes held back, then
+    the byte's own character) are told apart by ``_character_lengths``.
     """
     decoder = codecs.getincrementaldecoder("utf-8")("replace")
     run, at = match.group(), match.start()
+    data = bytes.fromhex(run.replace("%", ""))
     chars: list[str] = []
     ends: list[int] = []
-    for number in range(len(run) // 3):
-        byte_start = at + 3 * number
-        out = decoder.decode(bytes.fromhex(run[3 * number + 1 : 3 * number + 3]))
-        held = len(decoder.getstate()[0])
-        taken_end = byte_start + 3 - 3 * held
-        if out:  # all but the last character are the held-back bytes' U+FFFD
+    taken = 0  # the bytes that the characters emitted so far were decoded from
+    for number in range(len(data) + 1):
+        final = number == len(data)
+        out = decoder.decode(data[number : number + 1], final=final)
+        if out:
+            held = 0 if final else len(decoder.getstate()[0])
+            upto = number + (0 if final else 1) - held
+            for length in _character_lengths(data[taken:upto], out):
+                taken += length
+                ends.append(at + 3 * taken)
             chars.append(out)
-            ends += [byte_start] * (len(out) - 1) + [taken_end]
-    out = decoder.decode(b"", final=True)  # U+FFFD for a character cut short
-    chars.append(out)
-    ends += [match.end()] * len(out)
     return "".join(chars), tuple(ends)
+
+
+def _character_lengths(data: bytes, chars: str) -> list[int]:
+    """How many bytes of ``data`` each of ``chars`` (what UTF-8 decoding with invalid bytes
+    replaced makes of them, at most a few) was decoded from."""
+    return _split_into(data, chars) or [len(data)] + [0] * (len(chars) - 1)
+
+
+def _split_into(data: bytes, chars: str) -> list[int] | None:
+    """Lengths of consecutive parts of ``data`` that each decode to one of ``chars``, in
+    order; None when there are none."""
+    if len(chars) == 1:
+        return [len(data)] if data.decode("utf-8", "replace") == chars else None
+    for first in range(1, len(data)):
+        if data[:first].decode("utf-8", "replace") == chars[0]:
+            rest = _split_into(data[first:], chars[1:])
+            if rest is not None:
+                return [first, *rest]
+    return None
 
 
 def url_decoded_view(text: str) -> DecodedView | None:
