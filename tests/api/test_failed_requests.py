@@ -8,18 +8,13 @@ import http.server
 import socket
 import threading
 import warnings
+from collections.abc import Iterator
 from pathlib import Path
 
 import httpx2
 import pytest
 
 import llmcassette
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
 
 
 def serve(port: int) -> http.server.ThreadingHTTPServer:
@@ -40,8 +35,17 @@ def serve(port: int) -> http.server.ThreadingHTTPServer:
 
 
 @pytest.fixture
-def port() -> int:
-    return free_port()
+def held() -> Iterator[socket.socket]:
+    """A socket bound to a port of 127.0.0.1 and not listening: a connection to the port
+    is refused, and no other test can take it meanwhile (as one could a port found free
+    and let go, which made these tests fail now and then under pytest-xdist)."""
+    with socket.socket() as bound:
+        bound.bind(("127.0.0.1", 0))
+        yield bound
+
+
+def port_of(held: socket.socket) -> int:
+    return int(held.getsockname()[1])
 
 
 def failed_warnings(caught: list[warnings.WarningMessage]) -> list[str]:
@@ -52,8 +56,10 @@ def failed_warnings(caught: list[warnings.WarningMessage]) -> list[str]:
     ]
 
 
-def test_a_request_refused_while_recording_is_named_at_exit(tmp_path: Path, port: int) -> None:
-    url = f"http://127.0.0.1:{port}/v1/chat/completions"
+def test_a_request_refused_while_recording_is_named_at_exit(
+    tmp_path: Path, held: socket.socket
+) -> None:
+    url = f"http://127.0.0.1:{port_of(held)}/v1/chat/completions"
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         with (
@@ -66,34 +72,36 @@ def test_a_request_refused_while_recording_is_named_at_exit(tmp_path: Path, port
     assert "transport_error or hang fault" in message
 
 
-def test_a_cancelled_request_is_named_too(tmp_path: Path, port: int) -> None:
+def test_a_cancelled_request_is_named_too(tmp_path: Path, held: socket.socket) -> None:
     # A task cancelled while it waits for the answer (asyncio.wait_for, a hedged call).
-    with socket.socket() as silent:  # accepts, never answers
-        silent.bind(("127.0.0.1", port))
-        silent.listen()
-        url = f"http://127.0.0.1:{port}/v1/chat/completions"
+    held.listen()  # accepts, never answers
+    url = f"http://127.0.0.1:{port_of(held)}/v1/chat/completions"
 
-        async def ask() -> None:
-            async with httpx2.AsyncClient() as client:
-                # asyncio's own TimeoutError: the builtin one only from Python 3.11
-                with pytest.raises(asyncio.TimeoutError):
-                    await asyncio.wait_for(client.post(url, json={"q": "slow"}), 0.2)
+    async def ask() -> None:
+        async with httpx2.AsyncClient() as client:
+            # asyncio's own TimeoutError: the builtin one only from Python 3.11
+            with pytest.raises(asyncio.TimeoutError):
+                await asyncio.wait_for(client.post(url, json={"q": "slow"}), 0.2)
 
-        with warnings.catch_warnings(record=True) as caught:
-            warnings.simplefilter("always")
-            with llmcassette.use_cassette(tmp_path / "c", record_mode="once"):
-                asyncio.run(ask())
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        with llmcassette.use_cassette(tmp_path / "c", record_mode="once"):
+            asyncio.run(ask())
     (message,) = failed_warnings(caught)
     assert f"POST {url}: cancelled after " in message
 
 
-def test_a_failure_a_retry_got_an_answer_for_is_not_named(tmp_path: Path, port: int) -> None:
+def test_a_failure_a_retry_got_an_answer_for_is_not_named(
+    tmp_path: Path, held: socket.socket
+) -> None:
+    port = port_of(held)
     url = f"http://127.0.0.1:{port}/v1/chat/completions"
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         with llmcassette.use_cassette(tmp_path / "c", record_mode="once"):
             with pytest.raises(httpx2.ConnectError):
                 httpx2.post(url, json={"q": "again"})
+            held.close()
             server = serve(port)  # the retry finds the provider up
             try:
                 assert httpx2.post(url, json={"q": "again"}).status_code == 200
