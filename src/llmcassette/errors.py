@@ -622,6 +622,14 @@ class LegacyCassetteDriftWarning(LlmCassetteWarning):
         "-W default::llmcassette.LegacyCassetteDriftWarning)"
     )
     hint = _HINT.format(command="pytest --record-mode=rewrite <test>")
+    #: The hint for a value a client makes anew on every run, which recording again would
+    #: not stop from drifting: ``{option}`` is the ``match`` option that leaves it out.
+    _VOLATILE_HINT = (
+        "the value looks made anew on every run ({names}): recording again would not stop "
+        "it drifting; leave such values out with {option} (docs/matching.md), or leave it: "
+        "the cassette still replays (where warnings are errors, let this one through with "
+        "-W default::llmcassette.LegacyCassetteDriftWarning)"
+    )
 
     def __init__(
         self,
@@ -631,9 +639,17 @@ class LegacyCassetteDriftWarning(LlmCassetteWarning):
         incoming: str,
         rerecord: str | None = None,
         shown_file: str | None = None,
+        volatile: tuple[str, ...] = (),
+        option: str | None = None,
     ) -> None:
         if rerecord is not None:  # the command that records the test using it again
             self.hint = self._HINT.format(command=rerecord)
+        # The ``volatile`` presets that take the difference away, and the match option
+        # (where the cassette is used takes it) that turns them on.
+        self.volatile = volatile
+        self.option = option if volatile else None
+        if volatile and option is not None:
+            self.hint = self._VOLATILE_HINT.format(names=", ".join(volatile), option=option)
         self.file = file
         # ``file`` as messages show it (``shown_path``), given by a caller inside a request
         self.shown_file = shown_file or file
@@ -652,6 +668,7 @@ class LegacyCassetteDriftWarning(LlmCassetteWarning):
             "path": self.path,
             "expected": self.recorded,
             "received": self.incoming,
+            "volatile": list(self.volatile),
             "how_to_fix": self.hint,
         }
 

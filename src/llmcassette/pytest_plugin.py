@@ -90,6 +90,10 @@ _report_entries: list[dict[str, Any]] = []
 # (nodeid: "file: path"), for the terminal summary.
 _DRIFT_PROPERTY = "llmcassette_legacy_drift"
 _drifted_tests: dict[str, str] = {}
+# Tests whose drift is all in values made anew on every run (``volatile`` presets take it
+# away): recording them again would not stop it, so the summary names the option instead.
+_VOLATILE_DRIFT_PROPERTY = "llmcassette_volatile_drift"
+_volatile_drift: dict[str, str] = {}
 
 
 @pytest.hookimpl(wrapper=True)
@@ -234,7 +238,12 @@ def _note_drift(item: pytest.Item, report: pytest.TestReport) -> None:
     report.sections.append(("llmcassette: legacy cassette drift", text))
     if _PERSISTER in item.stash:  # --record-mode=rewrite re-records the marker's cassette only
         first = found[0]
-        report.user_properties.append((_DRIFT_PROPERTY, f"{first.shown_file}: {first.path}"))
+        where = f"{first.shown_file}: {first.path}"
+        if all(warning.volatile for warning in found):
+            options = "; ".join(dict.fromkeys(str(warning.option) for warning in found))
+            report.user_properties.append((_VOLATILE_DRIFT_PROPERTY, f"{where}: {options}"))
+        else:
+            report.user_properties.append((_DRIFT_PROPERTY, where))
 
 
 def pytest_runtest_logreport(report: pytest.TestReport) -> None:
@@ -242,6 +251,8 @@ def pytest_runtest_logreport(report: pytest.TestReport) -> None:
     for name, value in report.user_properties:
         if name == _DRIFT_PROPERTY:
             _drifted_tests.setdefault(report.nodeid, str(value))
+        elif name == _VOLATILE_DRIFT_PROPERTY:
+            _volatile_drift.setdefault(report.nodeid, str(value))
 
 
 def pytest_terminal_summary(terminalreporter: Any) -> None:
@@ -255,10 +266,21 @@ def pytest_terminal_summary(terminalreporter: Any) -> None:
         )
         for line in removed:
             terminalreporter.write_line(f"  {line}")
+    if not _drifted_tests and not _volatile_drift:
+        return
+    terminalreporter.write_sep("=", "llmcassette: legacy cassette drift")
+    if _volatile_drift:
+        count = len(_volatile_drift)
+        terminalreporter.write_line(
+            f"{count} test{'s' if count != 1 else ''} drifted only in values the client makes "
+            "anew on every run, which recording again would not stop; leave them out with "
+            "the match option named (docs/matching.md):"
+        )
+        for nodeid, where in _volatile_drift.items():
+            terminalreporter.write_line(f"  {nodeid}: {where}")
     if not _drifted_tests:
         return
     count = len(_drifted_tests)
-    terminalreporter.write_sep("=", "llmcassette: legacy cassette drift")
     terminalreporter.write_line(
         f"{count} test{'s' if count != 1 else ''} replayed cassettes that drifted since "
         "recording: a request changed, or a recorded call is no longer made (vcrpy checked "

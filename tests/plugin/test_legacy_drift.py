@@ -409,3 +409,64 @@ def test_strict_through_vcrpys_own_stubs_names_the_path_under_a_suites_match_on(
     result.assert_outcomes(failed=1)
     result.stdout.fnmatch_lines(["*CassetteMismatch: body.prompt: recorded 'hi', incoming 'bye'*"])
     assert "already been played back" not in result.stdout.str()
+
+
+TOOL_RESULT_MODULE = """
+import os
+import uuid
+import httpx2
+import pytest
+
+@pytest.mark.vcr
+def test_tool_result():
+    # A tool-call id the code makes anew on every run (``llm`` does), sent back with the
+    # tool's result.
+    call_id = "call_" + uuid.uuid4().hex
+    body = {{"prompt": "{prompt}", "messages": [{{"role": "tool", "tool_call_id": call_id}}]}}
+    assert httpx2.post(os.environ["ECHO_URL"], json=body).status_code == 200
+"""
+
+
+def test_drift_in_a_value_made_anew_on_every_run_names_the_option_not_a_new_recording(
+    pytester: pytest.Pytester, echo: EchoServer
+) -> None:
+    """Found on simonw/llm-gemini: its tool-call ids are new on every run, so every replay
+    drifted, and the summary said to record the test again, after which it drifts again."""
+    pytester.makepyfile(test_mod=TOOL_RESULT_MODULE.format(prompt="hi"))
+    recorded = pytester.runpytest_subprocess("-p", "no:llmcassette", "--record-mode=once")
+    recorded.assert_outcomes(passed=1)
+    echo.stop()
+
+    result = pytester.runpytest_subprocess()
+    result.assert_outcomes(passed=1)
+    # fnmatch patterns: "[[]" is a "[".
+    option = "match={'volatile': [[]'tool_call_id']} in vcr_config or the vcr marker"
+    result.stdout.fnmatch_lines(
+        [
+            "*LegacyCassetteDriftWarning: *body.messages[[]0].tool_call_id: recorded 'call_*",
+            "*how to fix: the value looks made anew on every run (tool_call_id): recording "
+            f"again would not stop it drifting; leave such values out with {option}*",
+        ]
+    )
+    result.stdout.fnmatch_lines(
+        [
+            "*= llmcassette: legacy cassette drift =*",
+            "1 test drifted only in values the client makes anew on every run*",
+            f"  test_mod.py::test_tool_result: *.yaml: body.messages[[]0].tool_call_id: {option}",
+        ]
+    )
+    assert "re-record exactly" not in result.stdout.str()
+
+    # A prompt that changed too is drift that recording again does fix.
+    pytester.makepyfile(test_mod=TOOL_RESULT_MODULE.format(prompt="bye"))
+    changed = pytester.runpytest_subprocess()
+    changed.assert_outcomes(passed=1)
+    changed.stdout.fnmatch_lines(
+        [
+            "*body.prompt: recorded 'hi', incoming 'bye'*",
+            "*how to fix: record the test again*",
+            "re-record exactly these tests with:",
+            "  pytest --llmcassette-record-mode=rewrite test_mod.py::test_tool_result",
+        ]
+    )
+    assert "makes anew on every run, which" not in changed.stdout.str()

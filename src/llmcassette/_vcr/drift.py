@@ -30,7 +30,7 @@ from llmcassette._vcr.persister import (
 from llmcassette.errors import LegacyCassetteDriftWarning, UnusedInteractionsError
 from llmcassette.matching.matchers import comparable_method, method
 from llmcassette.matching.normalize import MatchConfig
-from llmcassette.matching.report import compare
+from llmcassette.matching.report import LeaveOut, compare, leave_out_for, leave_out_option
 from llmcassette.transport.recorded import session_of
 
 #: The drift warnings of the test running now (the pytest plugin reads and clears it).
@@ -99,7 +99,8 @@ def legacy_replay(
         if count == 0 and position < cassette._loaded_count:
             cassette._played_interactions.append((recorded_request, response))
         cassette.play_counts[position] += 1
-        _report(cassette, file, differences)
+        leave = leave_out_for(filtered, recorded_request, config, differences)
+        _report(cassette, file, differences, leave)
         return response
     return None
 
@@ -157,14 +158,25 @@ def _first_unplayed(cassette: Any) -> int:
     return position
 
 
-def _report(cassette: Any, file: str, differences: tuple[Any, ...]) -> None:
+def _report(cassette: Any, file: str, differences: tuple[Any, ...], leave: LeaveOut | None) -> None:
+    """A warning for each difference; one that ``leave``'s ``volatile`` presets take away
+    (a tool-call id, a uuid the client makes anew) says so, since recording the test again
+    would not stop it."""
+    persister = getattr(cassette, "_persister", None)
+    rerecord = rerecord_command(persister)
+    option = None
+    if leave is not None and leave.volatile and isinstance(persister, Persister):
+        option = leave_out_option(LeaveOut(leave.volatile), persister.context, persister.test)
+    elif leave is not None and leave.volatile:
+        option = leave_out_option(LeaveOut(leave.volatile), "vcr")
+    kept = () if leave is None else tuple("body" + path[1:] for path in leave.ignore)
     for difference in differences:
         recorded, incoming = difference.shown(_VALUE_WIDTH)
         # Inside the client's HTTP call: where warnings are errors, raised at the exit.
-        rerecord = rerecord_command(getattr(cassette, "_persister", None))
         shown = shown_for(cassette, file)
+        volatile = () if leave is None or difference.path in kept else leave.volatile
         warning = LegacyCassetteDriftWarning(
-            file, difference.path, recorded, incoming, rerecord, shown
+            file, difference.path, recorded, incoming, rerecord, shown, volatile, option
         )
         _emit(warning, cassette)
 

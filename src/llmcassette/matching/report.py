@@ -299,6 +299,12 @@ def leave_out_for(
     return LeaveOut(tuple(presets), tuple("$" + path[len("body") :] for path in left))
 
 
+def leave_out_option(leave: LeaveOut, context: Context, test: str | None = None) -> str:
+    """``leave``'s ``match`` option where ``context`` takes it: ``match={...} in vcr_config
+    or the vcr marker`` under pytest, ``use_cassette(..., match={...})``..."""
+    return _hints(context, test).options.format(leave.option())
+
+
 def echoes_an_answer(incoming: Any, difference: Difference) -> bool:
     """Whether ``difference`` is in the text of a turn of the conversation that the model
     said (an ``assistant`` message, a Gemini ``model`` turn) and the client sends back: the
