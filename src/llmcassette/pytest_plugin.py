@@ -270,28 +270,33 @@ def pytest_terminal_summary(terminalreporter: Any) -> None:
         return
     terminalreporter.write_sep("=", "llmcassette: legacy cassette drift")
     if _volatile_drift:
-        count = len(_volatile_drift)
-        terminalreporter.write_line(
-            f"{count} test{'s' if count != 1 else ''} drifted only in values the client makes "
-            "anew on every run, which recording again would not stop; leave them out with "
-            "the match option named (docs/matching.md):"
+        _list_tests(
+            terminalreporter,
+            _volatile_drift,
+            "drifted only in values the client makes anew on every run, which recording "
+            "again would not stop; leave them out with the match option named "
+            "(docs/matching.md)",
         )
-        for nodeid, where in _volatile_drift.items():
-            terminalreporter.write_line(f"  {nodeid}: {where}")
     if not _drifted_tests:
         return
-    count = len(_drifted_tests)
-    terminalreporter.write_line(
-        f"{count} test{'s' if count != 1 else ''} replayed cassettes that drifted since "
-        "recording: a request changed, or a recorded call is no longer made (vcrpy checked "
-        "neither; replayed as it would):"
+    _list_tests(
+        terminalreporter,
+        _drifted_tests,
+        "replayed cassettes that drifted since recording: a request changed, or a recorded "
+        "call is no longer made (vcrpy checked neither; replayed as it would)",
     )
-    for nodeid, first in _drifted_tests.items():
-        terminalreporter.write_line(f"  {nodeid}: {first}")
     terminalreporter.write_line("re-record exactly these tests with:")
     nodeids = " ".join(shlex.quote(nodeid) for nodeid in _drifted_tests)
     # Not --record-mode: a record_mode in vcr_config or a vcr marker would win over it.
     terminalreporter.write_line(f"  pytest --llmcassette-record-mode=rewrite {nodeids}")
+
+
+def _list_tests(terminalreporter: Any, tests: dict[str, str], what: str) -> None:
+    """``N tests {what}:``, then each test and what it says of it."""
+    count = len(tests)
+    terminalreporter.write_line(f"{count} test{'s' if count != 1 else ''} {what}:")
+    for nodeid, said in tests.items():
+        terminalreporter.write_line(f"  {nodeid}: {said}")
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -584,8 +589,11 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 
 
 def pytest_sessionstart(session: pytest.Session) -> None:
-    """Start the re-recording report afresh (pytester runs sessions in one process)."""
+    """Start the re-recording report and the drift summary afresh (pytester runs sessions
+    in one process)."""
     _report_entries.clear()
+    _drifted_tests.clear()
+    _volatile_drift.clear()
 
 
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
