@@ -165,15 +165,17 @@ def _report(cassette: Any, file: str, differences: tuple[Any, ...], leave: Leave
     persister = getattr(cassette, "_persister", None)
     rerecord = rerecord_command(persister)
     option = None
-    if leave is not None and leave.volatile and isinstance(persister, Persister):
-        option = leave_out_option(LeaveOut(leave.volatile), persister.context, persister.test)
-    elif leave is not None and leave.volatile:
-        option = leave_out_option(LeaveOut(leave.volatile), "vcr")
+    if leave is not None and leave.volatile:
+        presets = LeaveOut(leave.volatile)  # the presets alone, not the paths left
+        if isinstance(persister, Persister):
+            option = leave_out_option(presets, persister.context, persister.test)
+        else:
+            option = leave_out_option(presets, "vcr")
     kept = () if leave is None else tuple("body" + path[1:] for path in leave.ignore)
+    shown = shown_for(cassette, file)
     for difference in differences:
         recorded, incoming = difference.shown(_VALUE_WIDTH)
         # Inside the client's HTTP call: where warnings are errors, raised at the exit.
-        shown = shown_for(cassette, file)
         volatile = () if leave is None or difference.path in kept else leave.volatile
         warning = LegacyCassetteDriftWarning(
             file, difference.path, recorded, incoming, rerecord, shown, volatile, option
